@@ -1,0 +1,61 @@
+// DurationHistogram: a sparse, log-bucketed sketch of durations (DDSketch-style) with a
+// fixed relative error of kRelativeError, exactly mergeable across steps and ranks.
+//
+// Bucket i > 0 holds durations d with gamma^(i-1) < d <= gamma^i, gamma = (1+a)/(1-a);
+// bucket 0 holds d <= 0 (clamped). A quantile answers with the bucket's midpoint
+// 2*gamma^i/(gamma+1), within `a` of every value in the bucket. Counts are exact, so
+// merging two histograms equals the histogram of the union. The exact sum is kept by the
+// owner (KernelStat::total_ns), not here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/status.h"
+
+namespace argus::model {
+
+class DurationHistogram {
+ public:
+  static constexpr double kRelativeError = 0.01;
+
+  struct Bucket {
+    int32_t index;
+    uint32_t count;
+    bool operator==(const Bucket&) const = default;
+  };
+
+  // Bucket index of a duration in ns.
+  static int32_t bucketOf(int64_t dur_ns);
+  // Representative value of a bucket (ns), within kRelativeError of its members.
+  static double valueOf(int32_t index);
+
+  void add(int64_t dur_ns, uint32_t n = 1);
+  void merge(const DurationHistogram& other);
+  void clear() { buckets_.clear(); }
+
+  uint64_t count() const;
+  bool empty() const { return buckets_.empty(); }
+  // q in [0,1]; returns 0 for an empty histogram.
+  double quantile(double q) const;
+  // Sum of bucket representatives times counts: the total as the sketch sees it.
+  double approxTotal() const;
+
+  // Sorted by index, no zero counts.
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  // REQUIRES: sorted strictly by index, counts > 0 (checked; Corruption otherwise).
+  Status assign(std::vector<Bucket> buckets);
+
+  // Compact form: varint bucket count, then per bucket zigzag index delta and varint count.
+  void serialize(ByteWriter& w) const;
+  Status deserialize(ByteReader& r);
+
+  bool operator==(const DurationHistogram&) const = default;
+
+ private:
+  std::vector<Bucket> buckets_;
+};
+
+}  // namespace argus::model

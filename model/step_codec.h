@@ -1,0 +1,62 @@
+// StepEncoder / StepDecoder: the compact byte form of StepRecords (docs/wire/step-record.md).
+//
+// One encoder per rank session. Strings never appear (ids only). Signatures and other
+// 64-bit ids are replaced by dense per-session ids assigned in order of first appearance,
+// so a decoder that has seen the same stream rebuilds the same mapping. In delta mode a
+// record is coded against the previous record of the same encoder (steps repeat: same
+// signatures, similar counts and times); the first record after construction or reset()
+// is a keyframe that needs no history. Optional zstd is applied last, per record, only
+// when it saves bytes. The first byte of every encoding is a format/flags byte, so a
+// decoder can tell keyframes, deltas and compression apart and reject unknown versions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "model/step_record.h"
+
+namespace argus::model {
+
+struct StepCodecOptions {
+  bool delta = true;   // code against the previous record of this session
+  bool zstd = false;   // zstd the record body when it saves bytes
+  int zstd_level = 3;
+};
+
+class StepEncoder {
+ public:
+  explicit StepEncoder(StepCodecOptions options = {});
+  // Appends the encoding of `rec` to *out.
+  // REQUIRES: rec is canonical (StepRecord::canonicalize()).
+  void encode(const StepRecord& rec, std::string* out);
+  // Forgets all history: the next record is a keyframe with fresh dense ids
+  // (used when a session reconnects).
+  void reset();
+ private:
+  struct State;
+  StepCodecOptions options_;
+  std::shared_ptr<State> state_;
+};
+
+class StepDecoder {
+ public:
+  StepDecoder();
+  // Decodes one encoding into *out. Hostile input yields Corruption (never a crash,
+  // never an allocation larger than the input justifies). A delta record without the
+  // matching history yields Corruption naming the missing reference.
+  Status decode(std::string_view in, StepRecord* out);
+  void reset();
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// Encodes one record with no history: a keyframe that decodes alone (head rows, dumps).
+std::string encodeStandalone(const StepRecord& rec);
+Status decodeStandalone(std::string_view in, StepRecord* out);
+
+}  // namespace argus::model

@@ -1,0 +1,118 @@
+// Store: the columnar store on RocksDB (DESIGN §5, docs/format/).
+//
+// Column families: `meta` (format version, jobs, topology, dictionaries), `head` (recent
+// rows in row form, made durable by the WAL: where an acknowledged record first lives),
+// `chunk` (sealed column chunks). Thread-safety: all methods may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/step_record.h"
+#include "storage/column_batch.h"
+
+namespace argus::storage {
+
+using JobId = uint32_t;  // dense, assigned on first use, never reused
+
+struct StoreOptions {
+  // fsync the WAL before write() returns. On: an acknowledged record survives power loss.
+  // Off: it survives a process crash (SIGKILL) but not a machine crash.
+  bool sync_wal = true;
+  uint32_t block_steps = 256;  // steps per sealed chunk (a power of two)
+  bool create_if_missing = true;
+  bool read_only = false;      // open an existing store without writing (dump, inspection)
+};
+
+struct JobInfo {
+  JobId id = 0;
+  std::string name;
+  int64_t created_ns = 0;
+  int64_t last_write_ns = 0;
+  int64_t retention_ns = 0;  // 0: keep forever
+};
+
+// What one ingest commit writes, atomically (one RocksDB WriteBatch).
+struct WriteRequest {
+  JobId job = 0;
+  const model::RankTopology* topology = nullptr;  // stored when set
+  std::span<const model::KernelDictEntry> kernels;
+  std::span<const model::StackDictEntry> stacks;
+  std::span<const model::StringDictEntry> strings;
+  std::span<const model::StepRecord> records;  // canonical
+};
+
+// Which rows a scan returns. Empty `columns` means all columns of the table; empty
+// `ranks` means all ranks. Steps are [from_step, to_step).
+struct ScanSpec {
+  std::string job;
+  Table table = Table::kSteps;
+  std::vector<std::string> columns;
+  uint64_t from_step = 0;
+  uint64_t to_step = UINT64_MAX;
+  std::vector<uint32_t> ranks;
+  size_t batch_rows = 4096;
+};
+
+struct ScanStats {
+  uint64_t chunks_read = 0;
+  uint64_t chunks_skipped = 0;  // by statistics
+  uint64_t head_rows_read = 0;
+};
+
+// Yields column batches in (rank, step) order; for each (rank, step) only the highest
+// attempt. A chunk whose checksum or codec fails to verify yields Corruption naming its key.
+class ScanCursor {
+ public:
+  virtual ~ScanCursor() = default;
+  // Fills *batch with up to spec.batch_rows rows; returns false in *has_rows at the end.
+  virtual Status next(ColumnBatch* batch, bool* has_rows) = 0;
+  virtual const ScanStats& stats() const = 0;
+};
+
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> open(const std::string& dir, const StoreOptions& options = {});
+  virtual ~Store() = default;
+
+  // Jobs. ensureJob creates the job on first use.
+  virtual Result<JobId> ensureJob(std::string_view job) = 0;
+  virtual Result<JobInfo> findJob(std::string_view job) const = 0;  // NotFound if absent
+  virtual std::vector<JobInfo> listJobs() const = 0;
+  virtual Status setRetention(std::string_view job, int64_t retention_ns) = 0;
+
+  // Durable write (see StoreOptions::sync_wal). Idempotent: writing the same
+  // (job, rank, step, attempt) again stores it once.
+  virtual Status write(const WriteRequest& request) = 0;
+  // Write several requests in one WriteBatch and one WAL sync (group commit).
+  virtual Status writeGroup(std::span<const WriteRequest> requests) = 0;
+
+  // Moves head rows of complete blocks (a later block exists for the rank) into chunks.
+  virtual Status sealReady() = 0;
+  // Seals everything, partial blocks included (shutdown, tests, dumps).
+  virtual Status sealAll() = 0;
+
+  virtual Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const = 0;
+
+  // Topology and dictionaries as stored.
+  virtual Result<std::vector<model::RankTopology>> topology(std::string_view job) const = 0;
+  virtual Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const = 0;
+
+  virtual Status dropJob(std::string_view job) = 0;  // range deletes
+  // Drops every job whose last write is older than its retention.
+  virtual Status applyRetention(int64_t now_ns) = 0;
+
+  struct SizeInfo {
+    uint64_t live_bytes = 0;  // SST + WAL bytes on disk
+    uint64_t head_rows = 0;   // estimate
+    uint64_t chunks = 0;      // estimate
+  };
+  virtual SizeInfo size() const = 0;
+};
+
+}  // namespace argus::storage

@@ -1,0 +1,1 @@
+// Keeps argus_test_support a valid library before support files exist.
