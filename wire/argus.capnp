@@ -112,7 +112,8 @@ struct Ack {
 
 struct Control {
   union {
-    dumpFlightRecorder @0 :StepRange;
+    dumpFlightRecorder @0 :StepRange;  # write raw events of these steps to a trace file
+    draining @1 :UInt32;               # server is shutting down: reconnect after this many ms
   }
 }
 
