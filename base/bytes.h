@@ -114,7 +114,7 @@ class ByteReader {
     return Status::ok();
   }
   Status getDouble(double* d) {
-    uint64_t bits;
+    uint64_t bits = 0;
     ARGUS_RETURN_IF_ERROR(getFixedLE(&bits, 8));
     std::memcpy(d, &bits, sizeof bits);
     return Status::ok();
