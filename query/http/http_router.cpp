@@ -1,0 +1,268 @@
+#include "query/http/http_router.h"
+
+#include <charconv>
+
+#include "query/http/json_writer.h"
+
+namespace argus::query {
+
+namespace {
+
+constexpr size_t kDefaultScanLimit = 10'000;
+constexpr size_t kMaxScanLimit = 1'000'000;
+
+HttpResponse jsonError(int status, std::string_view message) {
+  HttpResponse r;
+  r.status = status;
+  JsonWriter(&r.body).beginObject().key("error").value(message).endObject();
+  return r;
+}
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out.push_back(' ');
+    } else if (s[i] == '%' && i + 2 < s.size() && hexValue(s[i + 1]) >= 0 && hexValue(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+bool parseU64(std::string_view s, uint64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+std::vector<std::string_view> splitCommas(std::string_view s) {
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    size_t comma = s.find(',');
+    std::string_view part = s.substr(0, comma);
+    if (!part.empty()) parts.push_back(part);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return parts;
+}
+
+const char* typeName(storage::ColumnType t) {
+  switch (t) {
+    case storage::ColumnType::kInt64: return "int64";
+    case storage::ColumnType::kUInt64: return "uint64";
+    case storage::ColumnType::kHistogram: return "histogram";
+  }
+  return "unknown";
+}
+
+void writeCell(JsonWriter& w, const storage::Column& column, size_t row) {
+  switch (column.type) {
+    case storage::ColumnType::kInt64:
+      w.value(column.ints[row]);
+      break;
+    case storage::ColumnType::kUInt64:
+      // Ids use all 64 bits; JSON numbers lose precision past 2^53, so they travel as strings.
+      w.value(std::to_string(static_cast<uint64_t>(column.ints[row])));
+      break;
+    case storage::ColumnType::kHistogram: {
+      const model::DurationHistogram& h = column.hists[row];
+      w.beginObject().key("count").value(h.count());
+      w.key("p50").value(h.quantile(0.5)).key("p90").value(h.quantile(0.9)).key("p99").value(h.quantile(0.99));
+      w.endObject();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parseQueryString(std::string_view query) {
+  std::map<std::string, std::string> params;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    if (!pair.empty()) {
+      std::string key = percentDecode(pair.substr(0, eq));
+      std::string value = eq == std::string_view::npos ? std::string() : percentDecode(pair.substr(eq + 1));
+      params[key] = value;
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return params;
+}
+
+HttpRouter::HttpRouter(storage::Store& store, MetricsWriter extra_metrics)
+    : store_(store), extra_metrics_(std::move(extra_metrics)) {}
+
+void HttpRouter::count(int status) {
+  if (status < 400) {
+    requests_2xx_++;
+  } else if (status < 500) {
+    requests_4xx_++;
+  } else {
+    requests_5xx_++;
+  }
+}
+
+void HttpRouter::countRefusal(int status) { count(status); }
+
+HttpResponse HttpRouter::handle(const HttpRequest& request) {
+  std::string_view target = request.target;
+  size_t question = target.find('?');
+  std::string_view path = target.substr(0, question);
+  std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+
+  HttpResponse response;
+  if (request.method != "GET") {
+    response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path));
+  } else if (path == "/healthz") {
+    response.content_type = "text/plain";
+    response.body = "ok\n";
+  } else if (path == "/metrics") {
+    response = metrics();
+  } else if (path == "/api/v1/jobs") {
+    response = jobs();
+  } else if (path == "/api/v1/scan") {
+    response = scan(parseQueryString(query));
+  } else {
+    response = jsonError(404, "no such endpoint: " + std::string(path));
+  }
+  count(response.status);
+  return response;
+}
+
+HttpResponse HttpRouter::metrics() {
+  HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4";
+  std::string& out = r.body;
+  storage::Store::SizeInfo size = store_.size();
+  out += "# HELP argus_store_bytes Bytes the store occupies on disk (SST and WAL).\n";
+  out += "# TYPE argus_store_bytes gauge\n";
+  out += "argus_store_bytes " + std::to_string(size.live_bytes) + "\n";
+  out += "# HELP argus_store_jobs Jobs in the store.\n# TYPE argus_store_jobs gauge\n";
+  out += "argus_store_jobs " + std::to_string(store_.listJobs().size()) + "\n";
+  out += "# HELP argus_http_requests_total HTTP requests answered, by status class.\n";
+  out += "# TYPE argus_http_requests_total counter\n";
+  out += "argus_http_requests_total{code=\"2xx\"} " + std::to_string(requests_2xx_.load()) + "\n";
+  out += "argus_http_requests_total{code=\"4xx\"} " + std::to_string(requests_4xx_.load()) + "\n";
+  out += "argus_http_requests_total{code=\"5xx\"} " + std::to_string(requests_5xx_.load()) + "\n";
+  out += "# HELP argus_http_scan_rows_total Rows returned by /api/v1/scan.\n# TYPE argus_http_scan_rows_total counter\n";
+  out += "argus_http_scan_rows_total " + std::to_string(scan_rows_.load()) + "\n";
+  if (extra_metrics_) extra_metrics_(&out);
+  return r;
+}
+
+HttpResponse HttpRouter::jobs() {
+  HttpResponse r;
+  JsonWriter w(&r.body);
+  w.beginObject().key("jobs").beginArray();
+  for (const storage::JobInfo& job : store_.listJobs()) {
+    w.beginObject();
+    w.key("name").value(job.name).key("created_ns").value(job.created_ns);
+    w.key("last_write_ns").value(job.last_write_ns).key("retention_ns").value(job.retention_ns);
+    w.endObject();
+  }
+  w.endArray().endObject();
+  return r;
+}
+
+HttpResponse HttpRouter::scan(const std::map<std::string, std::string>& params) {
+  storage::ScanSpec spec;
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = params.find(name);
+    return it == params.end() ? nullptr : &it->second;
+  };
+  if (const std::string* job = get("job")) {
+    spec.job = *job;
+  } else {
+    return jsonError(400, "scan: parameter 'job' is required");
+  }
+  if (const std::string* table = get("table"); table && !storage::tableFromName(*table, &spec.table)) {
+    return jsonError(400, "scan: unknown table '" + *table + "'");
+  }
+  if (const std::string* columns = get("columns")) {
+    for (std::string_view c : splitCommas(*columns)) spec.columns.emplace_back(c);
+  }
+  for (auto [name, field] : {std::pair{"from_step", &spec.from_step}, std::pair{"to_step", &spec.to_step}}) {
+    if (const std::string* v = get(name); v && !parseU64(*v, field)) {
+      return jsonError(400, std::string("scan: '") + name + "' must be a non-negative integer, got '" + *v + "'");
+    }
+  }
+  if (const std::string* ranks = get("ranks")) {
+    for (std::string_view part : splitCommas(*ranks)) {
+      uint64_t rank;
+      if (!parseU64(part, &rank) || rank > UINT32_MAX) {
+        return jsonError(400, "scan: bad rank '" + std::string(part) + "' in 'ranks'");
+      }
+      spec.ranks.push_back(static_cast<uint32_t>(rank));
+    }
+  }
+  uint64_t limit = kDefaultScanLimit;
+  if (const std::string* v = get("limit"); v && (!parseU64(*v, &limit) || limit > kMaxScanLimit)) {
+    return jsonError(400, "scan: 'limit' must be an integer up to " + std::to_string(kMaxScanLimit));
+  }
+
+  Result<std::unique_ptr<storage::ScanCursor>> cursor = store_.scan(spec);
+  if (!cursor.isOk()) {
+    const Status& s = cursor.status();
+    int status = s.isNotFound() ? 404 : s.code() == Status::Code::kInvalidArgument ? 400 : 500;
+    return jsonError(status, s.toString());
+  }
+  HttpResponse r;
+  JsonWriter w(&r.body);
+  w.beginObject();
+  storage::ColumnBatch batch;
+  bool has_rows = true;
+  bool header_written = false;
+  uint64_t rows = 0;
+  bool truncated = false;
+  while (has_rows) {
+    Status s = (*cursor)->next(&batch, &has_rows);
+    if (!s.isOk()) return jsonError(s.isCorruption() ? 500 : 400, s.toString());
+    if (!header_written && (has_rows || batch.rows == 0)) {
+      w.key("columns").beginArray();
+      for (const storage::Column& c : batch.columns) {
+        w.beginObject().key("name").value(c.name).key("type").value(typeName(c.type)).endObject();
+      }
+      w.endArray().key("rows").beginArray();
+      header_written = true;
+    }
+    for (size_t row = 0; row < batch.rows; ++row) {
+      if (rows == limit) {
+        truncated = true;
+        has_rows = false;
+        break;
+      }
+      w.beginArray();
+      for (const storage::Column& c : batch.columns) writeCell(w, c, row);
+      w.endArray();
+      ++rows;
+    }
+  }
+  if (!header_written) w.key("columns").beginArray().endArray().key("rows").beginArray();
+  w.endArray();
+  const storage::ScanStats& stats = (*cursor)->stats();
+  w.key("stats").beginObject();
+  w.key("rows").value(rows).key("truncated").value(truncated);
+  w.key("chunks_read").value(stats.chunks_read).key("chunks_skipped").value(stats.chunks_skipped);
+  w.key("head_rows_read").value(stats.head_rows_read);
+  w.endObject().endObject();
+  scan_rows_ += rows;
+  return r;
+}
+
+}  // namespace argus::query

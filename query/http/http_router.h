@@ -1,0 +1,53 @@
+// HttpRouter: maps HTTP requests to answers, independent of the transport so it can be
+// tested without sockets. Endpoints are documented in docs/http/api.md.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "storage/store.h"
+
+namespace argus::query {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query string, as sent
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Splits "a=1&b=x%20y" into a map, percent-decoding keys and values.
+std::map<std::string, std::string> parseQueryString(std::string_view query);
+
+class HttpRouter {
+ public:
+  // Appends Prometheus text for parts outside the query layer (ingest counters).
+  using MetricsWriter = std::function<void(std::string*)>;
+
+  HttpRouter(storage::Store& store, MetricsWriter extra_metrics);
+  HttpResponse handle(const HttpRequest& request);
+  // Transport-level refusals (oversized requests, bad HTTP) count here too.
+  void countRefusal(int status);
+
+ private:
+  HttpResponse metrics();
+  HttpResponse jobs();
+  HttpResponse scan(const std::map<std::string, std::string>& params);
+  void count(int status);
+
+  storage::Store& store_;
+  MetricsWriter extra_metrics_;
+  std::atomic<uint64_t> requests_2xx_{0}, requests_4xx_{0}, requests_5xx_{0};
+  std::atomic<uint64_t> scan_rows_{0};
+};
+
+}  // namespace argus::query

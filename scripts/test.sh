@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds Argus and runs the whole test suite: the README's test command, and all of .ci/run.
+#   1. installs the Debian packages it needs (scripts/install-deps.sh, idempotent)
+#   2. a release build with warnings as errors -> every CTest test
+#   3. an address/undefined-sanitizer debug build -> the unit tests
+# Environment: ARGUS_JOBS (parallel build jobs, default: cores), ARGUS_SKIP_SANITIZE=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=${ARGUS_JOBS:-$(nproc)}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+if [ "${ARGUS_SKIP_SANITIZE:-0}" != 1 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DARGUS_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+  echo "== unit tests under address and undefined-behaviour sanitizers =="
+  ctest --test-dir build-asan -L unit -j "$jobs" --output-on-failure
+fi
+
+echo "== all tests (release build) =="
+ctest --test-dir build -j "$jobs" --output-on-failure
