@@ -1,11 +1,12 @@
 // DurationHistogram: a sparse, log-bucketed sketch of durations (DDSketch-style) with a
 // fixed relative error of kRelativeError, exactly mergeable across steps and ranks.
 //
-// Bucket i > 0 holds durations d with gamma^(i-1) < d <= gamma^i, gamma = (1+a)/(1-a);
-// bucket 0 holds d <= 0 (clamped). A quantile answers with the bucket's midpoint
-// 2*gamma^i/(gamma+1), within `a` of every value in the bucket. Counts are exact, so
-// merging two histograms equals the histogram of the union. The exact sum is kept by the
-// owner (KernelStat::total_ns), not here.
+// Bucket i > 0 holds durations d with gamma^(i-1) <= d < gamma^i, gamma = (1+a)/(1-a),
+// so 1 ns lands in bucket 1 and INT64_MAX in bucket kMaxIndex; bucket 0 holds d <= 0
+// (clamped). A quantile answers with the bucket's representative 2*gamma^i/(gamma+1),
+// within `a` of every value in the bucket. Counts are exact, so merging two histograms
+// equals the histogram of the union (bucket counts saturate at UINT32_MAX). The exact sum
+// is kept by the owner (KernelStat::total_ns), not here. Not thread-safe; a value type.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ namespace argus::model {
 class DurationHistogram {
  public:
   static constexpr double kRelativeError = 0.01;
+  // Largest bucket index: bucketOf(INT64_MAX). Indices outside [0, kMaxIndex] are corrupt.
+  static constexpr int32_t kMaxIndex = 2184;
 
   struct Bucket {
     int32_t index;
@@ -48,7 +51,10 @@ class DurationHistogram {
   // REQUIRES: sorted strictly by index, counts > 0 (checked; Corruption otherwise).
   Status assign(std::vector<Bucket> buckets);
 
-  // Compact form: varint bucket count, then per bucket zigzag index delta and varint count.
+  // Compact form: varint bucket count, then per bucket zigzag index delta (against the
+  // previous index, the first against 0) and varint count. deserialize() rejects hostile
+  // input with Corruption: bucket count beyond the bytes remaining, non-increasing or
+  // out-of-range indices, zero or over-32-bit counts.
   void serialize(ByteWriter& w) const;
   Status deserialize(ByteReader& r);
 

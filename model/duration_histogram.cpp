@@ -1,0 +1,154 @@
+#include "model/duration_histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace argus::model {
+
+namespace {
+
+constexpr double kGamma = (1.0 + DurationHistogram::kRelativeError) / (1.0 - DurationHistogram::kRelativeError);
+const double kLogGamma = std::log(kGamma);
+
+uint32_t saturatingAdd(uint32_t a, uint32_t b) {
+  uint32_t s = a + b;
+  return s < a ? std::numeric_limits<uint32_t>::max() : s;
+}
+
+}  // namespace
+
+int32_t DurationHistogram::bucketOf(int64_t dur_ns) {
+  if (dur_ns <= 0) return 0;
+  // floor(log_gamma(d)) + 1: bucket i covers [gamma^(i-1), gamma^i).
+  double idx = std::floor(std::log(static_cast<double>(dur_ns)) / kLogGamma) + 1.0;
+  if (idx < 1.0) return 1;
+  if (idx > kMaxIndex) return kMaxIndex;
+  return static_cast<int32_t>(idx);
+}
+
+double DurationHistogram::valueOf(int32_t index) {
+  if (index <= 0) return 0.0;
+  return 2.0 * std::exp(kLogGamma * index) / (kGamma + 1.0);
+}
+
+void DurationHistogram::add(int64_t dur_ns, uint32_t n) {
+  if (n == 0) return;
+  int32_t idx = bucketOf(dur_ns);
+  // Fast path: durations of one kernel cluster, and the newest often hits the last bucket.
+  if (!buckets_.empty() && buckets_.back().index == idx) {
+    buckets_.back().count = saturatingAdd(buckets_.back().count, n);
+    return;
+  }
+  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), idx,
+                             [](const Bucket& b, int32_t i) { return b.index < i; });
+  if (it != buckets_.end() && it->index == idx) {
+    it->count = saturatingAdd(it->count, n);
+  } else {
+    buckets_.insert(it, Bucket{idx, n});
+  }
+}
+
+void DurationHistogram::merge(const DurationHistogram& other) {
+  if (other.buckets_.empty()) return;
+  if (buckets_.empty()) {
+    buckets_ = other.buckets_;
+    return;
+  }
+  std::vector<Bucket> out;
+  out.reserve(buckets_.size() + other.buckets_.size());
+  size_t i = 0, j = 0;
+  while (i < buckets_.size() || j < other.buckets_.size()) {
+    if (j == other.buckets_.size() || (i < buckets_.size() && buckets_[i].index < other.buckets_[j].index)) {
+      out.push_back(buckets_[i++]);
+    } else if (i == buckets_.size() || other.buckets_[j].index < buckets_[i].index) {
+      out.push_back(other.buckets_[j++]);
+    } else {
+      out.push_back(Bucket{buckets_[i].index, saturatingAdd(buckets_[i].count, other.buckets_[j].count)});
+      ++i;
+      ++j;
+    }
+  }
+  buckets_ = std::move(out);
+}
+
+uint64_t DurationHistogram::count() const {
+  uint64_t n = 0;
+  for (const Bucket& b : buckets_) n += b.count;
+  return n;
+}
+
+double DurationHistogram::quantile(double q) const {
+  if (buckets_.empty()) return 0.0;
+  if (!(q > 0.0)) q = 0.0;  // also maps NaN to 0
+  if (q > 1.0) q = 1.0;
+  // DDSketch: the bucket holding the element of rank q*(n-1) (0-based).
+  double rank = q * static_cast<double>(count() - 1);
+  uint64_t seen = 0;
+  for (const Bucket& b : buckets_) {
+    seen += b.count;
+    if (static_cast<double>(seen) > rank) return valueOf(b.index);
+  }
+  return valueOf(buckets_.back().index);
+}
+
+double DurationHistogram::approxTotal() const {
+  double total = 0.0;
+  for (const Bucket& b : buckets_) total += valueOf(b.index) * b.count;
+  return total;
+}
+
+Status DurationHistogram::assign(std::vector<Bucket> buckets) {
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    if (buckets[i].index < 0 || buckets[i].index > kMaxIndex) {
+      return Status::corruption("histogram: bucket index " + std::to_string(buckets[i].index) + " out of range");
+    }
+    if (buckets[i].count == 0) return Status::corruption("histogram: zero count in bucket " + std::to_string(buckets[i].index));
+    if (i > 0 && buckets[i].index <= buckets[i - 1].index) {
+      return Status::corruption("histogram: bucket indices not strictly increasing at " + std::to_string(buckets[i].index));
+    }
+  }
+  buckets_ = std::move(buckets);
+  return Status::ok();
+}
+
+void DurationHistogram::serialize(ByteWriter& w) const {
+  w.putVarint(buckets_.size());
+  int32_t prev = 0;
+  for (const Bucket& b : buckets_) {
+    w.putSignedVarint(static_cast<int64_t>(b.index) - prev);
+    w.putVarint(b.count);
+    prev = b.index;
+  }
+}
+
+Status DurationHistogram::deserialize(ByteReader& r) {
+  uint64_t n;
+  // Each bucket takes at least two bytes; there are at most kMaxIndex + 1 buckets.
+  uint64_t limit = std::min<uint64_t>(r.remaining() / 2, kMaxIndex + 1);
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, limit, "histogram bucket count"));
+  std::vector<Bucket> buckets;
+  buckets.reserve(static_cast<size_t>(n));
+  int64_t prev = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t delta;
+    uint64_t count;
+    ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&delta));
+    if (i > 0 && delta <= 0) {
+      return Status::corruption("histogram: bucket index not increasing at offset " + std::to_string(r.offset()));
+    }
+    if (delta < 0 || delta > kMaxIndex || prev + delta > kMaxIndex) {
+      return Status::corruption("histogram: bucket index out of range at offset " + std::to_string(r.offset()));
+    }
+    ARGUS_RETURN_IF_ERROR(r.getVarint(&count));
+    if (count == 0 || count > std::numeric_limits<uint32_t>::max()) {
+      return Status::corruption("histogram: bucket count " + std::to_string(count) + " invalid at offset " + std::to_string(r.offset()));
+    }
+    prev += delta;
+    buckets.push_back(Bucket{static_cast<int32_t>(prev), static_cast<uint32_t>(count)});
+  }
+  buckets_ = std::move(buckets);
+  return Status::ok();
+}
+
+}  // namespace argus::model
