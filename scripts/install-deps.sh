@@ -12,6 +12,7 @@ packages=(
   libboost-dev libboost-system-dev  # Asio (ingest) and Beast (HTTP)
   libcli11-dev                   # command lines
   doctest-dev                    # unit tests
+  nlohmann-json3-dev             # JSON in the CLI and tests
 )
 
 missing=()

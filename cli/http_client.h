@@ -1,0 +1,22 @@
+// A small blocking HTTP/1.1 client for the CLI (demo, shell against a server): one request
+// per connection, with a deadline so a server that goes away gives an error, not a hang.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace argus::cli {
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+};
+
+Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std::string& method,
+                              const std::string& target, const std::string& body = {},
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+}  // namespace argus::cli
