@@ -98,9 +98,11 @@ double DurationHistogram::approxTotal() const {
   return total;
 }
 
-Status DurationHistogram::assign(std::vector<Bucket> buckets) {
+namespace {
+
+Status validateBuckets(std::span<const DurationHistogram::Bucket> buckets) {
   for (size_t i = 0; i < buckets.size(); ++i) {
-    if (buckets[i].index < 0 || buckets[i].index > kMaxIndex) {
+    if (buckets[i].index < 0 || buckets[i].index > DurationHistogram::kMaxIndex) {
       return Status::corruption("histogram: bucket index " + std::to_string(buckets[i].index) + " out of range");
     }
     if (buckets[i].count == 0) return Status::corruption("histogram: zero count in bucket " + std::to_string(buckets[i].index));
@@ -108,7 +110,20 @@ Status DurationHistogram::assign(std::vector<Bucket> buckets) {
       return Status::corruption("histogram: bucket indices not strictly increasing at " + std::to_string(buckets[i].index));
     }
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status DurationHistogram::assign(std::vector<Bucket> buckets) {
+  ARGUS_RETURN_IF_ERROR(validateBuckets(buckets));
   buckets_ = std::move(buckets);
+  return Status::ok();
+}
+
+Status DurationHistogram::assignFrom(std::span<const Bucket> buckets) {
+  ARGUS_RETURN_IF_ERROR(validateBuckets(buckets));
+  buckets_.assign(buckets.begin(), buckets.end());
   return Status::ok();
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ class DurationHistogram {
   const std::vector<Bucket>& buckets() const { return buckets_; }
   // REQUIRES: sorted strictly by index, counts > 0 (checked; Corruption otherwise).
   Status assign(std::vector<Bucket> buckets);
+  // Same contract as assign(), but copies into the existing buffer (no allocation once
+  // the histogram has held that many buckets): for decoders that refill records.
+  Status assignFrom(std::span<const Bucket> buckets);
 
   // Compact form: varint bucket count, then per bucket zigzag index delta (against the
   // previous index, the first against 0) and varint count. deserialize() rejects hostile
