@@ -42,6 +42,7 @@ inline uint64_t zzDelta(int64_t v, int64_t base) {
 inline int64_t addDelta(int64_t base, int64_t delta) {
   return static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(delta));
 }
+inline int64_t subWrap(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 
 // Predicted total of a kernel: the previous total scaled by the count ratio.
 int64_t predictTotal(const KernelStat& prev, uint32_t count) {
@@ -245,8 +246,9 @@ void StepEncoder::encode(const StepRecord& rec, std::string* out) {
     w.putVarint(zzDelta(rec.attempt, prev.attempt));
     w.putVarint(zzDelta(rec.start_ns, prev.end_ns));
   }
-  w.putVarint(zzDelta(rec.end_ns, rec.start_ns));
-  int64_t span_ns = static_cast<int64_t>(static_cast<uint64_t>(rec.end_ns) - static_cast<uint64_t>(rec.start_ns));
+  // end_ns as the step's span, against the previous span (0 in a keyframe).
+  int64_t span_ns = subWrap(rec.end_ns, rec.start_ns);
+  w.putVarint(zzDelta(span_ns, subWrap(prev.end_ns, prev.start_ns)));
   w.putVarint(zzDelta(rec.iter_ns, span_ns));
   w.putVarint(rec.flags);
   for (int i = 0; i < kPhaseColumnCount; ++i) w.putVarint(zzDelta(rec.phase_ns[i], prev.phase_ns[i]));
@@ -587,8 +589,10 @@ Status StepDecoder::State::decodeBody(ByteReader& r, bool keyframe, StepRecord* 
     out->attempt = static_cast<uint16_t>(u);
     ARGUS_RETURN_IF_ERROR(getDelta(r, prev.end_ns, &out->start_ns));
   }
-  ARGUS_RETURN_IF_ERROR(getDelta(r, out->start_ns, &out->end_ns));
-  ARGUS_RETURN_IF_ERROR(getDelta(r, addDelta(out->end_ns, -out->start_ns), &out->iter_ns));
+  int64_t span_ns = 0;
+  ARGUS_RETURN_IF_ERROR(getDelta(r, subWrap(prev.end_ns, prev.start_ns), &span_ns));
+  out->end_ns = addDelta(out->start_ns, span_ns);
+  ARGUS_RETURN_IF_ERROR(getDelta(r, subWrap(out->end_ns, out->start_ns), &out->iter_ns));
   ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&u, std::numeric_limits<uint32_t>::max(), "flags"));
   out->flags = static_cast<uint32_t>(u);
   for (int i = 0; i < kPhaseColumnCount; ++i) ARGUS_RETURN_IF_ERROR(getDelta(r, prev.phase_ns[i], &out->phase_ns[i]));
