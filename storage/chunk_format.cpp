@@ -1,0 +1,121 @@
+// Chunk layout: docs/format/chunk.md.
+#include "storage/chunk_format.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+
+#include "base/bytes.h"
+#include "storage/column_codec.h"
+
+namespace argus::storage {
+
+StoredType toStoredType(ColumnType t) {
+  switch (t) {
+    case ColumnType::kInt64: return StoredType::kInt64;
+    case ColumnType::kUInt64: return StoredType::kUInt64;
+    case ColumnType::kHistogram: return StoredType::kHistogram;
+  }
+  return StoredType::kInt64;
+}
+
+ColumnType fromStoredType(StoredType t) {
+  switch (t) {
+    case StoredType::kInt64: return ColumnType::kInt64;
+    case StoredType::kUInt64: return ColumnType::kUInt64;
+    case StoredType::kHistogram: return ColumnType::kHistogram;
+  }
+  return ColumnType::kInt64;
+}
+
+uint64_t chunkChecksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+namespace {
+constexpr uint8_t kHasMinMax = 1;
+}
+
+std::string encodeChunk(StoredType type, uint8_t codec, const ChunkStats& s, std::string_view payload) {
+  std::string out;
+  out.reserve(payload.size() + 48);
+  ByteWriter w(&out);
+  w.putU8(kChunkVersion);
+  w.putU8(codec);
+  w.putU8(static_cast<uint8_t>(type));
+  w.putVarint(s.rows);
+  w.putVarint(s.first_step);
+  w.putVarint(s.last_step - s.first_step);
+  w.putU8(s.has_min_max ? kHasMinMax : 0);
+  if (s.has_min_max) {
+    if (type == StoredType::kUInt64) {
+      w.putVarint(static_cast<uint64_t>(s.min));
+      w.putVarint(static_cast<uint64_t>(s.max));
+    } else {
+      w.putSignedVarint(s.min);
+      w.putSignedVarint(s.max);
+    }
+    w.putDouble(s.sum);
+  }
+  w.putVarint(s.nan_count);
+  w.putVarint(payload.size());
+  w.putBytes(payload);
+  w.putFixedLE(chunkChecksum(out), 8);
+  return out;
+}
+
+Status parseChunk(std::string_view value, ChunkView* out) {
+  if (value.size() < 8 + 3) return Status::corruption("chunk value of " + std::to_string(value.size()) + " bytes is too short");
+  std::string_view body = value.substr(0, value.size() - 8);
+  ByteReader tail(value.substr(value.size() - 8), "chunk checksum");
+  uint64_t stored = 0;
+  ARGUS_RETURN_IF_ERROR(tail.getFixedLE(&stored, 8));
+  uint64_t actual = chunkChecksum(body);
+  if (stored != actual) {
+    char buf[80];
+    snprintf(buf, sizeof buf, "chunk checksum mismatch (stored %016llx, computed %016llx)", static_cast<unsigned long long>(stored),
+             static_cast<unsigned long long>(actual));
+    return Status::corruption(buf);
+  }
+  ByteReader r(body, "chunk header");
+  ARGUS_RETURN_IF_ERROR(r.getU8(&out->version));
+  if (out->version != kChunkVersion) return Status::corruption("unsupported chunk version " + std::to_string(out->version));
+  ARGUS_RETURN_IF_ERROR(r.getU8(&out->codec));
+  uint8_t type = 0;
+  ARGUS_RETURN_IF_ERROR(r.getU8(&type));
+  if (type > static_cast<uint8_t>(StoredType::kHistogram)) return Status::corruption("unknown chunk column type " + std::to_string(type));
+  out->type = static_cast<StoredType>(type);
+  ChunkStats& s = out->stats;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&s.rows, kMaxChunkRows, "row count"));
+  ARGUS_RETURN_IF_ERROR(r.getVarint(&s.first_step));
+  uint64_t span = 0;
+  ARGUS_RETURN_IF_ERROR(r.getVarint(&span));
+  s.last_step = s.first_step + span;
+  if (s.last_step < s.first_step) return Status::corruption("chunk step range overflows");
+  uint8_t flags = 0;
+  ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
+  if (flags & ~kHasMinMax) return Status::corruption("unknown chunk flags " + std::to_string(flags));
+  s.has_min_max = flags & kHasMinMax;
+  if (s.has_min_max) {
+    if (out->type == StoredType::kUInt64) {
+      uint64_t mn = 0, mx = 0;
+      ARGUS_RETURN_IF_ERROR(r.getVarint(&mn));
+      ARGUS_RETURN_IF_ERROR(r.getVarint(&mx));
+      s.min = static_cast<int64_t>(mn);
+      s.max = static_cast<int64_t>(mx);
+    } else {
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&s.min));
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&s.max));
+    }
+    ARGUS_RETURN_IF_ERROR(r.getDouble(&s.sum));
+  } else {
+    s.min = s.max = 0;
+    s.sum = 0;
+  }
+  ARGUS_RETURN_IF_ERROR(r.getVarint(&s.nan_count));
+  uint64_t len = 0;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&len, r.remaining(), "payload length"));
+  ARGUS_RETURN_IF_ERROR(r.getBytes(len, &out->payload));
+  if (!r.atEnd()) return Status::corruption("chunk: " + std::to_string(r.remaining()) + " bytes between payload and checksum");
+  return Status::ok();
+}
+
+}  // namespace argus::storage

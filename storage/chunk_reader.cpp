@@ -1,0 +1,139 @@
+#include "storage/chunk_reader.h"
+
+#include <algorithm>
+
+#include "storage/hist_codec.h"
+
+namespace argus::storage {
+namespace {
+
+Status named(const Status& s, std::string_view key) {
+  if (s.isOk()) return s;
+  // Anything wrong inside a stored chunk is corruption, whatever the decoder called it.
+  return Status::corruption(describeKey(kChunkCf, key) + ": " + s.message());
+}
+
+}  // namespace
+
+Status ChunkReader::readStats(std::string_view key, std::string_view value, ChunkStats* stats) {
+  ChunkView v;
+  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
+  *stats = v.stats;
+  return Status::ok();
+}
+
+Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows,
+                                 const RowGroups* groups, Column* col, ChunkStats* stats) {
+  ChunkView v;
+  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
+  if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
+  if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
+    return named(Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows)),
+                 key);
+  }
+  if (stats) *stats = v.stats;
+  if (type == ColumnType::kHistogram) {
+    col->ints.clear();
+    return named(decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists), key);
+  }
+  col->hists.clear();
+  return named(decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints), key);
+}
+
+Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
+                              uint64_t* chunks_read, const std::string* steps_value) {
+  out->reset(at.table);
+  ChunkKey key = at;
+  std::string value;
+  auto fetch = [&](uint8_t column, bool required) -> Status {
+    key.column = column;
+    Status s = get(encodeChunkKey(key), &value);
+    if (s.isNotFound() && required) {
+      return Status::corruption(describeKey(kChunkCf, encodeChunkKey(key)) + ": chunk missing while its block layout exists");
+    }
+    return s;
+  };
+
+  std::string steps_key;
+  {
+    key.column = kStepsColumnId;
+    steps_key = encodeChunkKey(key);
+    if (steps_value == nullptr) {
+      ARGUS_RETURN_IF_ERROR(fetch(kStepsColumnId, false));
+      steps_value = &value;
+    }
+    Column c;
+    c.type = ColumnType::kUInt64;
+    ARGUS_RETURN_IF_ERROR(decodeColumn(steps_key, *steps_value, ColumnType::kUInt64, SIZE_MAX, nullptr, &c));
+    ++*chunks_read;
+    out->steps = std::move(c.ints);
+    for (size_t i = 0; i < out->steps.size(); ++i) {
+      uint64_t s = static_cast<uint64_t>(out->steps[i]);
+      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1]) || static_cast<int64_t>(s) < 0) {
+        return Status::corruption(describeKey(kChunkCf, steps_key) + ": steps not ascending inside the block");
+      }
+    }
+  }
+  if (isNestedTable(at.table)) {
+    ARGUS_RETURN_IF_ERROR(fetch(kRowCountColumnId, true));
+    Column c;
+    c.type = ColumnType::kUInt64;
+    std::string k = encodeChunkKey(key);
+    ARGUS_RETURN_IF_ERROR(decodeColumn(k, value, ColumnType::kUInt64, out->steps.size(), nullptr, &c));
+    ++*chunks_read;
+    uint64_t total = 0;
+    for (int64_t n : c.ints) {
+      if (n < 0 || static_cast<uint64_t>(n) > kMaxChunkRows || (total += static_cast<uint64_t>(n)) > kMaxChunkRows) {
+        return Status::corruption(describeKey(kChunkCf, k) + ": row counts out of range");
+      }
+    }
+    out->row_counts = std::move(c.ints);
+    out->rows = total;
+  } else {
+    out->rows = out->steps.size();
+  }
+
+  std::vector<uint8_t> wanted;
+  if (columns == nullptr) {
+    for (const ColumnDef& d : tableColumns(at.table)) {
+      if (d.id >= kFirstStoredColumnId) wanted.push_back(d.id);
+    }
+  } else {
+    wanted = *columns;
+  }
+  auto keys = groupKeyColumns(at.table);
+  std::vector<bool> loaded(out->columns.size(), false);
+  bool have_groups = false;
+  RowGroups groups;
+
+  std::function<Status(uint8_t)> load = [&](uint8_t id) -> Status {
+    if (id >= out->columns.size() || id < kFirstStoredColumnId) {
+      return Status::invalidArgument("BUG: column id " + std::to_string(id) + " not in table " + tableName(at.table));
+    }
+    if (loaded[id]) return Status::ok();
+    ARGUS_RETURN_IF_ERROR(fetch(id, true));
+    std::string k = encodeChunkKey(key);
+    // Grouped codecs need the group-key columns first.
+    ChunkView v;
+    ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), k));
+    uint8_t codec = v.codec & kCodecIdMask;
+    bool grouped = codec == static_cast<uint8_t>(CodecId::kGroupDelta) || codec == static_cast<uint8_t>(CodecId::kHistSparseGrouped);
+    bool is_key = std::find(keys.begin(), keys.end(), id) != keys.end();
+    if (grouped && !is_key && !have_groups) {
+      std::string saved = std::move(value);
+      for (uint8_t kid : keys) ARGUS_RETURN_IF_ERROR(load(kid));
+      value = std::move(saved);
+      key.column = id;
+      groups = out->groups();
+      have_groups = true;
+    }
+    ARGUS_RETURN_IF_ERROR(decodeColumn(k, value, out->columns[id].type, out->rows, have_groups && !is_key ? &groups : nullptr, &out->columns[id]));
+    ++*chunks_read;
+    loaded[id] = true;
+    return Status::ok();
+  };
+  for (uint8_t id : wanted) ARGUS_RETURN_IF_ERROR(load(id));
+  return Status::ok();
+}
+
+}  // namespace argus::storage

@@ -1,0 +1,39 @@
+// ChunkReader: verifies and decodes chunks back into columns and TableBlocks. Every error
+// is Corruption naming the chunk's key (decoded tuple and hex), and nothing that failed to
+// verify is ever returned as data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "storage/chunk_format.h"
+#include "storage/keys.h"
+#include "storage/table_block.h"
+
+namespace argus::storage {
+
+// Fetches the value stored at `key` into *value; NotFound when absent.
+using ChunkGetter = std::function<Status(const std::string& key, std::string* value)>;
+
+class ChunkReader {
+ public:
+  // Verifies and decodes one chunk value into *col (ints or hists by `type`).
+  // expected_rows: the row count the block layout implies (SIZE_MAX: take the header's).
+  static Status decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows, const RowGroups* groups,
+                             Column* col, ChunkStats* stats = nullptr);
+
+  // Verifies a chunk and returns its header statistics.
+  static Status readStats(std::string_view key, std::string_view value, ChunkStats* stats);
+
+  // Reads the block of (job, table, step_base, rank, attempt) named by `at` (its column is
+  // ignored): the row layout, then `columns` (schema ids >= 3; null: all stored columns).
+  // The layout chunk's value may be passed in (already fetched) to save a read.
+  // NotFound when the block has no layout chunk. *chunks_read counts chunk values decoded.
+  static Status readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
+                          uint64_t* chunks_read, const std::string* steps_value = nullptr);
+};
+
+}  // namespace argus::storage

@@ -1,0 +1,323 @@
+// Integer codecs and the zstd layer: docs/format/codecs.md.
+#include "storage/column_codec.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "base/bytes.h"
+
+namespace argus::storage {
+namespace {
+
+using U = uint64_t;
+
+inline int64_t sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) - static_cast<U>(b)); }
+inline int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) + static_cast<U>(b)); }
+
+bool allEqual(std::span<const int64_t> v) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i] != v[0]) return false;
+  }
+  return true;
+}
+
+Status trailing(const ByteReader& r, const char* codec) {
+  if (!r.atEnd()) {
+    return Status::corruption(std::string(codec) + " payload: " + std::to_string(r.remaining()) + " trailing bytes");
+  }
+  return Status::ok();
+}
+
+Status checkGroups(const RowGroups* groups, size_t rows) {
+  if (groups == nullptr || groups->ids.size() != rows) {
+    return Status::corruption("grouped codec without matching row groups (group columns disagree with this chunk's row count)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const char* codecName(uint8_t codec_byte) {
+  bool z = codec_byte & kCodecZstdFlag;
+  switch (static_cast<CodecId>(codec_byte & kCodecIdMask)) {
+    case CodecId::kPlain: return z ? "plain+zstd" : "plain";
+    case CodecId::kConstant: return z ? "constant+zstd" : "constant";
+    case CodecId::kDelta: return z ? "delta+zstd" : "delta";
+    case CodecId::kDeltaOfDelta: return z ? "delta-of-delta+zstd" : "delta-of-delta";
+    case CodecId::kDictionary: return z ? "dictionary+zstd" : "dictionary";
+    case CodecId::kGroupDelta: return z ? "group-delta+zstd" : "group-delta";
+    case CodecId::kLinear: return z ? "linear+zstd" : "linear";
+    case CodecId::kHistSparse: return z ? "hist-sparse+zstd" : "hist-sparse";
+    case CodecId::kHistSparseGrouped: return z ? "hist-sparse-grouped+zstd" : "hist-sparse-grouped";
+  }
+  return "unknown";
+}
+
+bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowGroups* groups, std::string* out) {
+  ByteWriter w(out);
+  switch (codec) {
+    case CodecId::kPlain:
+      for (int64_t v : values) w.putSignedVarint(v);
+      return true;
+    case CodecId::kConstant:
+      if (values.empty() || !allEqual(values)) return false;
+      w.putSignedVarint(values[0]);
+      return true;
+    case CodecId::kDelta:
+      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(i == 0 ? values[0] : sub(values[i], values[i - 1]));
+      return true;
+    case CodecId::kDeltaOfDelta: {
+      int64_t prev_delta = 0;
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (i == 0) {
+          w.putSignedVarint(values[0]);
+          continue;
+        }
+        int64_t d = sub(values[i], values[i - 1]);
+        w.putSignedVarint(i == 1 ? d : sub(d, prev_delta));
+        prev_delta = d;
+      }
+      return true;
+    }
+    case CodecId::kDictionary: {
+      std::vector<int64_t> distinct(values.begin(), values.end());
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      // Past a few thousand distinct values a dictionary never wins; skip the work.
+      if (distinct.empty() || distinct.size() > 4096 || distinct.size() * 2 > values.size() + 2) return false;
+      w.putVarint(distinct.size());
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        // Sorted ascending as signed values: differences are non-negative (mod 2^64).
+        if (i == 0) {
+          w.putSignedVarint(distinct[0]);
+        } else {
+          w.putVarint(static_cast<U>(distinct[i]) - static_cast<U>(distinct[i - 1]));
+        }
+      }
+      std::unordered_map<int64_t, uint32_t> index;
+      index.reserve(distinct.size() * 2);
+      for (size_t i = 0; i < distinct.size(); ++i) index.emplace(distinct[i], static_cast<uint32_t>(i));
+      bool narrow = distinct.size() <= 256;
+      for (int64_t v : values) {
+        uint32_t ix = index[v];
+        if (narrow) {
+          w.putU8(static_cast<uint8_t>(ix));
+        } else {
+          w.putVarint(ix);
+        }
+      }
+      return true;
+    }
+    case CodecId::kGroupDelta: {
+      if (groups == nullptr || groups->ids.size() != values.size()) return false;
+      std::vector<int64_t> prev(groups->count, 0);
+      for (size_t i = 0; i < values.size(); ++i) {
+        int64_t& p = prev[groups->ids[i]];
+        w.putSignedVarint(sub(values[i], p));
+        p = values[i];
+      }
+      return true;
+    }
+    case CodecId::kLinear: {
+      if (values.size() < 2) return false;
+      int64_t stride = sub(values[1], values[0]);
+      for (size_t i = 2; i < values.size(); ++i) {
+        if (sub(values[i], values[i - 1]) != stride) return false;
+      }
+      w.putSignedVarint(values[0]);
+      w.putSignedVarint(stride);
+      return true;
+    }
+    case CodecId::kHistSparse:
+    case CodecId::kHistSparseGrouped:
+      return false;
+  }
+  return false;
+}
+
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowGroups* groups) {
+  EncodedPayload best;
+  if (!values.empty() && allEqual(values)) {
+    best.codec = static_cast<uint8_t>(CodecId::kConstant);
+    encodeIntsWith(CodecId::kConstant, values, groups, &best.bytes);
+    return best;
+  }
+  {
+    std::string linear;
+    if (encodeIntsWith(CodecId::kLinear, values, groups, &linear)) return EncodedPayload{static_cast<uint8_t>(CodecId::kLinear), std::move(linear)};
+  }
+  // Two candidates keep the zstd trial cheap: the smallest raw one, and the runner-up
+  // (plain + zstd often beats delta + zstd on noisy columns).
+  EncodedPayload second;
+  std::string scratch;
+  for (CodecId c : {CodecId::kDelta, CodecId::kDeltaOfDelta, CodecId::kPlain, CodecId::kDictionary, CodecId::kGroupDelta}) {
+    scratch.clear();
+    if (!encodeIntsWith(c, values, groups, &scratch)) continue;
+    if (best.codec == 0 || scratch.size() < best.bytes.size()) {
+      second = std::move(best);
+      best.codec = static_cast<uint8_t>(c);
+      best.bytes = scratch;
+    } else if (second.codec == 0 || scratch.size() < second.bytes.size()) {
+      second.codec = static_cast<uint8_t>(c);
+      second.bytes = scratch;
+    }
+  }
+  if (values.size() >= 16) {
+    applyZstdIfSmaller(&best);
+    if (second.codec != 0 && applyZstdIfSmaller(&second) && second.bytes.size() < best.bytes.size()) best = std::move(second);
+  }
+  return best;
+}
+
+Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups, std::vector<int64_t>* out) {
+  if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
+  std::string scratch;
+  std::string_view raw;
+  // Every codec spends at most 10 bytes per row plus a dictionary of at most 4096 values.
+  ARGUS_RETURN_IF_ERROR(unwrapZstd(codec_byte, payload, rows * 10 + 4096 * 10 + 16, &scratch, &raw));
+  ByteReader r(raw, codecName(codec_byte));
+  out->clear();
+  out->reserve(rows);
+  auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
+  switch (codec) {
+    case CodecId::kPlain:
+      for (size_t i = 0; i < rows; ++i) {
+        int64_t v = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&v));
+        out->push_back(v);
+      }
+      return trailing(r, "plain");
+    case CodecId::kConstant: {
+      int64_t v = 0;
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&v));
+      out->assign(rows, v);
+      return trailing(r, "constant");
+    }
+    case CodecId::kDelta: {
+      int64_t prev = 0;
+      for (size_t i = 0; i < rows; ++i) {
+        int64_t d = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
+        prev = i == 0 ? d : add(prev, d);
+        out->push_back(prev);
+      }
+      return trailing(r, "delta");
+    }
+    case CodecId::kDeltaOfDelta: {
+      int64_t prev = 0, delta = 0;
+      for (size_t i = 0; i < rows; ++i) {
+        int64_t x = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&x));
+        if (i == 0) {
+          prev = x;
+        } else {
+          delta = i == 1 ? x : add(delta, x);
+          prev = add(prev, delta);
+        }
+        out->push_back(prev);
+      }
+      return trailing(r, "delta-of-delta");
+    }
+    case CodecId::kDictionary: {
+      uint64_t n = 0;
+      ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, std::min<uint64_t>(4096, rows), "dictionary size"));
+      if (n == 0 && rows > 0) return Status::corruption("dictionary: empty dictionary for " + std::to_string(rows) + " rows");
+      std::vector<int64_t> dict;
+      dict.reserve(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        if (i == 0) {
+          int64_t v = 0;
+          ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&v));
+          dict.push_back(v);
+        } else {
+          uint64_t d = 0;
+          ARGUS_RETURN_IF_ERROR(r.getVarint(&d));
+          dict.push_back(static_cast<int64_t>(static_cast<U>(dict.back()) + d));
+        }
+      }
+      bool narrow = n <= 256;
+      for (size_t i = 0; i < rows; ++i) {
+        uint64_t ix = 0;
+        if (narrow) {
+          uint8_t b = 0;
+          ARGUS_RETURN_IF_ERROR(r.getU8(&b));
+          ix = b;
+        } else {
+          ARGUS_RETURN_IF_ERROR(r.getVarint(&ix));
+        }
+        if (ix >= n) return Status::corruption("dictionary: index " + std::to_string(ix) + " out of range " + std::to_string(n));
+        out->push_back(dict[ix]);
+      }
+      return trailing(r, "dictionary");
+    }
+    case CodecId::kGroupDelta: {
+      ARGUS_RETURN_IF_ERROR(checkGroups(groups, rows));
+      std::vector<int64_t> prev(groups->count, 0);
+      for (size_t i = 0; i < rows; ++i) {
+        uint32_t g = groups->ids[i];
+        if (g >= groups->count) return Status::corruption("group-delta: group id out of range");
+        int64_t d = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
+        prev[g] = add(prev[g], d);
+        out->push_back(prev[g]);
+      }
+      return trailing(r, "group-delta");
+    }
+    case CodecId::kLinear: {
+      int64_t first = 0, stride = 0;
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&first));
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&stride));
+      int64_t v = first;
+      for (size_t i = 0; i < rows; ++i) {
+        out->push_back(v);
+        v = add(v, stride);
+      }
+      return trailing(r, "linear");
+    }
+    case CodecId::kHistSparse:
+    case CodecId::kHistSparseGrouped:
+      break;
+  }
+  return Status::corruption(std::string("codec ") + std::to_string(codec_byte) + " is not an integer codec");
+}
+
+bool applyZstdIfSmaller(EncodedPayload* p, int level) {
+  if (p->bytes.size() < 32) return false;  // the frame header alone eats what it could save
+  std::string out;
+  ByteWriter(&out).putVarint(p->bytes.size());
+  size_t header = out.size();
+  size_t bound = ZSTD_compressBound(p->bytes.size());
+  out.resize(header + bound);
+  size_t n = ZSTD_compress(out.data() + header, bound, p->bytes.data(), p->bytes.size(), level);
+  if (ZSTD_isError(n)) return false;
+  out.resize(header + n);
+  if (out.size() >= p->bytes.size()) return false;
+  p->bytes = std::move(out);
+  p->codec |= kCodecZstdFlag;
+  return true;
+}
+
+Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_bytes, std::string* scratch, std::string_view* raw) {
+  if (!(codec_byte & kCodecZstdFlag)) {
+    *raw = payload;
+    return Status::ok();
+  }
+  ByteReader r(payload, "zstd payload");
+  uint64_t raw_size = 0;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&raw_size, max_raw_bytes, "raw size"));
+  std::string_view frame;
+  ARGUS_RETURN_IF_ERROR(r.getBytes(r.remaining(), &frame));
+  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (declared != raw_size) return Status::corruption("zstd payload: frame size disagrees with the recorded raw size");
+  scratch->resize(raw_size);
+  size_t n = ZSTD_decompress(scratch->data(), raw_size, frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != raw_size) {
+    return Status::corruption(std::string("zstd payload: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short frame"));
+  }
+  *raw = *scratch;
+  return Status::ok();
+}
+
+}  // namespace argus::storage

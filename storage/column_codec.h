@@ -1,0 +1,75 @@
+// Integer column codecs and the zstd wrapper shared with the histogram codec
+// (docs/format/codecs.md). A chunk picks its codec after an analysis pass: every
+// applicable codec encodes the values, the smallest wins, and zstd is layered on top only
+// when the compressed form is smaller.
+//
+// All arithmetic on values is modulo 2^64 (uint64), so INT64_MIN/INT64_MAX and bit-cast
+// uint64 columns round-trip exactly. Decoders treat the payload as hostile: every length
+// is bounded, overruns and trailing bytes are Corruption, nothing allocates more than the
+// row count (from the chunk header, itself bounded) justifies.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace argus::storage {
+
+// Do not renumber: stored in chunk headers (low 7 bits of the codec byte).
+enum class CodecId : uint8_t {
+  kPlain = 1,          // zigzag varint per value
+  kConstant = 2,       // one zigzag varint; every row has that value
+  kDelta = 3,          // first value, then zigzag varint differences
+  kDeltaOfDelta = 4,   // first value, first difference, then zigzag second differences
+  kDictionary = 5,     // sorted distinct values, then one index per row
+  kGroupDelta = 6,     // zigzag difference from the previous row of the same group
+  kLinear = 7,         // value[i] = first + i * stride: two zigzag varints
+  kHistSparse = 16,    // histograms, each coded alone (hist_codec.h)
+  kHistSparseGrouped = 17,  // histograms against the previous row of the same group
+};
+// Set in the codec byte when the codec's output was zstd-compressed.
+inline constexpr uint8_t kCodecZstdFlag = 0x80;
+inline constexpr uint8_t kCodecIdMask = 0x7f;
+
+const char* codecName(uint8_t codec_byte);  // "delta", "delta+zstd", "unknown(9)"
+
+// Most rows a chunk may hold (bounds decoder allocations).
+inline constexpr uint64_t kMaxChunkRows = 1u << 24;
+
+// Rows grouped by a key (kernels: signature+phase). ids[i] is the dense group of row i,
+// assigned in order of first appearance, each < count. Grouped codecs code a row against
+// the previous row of its group: steps repeat, so that row is the best predictor.
+struct RowGroups {
+  std::vector<uint32_t> ids;
+  uint32_t count = 0;
+};
+
+struct EncodedPayload {
+  uint8_t codec = 0;  // CodecId, possibly | kCodecZstdFlag
+  std::string bytes;
+};
+
+// Encodes with one codec, no zstd. Returns false when the codec does not apply (constant
+// over varying values, a grouped codec without groups, a histogram codec).
+bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowGroups* groups, std::string* out);
+
+// The analysis pass: tries the applicable codecs, keeps the smallest, then zstd if it saves.
+// `groups` may be null (no grouped codecs then).
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowGroups* groups);
+
+// Decodes exactly `rows` values. REQUIRES for grouped codecs: groups with ids.size() == rows
+// (Corruption otherwise, since the groups come from other stored columns).
+Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups, std::vector<int64_t>* out);
+
+// zstd layer: replaces p->bytes with varint(raw size) + zstd frame and sets the flag when
+// that is smaller. Returns whether it did.
+bool applyZstdIfSmaller(EncodedPayload* p, int level = 3);
+// Undoes applyZstdIfSmaller: when the flag is set, decompresses into *scratch (at most
+// max_raw_bytes) and points *raw at it; otherwise *raw = payload.
+Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_bytes, std::string* scratch, std::string_view* raw);
+
+}  // namespace argus::storage

@@ -1,0 +1,229 @@
+// Key layouts: docs/format/keys.md.
+#include "storage/keys.h"
+
+#include <cstdio>
+
+#include "base/bytes.h"
+
+namespace argus::storage {
+namespace {
+
+void putBE(std::string* out, uint64_t v, int bytes) { ByteWriter(out).putFixedBE(v, bytes); }
+
+uint64_t getBE(std::string_view s, size_t off, int bytes) {
+  uint64_t r = 0;
+  for (int i = 0; i < bytes; ++i) r = (r << 8) | static_cast<uint8_t>(s[off + i]);
+  return r;
+}
+
+bool validTable(uint8_t t) { return t >= static_cast<uint8_t>(Table::kSteps) && t <= static_cast<uint8_t>(Table::kEvents); }
+
+}  // namespace
+
+std::string encodeHeadKey(const HeadKey& k) {
+  std::string out;
+  out.reserve(kHeadKeySize);
+  putBE(&out, k.job, 4);
+  putBE(&out, k.rank, 4);
+  putBE(&out, k.step, 8);
+  putBE(&out, k.attempt, 2);
+  return out;
+}
+
+bool decodeHeadKey(std::string_view key, HeadKey* out) {
+  if (key.size() != kHeadKeySize) return false;
+  out->job = static_cast<uint32_t>(getBE(key, 0, 4));
+  out->rank = static_cast<uint32_t>(getBE(key, 4, 4));
+  out->step = getBE(key, 8, 8);
+  out->attempt = static_cast<uint16_t>(getBE(key, 16, 2));
+  return true;
+}
+
+std::string headPrefix(uint32_t job) {
+  std::string out;
+  putBE(&out, job, 4);
+  return out;
+}
+
+std::string headPrefix(uint32_t job, uint32_t rank) {
+  std::string out = headPrefix(job);
+  putBE(&out, rank, 4);
+  return out;
+}
+
+std::string headKeyPrefix(uint32_t job, uint32_t rank, uint64_t step) {
+  std::string out = headPrefix(job, rank);
+  putBE(&out, step, 8);
+  return out;
+}
+
+std::string encodeChunkKey(const ChunkKey& k) {
+  std::string out = chunkPrefix(k.job, k.table, k.column, k.step_base, k.rank);
+  putBE(&out, k.attempt, 2);
+  return out;
+}
+
+bool decodeChunkKey(std::string_view key, ChunkKey* out) {
+  if (key.size() != kChunkKeySize) return false;
+  uint8_t table = static_cast<uint8_t>(key[4]);
+  if (!validTable(table)) return false;
+  out->job = static_cast<uint32_t>(getBE(key, 0, 4));
+  out->table = static_cast<Table>(table);
+  out->column = static_cast<uint8_t>(key[5]);
+  out->step_base = getBE(key, 6, 8);
+  out->rank = static_cast<uint32_t>(getBE(key, 14, 4));
+  out->attempt = static_cast<uint16_t>(getBE(key, 18, 2));
+  return true;
+}
+
+std::string chunkPrefix(uint32_t job) {
+  std::string out;
+  putBE(&out, job, 4);
+  return out;
+}
+
+std::string chunkPrefix(uint32_t job, Table table, uint8_t column) {
+  std::string out;
+  out.reserve(kChunkKeySize);
+  putBE(&out, job, 4);
+  out.push_back(static_cast<char>(table));
+  out.push_back(static_cast<char>(column));
+  return out;
+}
+
+std::string chunkPrefix(uint32_t job, Table table, uint8_t column, uint64_t step_base) {
+  std::string out = chunkPrefix(job, table, column);
+  putBE(&out, step_base, 8);
+  return out;
+}
+
+std::string chunkPrefix(uint32_t job, Table table, uint8_t column, uint64_t step_base, uint32_t rank) {
+  std::string out = chunkPrefix(job, table, column, step_base);
+  putBE(&out, rank, 4);
+  return out;
+}
+
+std::string metaKey(MetaTag tag) { return std::string(1, static_cast<char>(tag)); }
+
+std::string jobByNameKey(std::string_view name) {
+  std::string out = metaKey(MetaTag::kJobByName);
+  out.append(name);
+  return out;
+}
+
+std::string jobDataPrefix(uint32_t job) {
+  std::string out = metaKey(MetaTag::kJobData);
+  putBE(&out, job, 4);
+  return out;
+}
+
+std::string jobDataKey(uint32_t job, JobDataKind kind, uint64_t id) {
+  std::string out = jobDataPrefix(job);
+  out.push_back(static_cast<char>(kind));
+  if (kind == JobDataKind::kTopology) {
+    putBE(&out, id, 4);
+  } else {
+    putBE(&out, id, 8);
+  }
+  return out;
+}
+
+std::string prefixSuccessor(std::string_view prefix) {
+  std::string out(prefix);
+  while (!out.empty()) {
+    auto& last = reinterpret_cast<unsigned char&>(out.back());
+    if (last != 0xff) {
+      ++last;
+      return out;
+    }
+    out.pop_back();
+  }
+  return out;
+}
+
+std::string hexBytes(std::string_view bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+namespace {
+
+std::string columnLabel(Table table, uint8_t column) {
+  if (column == kStepsColumnId) return "_steps";
+  if (column == kRowCountColumnId) return "_rows";
+  for (const ColumnDef& c : tableColumns(table)) {
+    if (c.id == column) return std::string(c.name);
+  }
+  return "#" + std::to_string(column);
+}
+
+std::string describeMetaKey(std::string_view key) {
+  if (key.empty()) return "meta <empty key>";
+  switch (static_cast<MetaTag>(key[0])) {
+    case MetaTag::kFormatVersion:
+      if (key.size() == 1) return "meta format_version";
+      break;
+    case MetaTag::kBlockSteps:
+      if (key.size() == 1) return "meta block_steps";
+      break;
+    case MetaTag::kNextJobId:
+      if (key.size() == 1) return "meta next_job_id";
+      break;
+    case MetaTag::kJobByName:
+      return "meta job name=" + std::string(key.substr(1));
+    case MetaTag::kJobData: {
+      if (key.size() < 6) break;
+      uint32_t job = static_cast<uint32_t>(getBE(key, 1, 4));
+      auto kind = static_cast<JobDataKind>(key[5]);
+      std::string head = "meta job=" + std::to_string(job) + " ";
+      if (kind == JobDataKind::kTopology && key.size() == 10) {
+        return head + "topology rank=" + std::to_string(getBE(key, 6, 4));
+      }
+      if (key.size() == 14) {
+        const char* what = kind == JobDataKind::kKernelDict  ? "kernel signature="
+                           : kind == JobDataKind::kStackDict ? "stack id="
+                           : kind == JobDataKind::kStringDict ? "string id="
+                                                              : nullptr;
+        if (what) {
+          char buf[24];
+          snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(getBE(key, 6, 8)));
+          return head + what + buf;
+        }
+      }
+      break;
+    }
+  }
+  return "meta 0x" + hexBytes(key);
+}
+
+}  // namespace
+
+std::string describeKey(std::string_view cf, std::string_view key) {
+  if (cf == kHeadCf) {
+    HeadKey k;
+    if (decodeHeadKey(key, &k)) {
+      return "head job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step=" + std::to_string(k.step) +
+             " attempt=" + std::to_string(k.attempt);
+    }
+    return "head 0x" + hexBytes(key);
+  }
+  if (cf == kChunkCf) {
+    ChunkKey k;
+    if (decodeChunkKey(key, &k)) {
+      return "chunk job=" + std::to_string(k.job) + " table=" + tableName(k.table) + " column=" + columnLabel(k.table, k.column) +
+             " step_base=" + std::to_string(k.step_base) + " rank=" + std::to_string(k.rank) + " attempt=" + std::to_string(k.attempt) +
+             " (0x" + hexBytes(key) + ")";
+    }
+    return "chunk 0x" + hexBytes(key);
+  }
+  if (cf == kMetaCf) return describeMetaKey(key);
+  return std::string(cf) + " 0x" + hexBytes(key);
+}
+
+}  // namespace argus::storage

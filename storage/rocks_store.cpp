@@ -1,0 +1,506 @@
+// The Store on RocksDB: open and format checks, jobs, the write path (group commit),
+// sealing, scans, drops and retention. Formats: docs/format/.
+#include "storage/rocks_store.h"
+
+#include <rocksdb/convenience.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "model/step_codec.h"
+#include "storage/keys.h"
+#include "storage/meta_records.h"
+#include "storage/scan_cursor.h"
+
+namespace argus::storage {
+
+Status fromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return Status::ok();
+  std::string m = std::string(context) + ": " + s.ToString();
+  if (s.IsNotFound()) return Status::notFound(m);
+  if (s.IsCorruption()) return Status::corruption(m);
+  if (s.IsInvalidArgument()) return Status::invalidArgument(m);
+  if (s.IsNotSupported()) return Status::invalidArgument(m);
+  if (s.IsIOError()) return Status::ioError(m);
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) return Status::unavailable(m);
+  if (s.IsAborted()) return Status::aborted(m);
+  return Status::ioError(m);
+}
+
+namespace {
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+rocksdb::CompressionType headCompression() {
+  for (auto c : rocksdb::GetSupportedCompressions()) {
+    if (c == rocksdb::kLZ4Compression) return c;
+  }
+  return rocksdb::kSnappyCompression;
+}
+
+rocksdb::ColumnFamilyOptions cfOptions(std::string_view name) {
+  rocksdb::ColumnFamilyOptions o;
+  rocksdb::BlockBasedTableOptions t;
+  if (name == kHeadCf) {
+    // The ingest path: big memtables absorb group commits; rows are deleted on seal, so
+    // most never reach an SST.
+    o.write_buffer_size = 128 << 20;
+    o.max_write_buffer_number = 4;
+    o.compression = headCompression();
+  } else if (name == kChunkCf) {
+    // Chunks are already compressed by their codecs (docs/format/codecs.md).
+    o.compression = rocksdb::kNoCompression;
+    o.write_buffer_size = 64 << 20;
+    t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    t.block_size = 16 << 10;
+  } else {
+    o.compression = rocksdb::kNoCompression;
+  }
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  return o;
+}
+
+uint64_t valueHash(std::string_view v) { return XXH3_64bits(v.data(), v.size()); }
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOptions& options) {
+  auto r = RocksStore::openRocks(dir, options);
+  if (!r.isOk()) return r.status();
+  return std::unique_ptr<Store>(std::move(r).value());
+}
+
+Result<std::unique_ptr<RocksStore>> RocksStore::openRocks(const std::string& dir, const StoreOptions& options) {
+  std::unique_ptr<RocksStore> s(new RocksStore());
+  Status st = s->openImpl(dir, options);
+  if (!st.isOk()) return st.withContext("opening store at " + dir);
+  return s;
+}
+
+RocksStore::~RocksStore() {
+  if (db_) {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+}
+
+Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options) {
+  dir_ = dir;
+  options_ = options;
+  if (options.block_steps == 0 || (options.block_steps & (options.block_steps - 1)) != 0) {
+    return Status::invalidArgument("block_steps " + std::to_string(options.block_steps) + " is not a power of two");
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    return Status::invalidArgument(dir + " exists and is not a directory");
+  }
+  bool exists = std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+  if (!exists && (options.read_only || !options.create_if_missing)) return Status::notFound("no store at " + dir);
+
+  rocksdb::DBOptions dbo;
+  dbo.create_if_missing = options.create_if_missing;
+  dbo.create_missing_column_families = true;
+  dbo.max_background_jobs = 2;
+  dbo.max_total_wal_size = 512 << 20;
+  dbo.keep_log_file_num = 4;
+  dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+
+  std::vector<std::string> names{rocksdb::kDefaultColumnFamilyName, kMetaCf, kHeadCf, kChunkCf};
+  if (exists) {
+    std::vector<std::string> found;
+    ARGUS_RETURN_IF_ERROR(fromRocks(rocksdb::DB::ListColumnFamilies(dbo, dir, &found), "listing column families"));
+    for (const auto& n : found) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) {
+        return Status::corruption("unexpected column family '" + n + "': not an Argus store");
+      }
+    }
+    if (options.read_only && found.size() != names.size()) return Status::corruption("column families missing: not an Argus store");
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
+  for (const auto& n : names) cfds.emplace_back(n, cfOptions(n));
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = options.read_only ? rocksdb::DB::OpenForReadOnly(dbo, dir, cfds, &handles_, &raw)
+                                         : rocksdb::DB::Open(dbo, dir, cfds, &handles_, &raw);
+  ARGUS_RETURN_IF_ERROR(fromRocks(rs, "opening RocksDB"));
+  db_.reset(raw);
+  h_.db = raw;
+  h_.meta = handles_[1];
+  h_.head = handles_[2];
+  h_.chunk = handles_[3];
+  ARGUS_RETURN_IF_ERROR(checkFormat());
+  return loadJobs();
+}
+
+Status RocksStore::checkFormat() {
+  std::string v;
+  rocksdb::ReadOptions ro;
+  rocksdb::Status rs = db_->Get(ro, h_.meta, metaKey(MetaTag::kFormatVersion), &v);
+  if (rs.IsNotFound()) {
+    // A store without a version is either brand new (empty) or damaged.
+    for (auto* h : handles_) {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h));
+      it->SeekToFirst();
+      if (it->Valid()) {
+        return Status::corruption("format version missing in a non-empty store (column family '" + h->GetName() + "' has data)");
+      }
+    }
+    if (options_.read_only) return Status::notFound("empty store (no format version)");
+    rocksdb::WriteBatch b;
+    b.Put(h_.meta, metaKey(MetaTag::kFormatVersion), encodeU32(kFormatVersion));
+    b.Put(h_.meta, metaKey(MetaTag::kBlockSteps), encodeU32(options_.block_steps));
+    b.Put(h_.meta, metaKey(MetaTag::kNextJobId), encodeU32(1));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &b), "writing format version"));
+    h_.block_steps = options_.block_steps;
+    return Status::ok();
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(rs, "reading format version"));
+  uint32_t version = 0;
+  ARGUS_RETURN_IF_ERROR(decodeU32(v, &version).withContext("format version"));
+  if (version != kFormatVersion) {
+    return Status::versionMismatch("store format version " + std::to_string(version) + (version > kFormatVersion ? " is newer than" : " is not") +
+                                   " the version this build reads (" + std::to_string(kFormatVersion) + ")");
+  }
+  rs = db_->Get(ro, h_.meta, metaKey(MetaTag::kBlockSteps), &v);
+  ARGUS_RETURN_IF_ERROR(fromRocks(rs, "reading block_steps"));
+  uint32_t bs = 0;
+  ARGUS_RETURN_IF_ERROR(decodeU32(v, &bs).withContext("block_steps"));
+  if (bs == 0 || (bs & (bs - 1)) != 0) return Status::corruption("stored block_steps " + std::to_string(bs) + " is not a power of two");
+  // The stored block size wins: chunks already on disk are cut by it.
+  h_.block_steps = bs;
+  return Status::ok();
+}
+
+Status RocksStore::loadJobs() {
+  rocksdb::ReadOptions ro;
+  std::string v;
+  rocksdb::Status rs = db_->Get(ro, h_.meta, metaKey(MetaTag::kNextJobId), &v);
+  ARGUS_RETURN_IF_ERROR(fromRocks(rs, "reading next_job_id"));
+  ARGUS_RETURN_IF_ERROR(decodeU32(v, &next_job_id_).withContext("next_job_id"));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.meta));
+  std::string prefix = metaKey(MetaTag::kJobByName);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    JobInfo info;
+    Status s = decodeJobInfo(std::string_view(it->value().data(), it->value().size()), &info);
+    if (!s.isOk()) return s.withContext(describeKey(kMetaCf, std::string_view(it->key().data(), it->key().size())));
+    job_names_[info.id] = info.name;
+    jobs_[info.name] = std::move(info);
+  }
+  return fromRocks(it->status(), "loading jobs");
+}
+
+// --- jobs ---
+
+Result<JobId> RocksStore::ensureJob(std::string_view job) {
+  {
+    std::lock_guard lock(jobs_mu_);
+    auto it = jobs_.find(job);
+    if (it != jobs_.end()) return it->second.id;
+  }
+  if (!model::isValidJobId(job)) return Status::invalidArgument("invalid job id '" + std::string(job) + "' (1-128 bytes of [A-Za-z0-9._-])");
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  std::shared_lock drop(drop_mu_);
+  std::lock_guard lock(jobs_mu_);
+  auto it = jobs_.find(job);
+  if (it != jobs_.end()) return it->second.id;
+  JobInfo info;
+  info.id = next_job_id_;
+  info.name = std::string(job);
+  info.created_ns = nowNs();
+  info.last_write_ns = info.created_ns;
+  rocksdb::WriteBatch b;
+  b.Put(h_.meta, jobByNameKey(job), encodeJobInfo(info));
+  b.Put(h_.meta, metaKey(MetaTag::kNextJobId), encodeU32(next_job_id_ + 1));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_wal;
+  // Held under jobs_mu_: job creation is rare and must not hand out an id twice.
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &b), "creating job"));
+  ++next_job_id_;
+  job_names_[info.id] = info.name;
+  jobs_[info.name] = info;
+  return info.id;
+}
+
+Result<JobInfo> RocksStore::findJob(std::string_view job) const {
+  std::lock_guard lock(jobs_mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
+  return it->second;
+}
+
+std::vector<JobInfo> RocksStore::listJobs() const {
+  std::lock_guard lock(jobs_mu_);
+  std::vector<JobInfo> out;
+  for (const auto& [name, info] : jobs_) out.push_back(info);
+  return out;
+}
+
+Status RocksStore::setRetention(std::string_view job, int64_t retention_ns) {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  if (retention_ns < 0) return Status::invalidArgument("negative retention");
+  std::shared_lock drop(drop_mu_);
+  std::lock_guard lock(jobs_mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
+  JobInfo info = it->second;
+  info.retention_ns = retention_ns;
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_wal;
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Put(wo, h_.meta, jobByNameKey(job), encodeJobInfo(info)), "setting retention"));
+  it->second = info;
+  return Status::ok();
+}
+
+// --- writes ---
+
+Status RocksStore::write(const WriteRequest& request) { return writeGroup(std::span<const WriteRequest>(&request, 1)); }
+
+Status RocksStore::writeGroup(std::span<const WriteRequest> requests) {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  std::shared_lock drop(drop_mu_);
+  return writeBatchFor(requests);
+}
+
+Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
+  rocksdb::WriteBatch batch;
+  int64_t now = nowNs();
+  // Jobs touched, with the JobInfo to store (last_write_ns = now).
+  std::vector<JobInfo> touched;
+  {
+    std::lock_guard lock(jobs_mu_);
+    for (const WriteRequest& r : requests) {
+      bool seen = false;
+      for (const auto& j : touched) seen = seen || j.id == r.job;
+      if (seen) continue;
+      auto n = job_names_.find(r.job);
+      if (n == job_names_.end()) return Status::invalidArgument("write to unknown job id " + std::to_string(r.job));
+      JobInfo info = jobs_.find(n->second)->second;
+      info.last_write_ns = std::max(info.last_write_ns, now);
+      touched.push_back(std::move(info));
+    }
+  }
+
+  // Dictionary and topology entries: only new or changed ones go into the batch.
+  std::vector<std::pair<std::string, uint64_t>> meta_new;
+  auto putMeta = [&](std::string key, std::string value) {
+    uint64_t h = valueHash(value);
+    {
+      std::lock_guard lock(cache_mu_);
+      auto it = meta_cache_.find(key);
+      if (it != meta_cache_.end() && it->second == h) return;
+    }
+    batch.Put(h_.meta, key, value);
+    meta_new.emplace_back(std::move(key), h);
+  };
+
+  std::string value;
+  size_t rows = 0;
+  for (const WriteRequest& r : requests) rows += r.records.size();
+  for (const WriteRequest& r : requests) {
+    if (r.topology) putMeta(jobDataKey(r.job, JobDataKind::kTopology, r.topology->rank), encodeTopology(*r.topology));
+    for (const auto& e : r.kernels) putMeta(jobDataKey(r.job, JobDataKind::kKernelDict, e.signature), encodeKernelDict(e));
+    for (const auto& e : r.stacks) putMeta(jobDataKey(r.job, JobDataKind::kStackDict, e.stack_id), encodeStackDict(e));
+    for (const auto& e : r.strings) putMeta(jobDataKey(r.job, JobDataKind::kStringDict, e.id), encodeStringDict(e));
+    for (const model::StepRecord& rec : r.records) {
+      std::string key = encodeHeadKey(HeadKey{r.job, rec.rank, rec.step, rec.attempt});
+      batch.Put(h_.head, key, model::encodeStandalone(rec));
+    }
+  }
+  for (const JobInfo& info : touched) batch.Put(h_.meta, jobByNameKey(info.name), encodeJobInfo(info));
+
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_wal;
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &batch), "writing " + std::to_string(rows) + " rows"));
+
+  {
+    std::lock_guard lock(jobs_mu_);
+    for (const JobInfo& info : touched) {
+      auto it = jobs_.find(info.name);
+      if (it != jobs_.end()) it->second.last_write_ns = std::max(it->second.last_write_ns, info.last_write_ns);
+    }
+  }
+  if (!meta_new.empty()) {
+    std::lock_guard lock(cache_mu_);
+    // Bounded: past a million entries start over (a re-put is harmless, just bytes).
+    if (meta_cache_.size() > (1u << 20)) meta_cache_.clear();
+    for (auto& [k, h] : meta_new) meta_cache_[std::move(k)] = h;
+  }
+  return Status::ok();
+}
+
+// --- sealing ---
+
+Status RocksStore::seal(bool all) {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  std::shared_lock drop(drop_mu_);
+  std::lock_guard lock(seal_mu_);
+  SealStats stats;
+  Status s = Sealer(h_).run(all, &stats);
+  last_seal_ = stats;
+  return s;
+}
+
+Status RocksStore::sealReady() { return seal(false); }
+Status RocksStore::sealAll() { return seal(true); }
+
+SealStats RocksStore::lastSealStats() const {
+  std::lock_guard lock(seal_mu_);
+  return last_seal_;
+}
+
+// --- reads ---
+
+Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const {
+  std::vector<const ColumnDef*> cols;
+  if (spec.columns.empty()) {
+    for (const ColumnDef& c : tableColumns(spec.table)) cols.push_back(&c);
+  } else {
+    for (const std::string& name : spec.columns) {
+      const ColumnDef* c = findColumn(spec.table, name);
+      if (c == nullptr) return Status::invalidArgument("no column '" + name + "' in table " + tableName(spec.table));
+      cols.push_back(c);
+    }
+  }
+  auto job = findJob(spec.job);
+  if (!job.isOk()) return job.status();
+  auto cursor = std::make_unique<RocksScanCursor>(h_, job->id, spec, std::move(cols));
+  ARGUS_RETURN_IF_ERROR(cursor->init());
+  return std::unique_ptr<ScanCursor>(std::move(cursor));
+}
+
+Result<std::vector<model::RankTopology>> RocksStore::topology(std::string_view job) const {
+  auto info = findJob(job);
+  if (!info.isOk()) return info.status();
+  std::string prefix = jobDataPrefix(info->id);
+  prefix.push_back(static_cast<char>(JobDataKind::kTopology));
+  std::vector<model::RankTopology> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), h_.meta));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    model::RankTopology t;
+    Status s = decodeTopology(std::string_view(it->value().data(), it->value().size()), &t);
+    if (!s.isOk()) return s.withContext(describeKey(kMetaCf, std::string_view(it->key().data(), it->key().size())));
+    out.push_back(std::move(t));
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading topology"));
+  return out;
+}
+
+Result<model::KernelDictEntry> RocksStore::kernelName(std::string_view job, uint64_t signature) const {
+  auto info = findJob(job);
+  if (!info.isOk()) return info.status();
+  std::string key = jobDataKey(info->id, JobDataKind::kKernelDict, signature);
+  std::string v;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), h_.meta, key, &v);
+  if (rs.IsNotFound()) return Status::notFound("no kernel name for " + describeKey(kMetaCf, key));
+  ARGUS_RETURN_IF_ERROR(fromRocks(rs, "reading kernel dictionary"));
+  model::KernelDictEntry e;
+  ARGUS_RETURN_IF_ERROR(decodeKernelDict(v, &e).withContext(describeKey(kMetaCf, key)));
+  e.signature = signature;
+  return e;
+}
+
+// --- drops and retention ---
+
+Status RocksStore::dropJob(std::string_view job) {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  std::unique_lock drop(drop_mu_);
+  std::lock_guard seal(seal_mu_);
+  JobInfo info;
+  {
+    std::lock_guard lock(jobs_mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
+    info = it->second;
+  }
+  rocksdb::WriteBatch b;
+  // Job-scoped ranges; the id is never reused, so the ranges stay dead.
+  auto range = [&](rocksdb::ColumnFamilyHandle* cf, const std::string& prefix) {
+    std::string end = prefixSuccessor(prefix);
+    b.DeleteRange(cf, prefix, end);
+  };
+  range(h_.head, headPrefix(info.id));
+  range(h_.chunk, chunkPrefix(info.id));
+  range(h_.meta, jobDataPrefix(info.id));
+  b.Delete(h_.meta, jobByNameKey(info.name));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_wal;
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &b), "dropping job " + info.name));
+  {
+    std::lock_guard lock(jobs_mu_);
+    jobs_.erase(info.name);
+    job_names_.erase(info.id);
+  }
+  {
+    std::lock_guard lock(cache_mu_);
+    std::string prefix = jobDataPrefix(info.id);
+    std::erase_if(meta_cache_, [&](const auto& kv) { return kv.first.starts_with(prefix); });
+  }
+  return Status::ok();
+}
+
+Status RocksStore::applyRetention(int64_t now_ns) {
+  std::vector<std::string> expired;
+  {
+    std::lock_guard lock(jobs_mu_);
+    for (const auto& [name, info] : jobs_) {
+      if (info.retention_ns > 0 && info.last_write_ns < now_ns - info.retention_ns) expired.push_back(name);
+    }
+  }
+  for (const auto& name : expired) {
+    Status s = dropJob(name);
+    if (!s.isOk() && !s.isNotFound()) return s;
+  }
+  return Status::ok();
+}
+
+Store::SizeInfo RocksStore::size() const {
+  SizeInfo s;
+  uint64_t v = 0;
+  for (auto* h : {h_.meta, h_.head, h_.chunk}) {
+    if (db_->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) s.live_bytes += v;
+  }
+  rocksdb::VectorLogPtr wal;
+  if (db_->GetSortedWalFiles(wal).ok()) {
+    for (const auto& f : wal) s.live_bytes += f->SizeFileBytes();
+  }
+  if (db_->GetIntProperty(h_.head, "rocksdb.estimate-num-keys", &v)) s.head_rows = v;
+  if (db_->GetIntProperty(h_.chunk, "rocksdb.estimate-num-keys", &v)) s.chunks = v;
+  return s;
+}
+
+Status RocksStore::compactAll() {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  rocksdb::CompactRangeOptions co;
+  co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  for (auto* h : {h_.meta, h_.head, h_.chunk}) {
+    ARGUS_RETURN_IF_ERROR(fromRocks(db_->Flush(rocksdb::FlushOptions(), h), "flushing"));
+    ARGUS_RETURN_IF_ERROR(fromRocks(db_->CompactRange(co, h, nullptr, nullptr), "compacting"));
+  }
+  return Status::ok();
+}
+
+rocksdb::ColumnFamilyHandle* RocksStore::cfByName(std::string_view cf) const {
+  if (cf == kMetaCf) return h_.meta;
+  if (cf == kHeadCf) return h_.head;
+  if (cf == kChunkCf) return h_.chunk;
+  return nullptr;
+}
+
+Status RocksStore::forEachRaw(std::string_view cf, const std::function<bool(std::string_view, std::string_view)>& fn) const {
+  auto* h = cfByName(cf);
+  if (h == nullptr) return Status::invalidArgument("no column family '" + std::string(cf) + "' (meta, head, chunk)");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), h));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (!fn(std::string_view(it->key().data(), it->key().size()), std::string_view(it->value().data(), it->value().size()))) break;
+  }
+  return fromRocks(it->status(), "iterating " + std::string(cf));
+}
+
+}  // namespace argus::storage

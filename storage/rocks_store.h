@@ -1,0 +1,97 @@
+// RocksStore: the Store on RocksDB (docs/format/README.md). Store::open returns one.
+// The extras below are additive to the Store interface: tools (`argus dump`), tests and
+// benchmarks use them; the ingest and query paths need only Store.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <rocksdb/db.h>
+
+#include "storage/db_handles.h"
+#include "storage/sealer.h"
+#include "storage/store.h"
+
+namespace argus::storage {
+
+// The store format version (meta key format_version). Bump on any incompatible change
+// to keys, chunks, codecs or meta records; an older build refuses a newer store.
+inline constexpr uint32_t kFormatVersion = 1;
+
+class RocksStore final : public Store {
+ public:
+  static Result<std::unique_ptr<RocksStore>> openRocks(const std::string& dir, const StoreOptions& options);
+  ~RocksStore() override;
+
+  Result<JobId> ensureJob(std::string_view job) override;
+  Result<JobInfo> findJob(std::string_view job) const override;
+  std::vector<JobInfo> listJobs() const override;
+  Status setRetention(std::string_view job, int64_t retention_ns) override;
+
+  Status write(const WriteRequest& request) override;
+  Status writeGroup(std::span<const WriteRequest> requests) override;
+
+  Status sealReady() override;
+  Status sealAll() override;
+
+  Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const override;
+
+  Result<std::vector<model::RankTopology>> topology(std::string_view job) const override;
+  Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const override;
+
+  Status dropJob(std::string_view job) override;
+  Status applyRetention(int64_t now_ns) override;
+  SizeInfo size() const override;
+
+  // --- extras ---
+  // Flushes memtables and compacts every column family (on-disk size measurements).
+  Status compactAll();
+  // What the last seal did.
+  SealStats lastSealStats() const;
+  uint32_t blockSteps() const { return h_.block_steps; }
+  const DbHandles& handles() const { return h_; }
+  // Raw iteration over one column family ("meta", "head", "chunk") for dumps; stops when
+  // fn returns false.
+  Status forEachRaw(std::string_view cf, const std::function<bool(std::string_view key, std::string_view value)>& fn) const;
+
+ private:
+  RocksStore() = default;
+  Status openImpl(const std::string& dir, const StoreOptions& options);
+  Status checkFormat();
+  Status loadJobs();
+  Status seal(bool all);
+  Status writeBatchFor(std::span<const WriteRequest> requests);
+  rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
+
+  std::string dir_;
+  StoreOptions options_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all opened, for destruction
+  DbHandles h_;
+
+  // Writes hold it shared; dropJob/applyRetention exclusive, so no write lands in a job
+  // while its ranges are being deleted.
+  mutable std::shared_mutex drop_mu_;
+  // Guards the job maps and their JobInfo fields. Never held across a RocksDB write.
+  mutable std::mutex jobs_mu_;
+  std::map<std::string, JobInfo, std::less<>> jobs_;  // GUARDED_BY(jobs_mu_)
+  std::unordered_map<JobId, std::string> job_names_;  // GUARDED_BY(jobs_mu_)
+  uint32_t next_job_id_ = 1;                          // GUARDED_BY(jobs_mu_)
+
+  // meta key -> hash of the value last written: dictionaries and topology are rewritten
+  // only when new or changed.
+  mutable std::mutex cache_mu_;
+  std::unordered_map<std::string, uint64_t> meta_cache_;  // GUARDED_BY(cache_mu_)
+
+  mutable std::mutex seal_mu_;  // one sealer at a time (a re-seal reads, merges and rewrites chunks)
+  SealStats last_seal_;  // GUARDED_BY(seal_mu_)
+};
+
+}  // namespace argus::storage

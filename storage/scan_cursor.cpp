@@ -1,0 +1,292 @@
+#include "storage/scan_cursor.h"
+
+#include <algorithm>
+
+#include "model/step_codec.h"
+#include "storage/chunk_reader.h"
+#include "storage/keys.h"
+
+namespace argus::storage {
+namespace {
+
+bool startsWith(const rocksdb::Slice& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::string_view(s.data(), prefix.size()) == prefix;
+}
+
+std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+}  // namespace
+
+RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
+    : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)) {
+  if (spec_.batch_rows == 0) spec_.batch_rows = 4096;
+  std::sort(spec_.ranks.begin(), spec_.ranks.end());
+  spec_.ranks.erase(std::unique(spec_.ranks.begin(), spec_.ranks.end()), spec_.ranks.end());
+  for (const ColumnDef* c : columns_) {
+    if (c->id >= kFirstStoredColumnId && std::find(stored_ids_.begin(), stored_ids_.end(), c->id) == stored_ids_.end()) {
+      stored_ids_.push_back(c->id);
+    }
+    Column col;
+    col.name = std::string(c->name);
+    col.type = c->type;
+    pending_.columns.push_back(std::move(col));
+  }
+}
+
+RocksScanCursor::~RocksScanCursor() {
+  if (snapshot_) h_.db->ReleaseSnapshot(snapshot_);
+}
+
+bool RocksScanCursor::wantRank(uint32_t rank) const {
+  return spec_.ranks.empty() || std::binary_search(spec_.ranks.begin(), spec_.ranks.end(), rank);
+}
+
+Status RocksScanCursor::init() {
+  snapshot_ = h_.db->GetSnapshot();
+  ro_.snapshot = snapshot_;
+  if (spec_.from_step >= spec_.to_step) return Status::ok();
+  std::map<uint32_t, std::vector<ChunkSet>> ranks;
+  ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
+  ARGUS_RETURN_IF_ERROR(discoverHeadRanks(&ranks));
+  plan_.reserve(ranks.size());
+  for (auto& [rank, sets] : ranks) plan_.push_back(RankPlan{rank, std::move(sets)});
+  return Status::ok();
+}
+
+Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, std::vector<ChunkSet>>* out) {
+  uint64_t first_base = h_.blockBase(spec_.from_step);
+  uint64_t last_base = h_.blockBase(spec_.to_step - 1);
+  std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
+  auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
+  auto add = [&](const ChunkKey& k) { (*out)[k.rank].push_back(ChunkSet{k.step_base, k.attempt}); };
+  ChunkKey k;
+  if (spec_.ranks.empty()) {
+    for (it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, first_base)); inRange(); it->Next()) {
+      if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+      add(k);
+    }
+    return fromRocks(it->status(), "scan: listing chunks");
+  }
+  // Few ranks wanted: seek to each (block, rank) instead of reading every rank's keys.
+  uint64_t base = first_base;
+  for (;;) {
+    it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, base));
+    if (!inRange()) break;
+    if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+    base = k.step_base;
+    for (uint32_t r : spec_.ranks) {
+      std::string prefix = chunkPrefix(job_, spec_.table, kStepsColumnId, base, r);
+      for (it->Seek(prefix); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+        if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+        add(k);
+      }
+    }
+    if (base >= last_base) break;
+    base += 1;  // the next Seek lands on the next block present
+  }
+  return fromRocks(it->status(), "scan: listing chunks");
+}
+
+Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSet>>* out) {
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
+  HeadKey k;
+  auto hit = [&](uint32_t rank) {
+    std::string prefix = headPrefix(job_, rank);
+    it->Seek(headKeyPrefix(job_, rank, spec_.from_step));
+    return it->Valid() && startsWith(it->key(), prefix) && decodeHeadKey(view(it->key()), &k) && k.step < spec_.to_step;
+  };
+  if (!spec_.ranks.empty()) {
+    for (uint32_t r : spec_.ranks) {
+      if (hit(r)) (*out)[r];
+    }
+    return fromRocks(it->status(), "scan: listing head rows");
+  }
+  // Skip-scan: one seek per rank present.
+  std::string job_prefix = headPrefix(job_);
+  uint64_t r = 0;
+  while (r <= UINT32_MAX) {
+    it->Seek(headKeyPrefix(job_, static_cast<uint32_t>(r), spec_.from_step));
+    if (!it->Valid() || !startsWith(it->key(), job_prefix)) break;
+    if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
+    if (k.rank != r) {
+      r = k.rank;  // the first rank at or after r; its rows may start before from_step
+      continue;
+    }
+    if (k.step < spec_.to_step) (*out)[k.rank];
+    ++r;
+  }
+  return fromRocks(it->status(), "scan: listing head rows");
+}
+
+Status RocksScanCursor::loadHeadRows(uint32_t rank) {
+  head_rows_.clear();
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
+  std::string prefix = headPrefix(job_, rank);
+  HeadKey k;
+  for (it->Seek(headKeyPrefix(job_, rank, spec_.from_step)); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+    if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
+    if (k.step >= spec_.to_step) break;
+    HeadRow row{k.step, k.attempt, {}};
+    Status s = model::decodeStandalone(view(it->value()), &row.rec);
+    if (!s.isOk()) return Status::corruption(describeKey(kHeadCf, view(it->key())) + ": " + s.message());
+    row.rec.rank = k.rank;
+    row.rec.step = k.step;
+    row.rec.attempt = k.attempt;
+    head_rows_.push_back(std::move(row));
+    ++stats_.head_rows_read;
+  }
+  return fromRocks(it->status(), "scan: reading head rows");
+}
+
+Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
+  struct Source {
+    TableBlock block;
+    uint16_t attempt;
+    bool head;
+    std::vector<size_t> offsets;
+  };
+  std::vector<Source> sources;
+  ChunkGetter get = [this](const std::string& key, std::string* value) -> Status {
+    rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, value);
+    if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
+    return fromRocks(s, "scan: reading chunk");
+  };
+  for (; *set_ix < plan.sets.size() && plan.sets[*set_ix].base == base; ++*set_ix) {
+    const ChunkSet& cs = plan.sets[*set_ix];
+    ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
+    std::string key = encodeChunkKey(at);
+    std::string steps_value;
+    ARGUS_RETURN_IF_ERROR(get(key, &steps_value));
+    ChunkStats st;
+    ARGUS_RETURN_IF_ERROR(ChunkReader::readStats(key, steps_value, &st));
+    if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {
+      stats_.chunks_skipped += 1 + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
+      continue;
+    }
+    Source src;
+    src.attempt = cs.attempt;
+    src.head = false;
+    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &steps_value));
+    src.offsets = src.block.rowOffsets();
+    sources.push_back(std::move(src));
+  }
+  // Head rows of this block, one source per attempt (rows are in (step, attempt) order).
+  std::map<uint16_t, size_t> head_source;
+  for (const HeadRow& row : head_rows_) {
+    if (h_.blockBase(row.step) != base) continue;
+    auto [it, fresh] = head_source.try_emplace(row.attempt, sources.size());
+    if (fresh) {
+      sources.emplace_back();
+      sources.back().attempt = row.attempt;
+      sources.back().head = true;
+      sources.back().block.reset(spec_.table);
+    }
+    sources[it->second].block.append(row.rec);
+  }
+  for (Source& s : sources) {
+    if (s.head) s.offsets = s.block.rowOffsets();
+  }
+
+  // Winner per step: highest attempt; head before chunk for the same attempt.
+  struct Cand {
+    uint64_t step;
+    uint16_t attempt;
+    bool head;
+    uint32_t source;
+    uint32_t index;
+  };
+  std::vector<Cand> cands;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    const auto& steps = sources[s].block.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      uint64_t step = static_cast<uint64_t>(steps[i]);
+      if (step < spec_.from_step || step >= spec_.to_step) continue;
+      cands.push_back(Cand{step, sources[s].attempt, sources[s].head, static_cast<uint32_t>(s), static_cast<uint32_t>(i)});
+    }
+  }
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+    if (a.step != b.step) return a.step < b.step;
+    if (a.attempt != b.attempt) return a.attempt > b.attempt;
+    return a.head > b.head;
+  });
+  for (size_t c = 0; c < cands.size(); ++c) {
+    if (c > 0 && cands[c].step == cands[c - 1].step) continue;
+    const Cand& w = cands[c];
+    const Source& src = sources[w.source];
+    size_t lo = src.offsets[w.index], hi = src.offsets[w.index + 1];
+    size_t n = hi - lo;
+    if (n == 0) continue;
+    for (size_t o = 0; o < columns_.size(); ++o) {
+      Column& out = pending_.columns[o];
+      uint8_t id = columns_[o]->id;
+      if (id == 0) {
+        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(plan.rank));
+      } else if (id == 1) {
+        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(w.step));
+      } else if (id == 2) {
+        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(w.attempt));
+      } else if (out.type == ColumnType::kHistogram) {
+        const auto& h = src.block.columns[id].hists;
+        out.hists.insert(out.hists.end(), h.begin() + lo, h.begin() + hi);
+      } else {
+        const auto& v = src.block.columns[id].ints;
+        out.ints.insert(out.ints.end(), v.begin() + lo, v.begin() + hi);
+      }
+    }
+    pending_.rows += n;
+  }
+  return Status::ok();
+}
+
+Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
+  while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < plan_.size()) {
+    const RankPlan& plan = plan_[rank_ix_];
+    if (!rank_started_) {
+      ARGUS_RETURN_IF_ERROR(loadHeadRows(plan.rank));
+      blocks_.clear();
+      for (const ChunkSet& s : plan.sets) blocks_.push_back(s.base);
+      for (const HeadRow& r : head_rows_) blocks_.push_back(h_.blockBase(r.step));
+      std::sort(blocks_.begin(), blocks_.end());
+      blocks_.erase(std::unique(blocks_.begin(), blocks_.end()), blocks_.end());
+      block_ix_ = 0;
+      set_ix_ = 0;
+      rank_started_ = true;
+    }
+    if (block_ix_ >= blocks_.size()) {
+      ++rank_ix_;
+      rank_started_ = false;
+      head_rows_.clear();
+      continue;
+    }
+    ARGUS_RETURN_IF_ERROR(emitBlock(plan, blocks_[block_ix_], &set_ix_));
+    ++block_ix_;
+  }
+
+  size_t avail = pending_.rows - pending_off_;
+  size_t n = std::min(avail, spec_.batch_rows);
+  *has_rows = n > 0;
+  batch->columns.resize(pending_.columns.size());
+  for (size_t o = 0; o < pending_.columns.size(); ++o) {
+    Column& out = batch->columns[o];
+    const Column& in = pending_.columns[o];
+    out.name = in.name;
+    out.type = in.type;
+    if (in.type == ColumnType::kHistogram) {
+      out.ints.clear();
+      out.hists.assign(in.hists.begin() + pending_off_, in.hists.begin() + pending_off_ + n);
+    } else {
+      out.hists.clear();
+      out.ints.assign(in.ints.begin() + pending_off_, in.ints.begin() + pending_off_ + n);
+    }
+  }
+  batch->rows = n;
+  pending_off_ += n;
+  if (pending_off_ == pending_.rows) {
+    pending_.clear();
+    pending_off_ = 0;
+  }
+  return Status::ok();
+}
+
+}  // namespace argus::storage

@@ -1,0 +1,76 @@
+// RocksScanCursor: a scan over head rows and sealed chunks under one RocksDB snapshot.
+//
+// Plan: on construction the cursor lists the ranks with data in the step range (the
+// layout chunks of the table, and head keys) and, per rank, the chunk sets (block,
+// attempt). next() then walks rank by rank and block by block: it reads the block's
+// chunk sets (skipping a set whose layout statistics miss the step range), the rank's head
+// rows of that block, and for each step keeps the highest attempt (head winning a tie).
+// REQUIRES: the store outlives the cursor.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "storage/db_handles.h"
+#include "storage/store.h"
+#include "storage/table_block.h"
+
+namespace argus::storage {
+
+class RocksScanCursor final : public ScanCursor {
+ public:
+  // `columns`: the resolved output columns, in output order.
+  RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns);
+  ~RocksScanCursor() override;
+
+  Status init();
+  Status next(ColumnBatch* batch, bool* has_rows) override;
+  const ScanStats& stats() const override { return stats_; }
+
+ private:
+  struct ChunkSet {
+    uint64_t base;
+    uint16_t attempt;
+  };
+  struct RankPlan {
+    uint32_t rank;
+    std::vector<ChunkSet> sets;  // sorted by (base, attempt)
+  };
+  struct HeadRow {
+    uint64_t step;
+    uint16_t attempt;
+    model::StepRecord rec;
+  };
+
+  Status discoverChunkSets(std::map<uint32_t, std::vector<ChunkSet>>* out);
+  Status discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSet>>* out);
+  Status loadHeadRows(uint32_t rank);
+  // Emits the rows of block `base` of the current rank into pending_.
+  Status emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix);
+  bool wantRank(uint32_t rank) const;
+  std::string getChunk(const std::string& key, Status* s);
+
+  DbHandles h_;
+  uint32_t job_;
+  ScanSpec spec_;
+  std::vector<const ColumnDef*> columns_;
+  std::vector<uint8_t> stored_ids_;  // schema ids (>= 3) the output needs
+  const rocksdb::Snapshot* snapshot_ = nullptr;
+  rocksdb::ReadOptions ro_;
+  ScanStats stats_;
+
+  std::vector<RankPlan> plan_;
+  size_t rank_ix_ = 0;
+  // Within the current rank: head rows in range, and the blocks left to visit.
+  std::vector<HeadRow> head_rows_;
+  std::vector<uint64_t> blocks_;
+  size_t block_ix_ = 0;
+  size_t set_ix_ = 0;
+  bool rank_started_ = false;
+
+  ColumnBatch pending_;
+  size_t pending_off_ = 0;
+};
+
+}  // namespace argus::storage

@@ -1,0 +1,127 @@
+#include "storage/sealer.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <rocksdb/write_batch.h>
+
+#include "model/step_codec.h"
+#include "storage/chunk_reader.h"
+#include "storage/chunk_writer.h"
+#include "storage/keys.h"
+
+namespace argus::storage {
+
+struct Sealer::Row {
+  HeadKey key;
+  std::string raw_key;
+  std::string value;
+};
+
+Status Sealer::run(bool all, SealStats* stats) {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
+  std::vector<Row> block;
+  bool have = false;
+  HeadKey cur{};
+  uint64_t cur_base = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    HeadKey k;
+    if (!decodeHeadKey(std::string_view(it->key().data(), it->key().size()), &k)) {
+      return Status::corruption("head key of " + std::to_string(it->key().size()) + " bytes: " +
+                                describeKey(kHeadCf, std::string_view(it->key().data(), it->key().size())));
+    }
+    uint64_t base = h_.blockBase(k.step);
+    if (have && k.job == cur.job && k.rank == cur.rank) {
+      if (base != cur_base) {
+        // A later block exists for this rank: the buffered one is complete.
+        ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
+        block.clear();
+      }
+    } else {
+      if (have && all) ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
+      block.clear();
+    }
+    have = true;
+    cur = k;
+    cur_base = base;
+    block.push_back(Row{k, it->key().ToString(), it->value().ToString()});
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
+  if (have && all) ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
+  return Status::ok();
+}
+
+Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, std::vector<Row>& rows, SealStats* stats) {
+  if (rows.empty()) return Status::ok();
+  // Rows arrive in (step, attempt) order; each attempt is its own chunk set.
+  std::map<uint16_t, std::vector<model::StepRecord>> by_attempt;
+  for (const Row& r : rows) {
+    model::StepRecord rec;
+    Status s = model::decodeStandalone(r.value, &rec);
+    if (!s.isOk()) return Status::corruption(describeKey(kHeadCf, r.raw_key) + ": " + s.message());
+    // The key is the row's identity; the value cannot contradict it.
+    rec.rank = r.key.rank;
+    rec.step = r.key.step;
+    rec.attempt = r.key.attempt;
+    by_attempt[r.key.attempt].push_back(std::move(rec));
+  }
+
+  rocksdb::WriteBatch batch;
+  rocksdb::ReadOptions ro;
+  ChunkGetter get = [&](const std::string& key, std::string* value) -> Status {
+    rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, value);
+    if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
+    return fromRocks(s, "reading chunk");
+  };
+  std::vector<ChunkKV> chunks;
+  for (auto& [attempt, head_records] : by_attempt) {
+    // Merge with what an earlier seal of this block wrote (re-delivered rows).
+    ChunkKey at{job, Table::kSteps, kStepsColumnId, base, rank, attempt};
+    std::string steps_value;
+    Status found = get(encodeChunkKey(at), &steps_value);
+    std::vector<model::StepRecord> merged;
+    if (found.isOk()) {
+      TableBlock old[kTableCount];
+      uint64_t read = 0;
+      for (Table t : kAllTables) {
+        at.table = t;
+        ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, nullptr, get, &old[tableIndex(t)], &read, t == Table::kSteps ? &steps_value : nullptr));
+      }
+      std::vector<model::StepRecord> old_records;
+      ARGUS_RETURN_IF_ERROR(recordsFromBlocks(rank, attempt, old, &old_records));
+      // Both lists are sorted by step; head wins a tie (same identity, newest delivery).
+      size_t i = 0, j = 0;
+      while (i < old_records.size() || j < head_records.size()) {
+        if (j == head_records.size() || (i < old_records.size() && old_records[i].step < head_records[j].step)) {
+          merged.push_back(std::move(old_records[i++]));
+        } else {
+          if (i < old_records.size() && old_records[i].step == head_records[j].step) ++i;
+          merged.push_back(std::move(head_records[j++]));
+        }
+      }
+      ++stats->merged;
+    } else if (found.isNotFound()) {
+      merged = std::move(head_records);
+    } else {
+      return found;
+    }
+    TableBlock tb;
+    for (Table t : kAllTables) {
+      tb.reset(t);
+      for (const auto& rec : merged) tb.append(rec);
+      chunks.clear();
+      ChunkWriter::writeBlock(job, rank, attempt, base, tb, &chunks);
+      for (const ChunkKV& kv : chunks) batch.Put(h_.chunk, kv.key, kv.value);
+    }
+    ++stats->blocks;
+  }
+  for (const Row& r : rows) batch.Delete(h_.head, r.raw_key);
+  stats->head_rows += rows.size();
+  rocksdb::WriteOptions wo;  // not synced: the batch is atomic, and until it lands the head rows stay
+  return fromRocks(h_.db->Write(wo, &batch), "sealer: writing block");
+}
+
+}  // namespace argus::storage

@@ -1,0 +1,239 @@
+// Row extraction (StepRecord -> table rows) and its inverse.
+#include "storage/table_block.h"
+
+#include <limits>
+#include <type_traits>
+#include <unordered_map>
+
+namespace argus::storage {
+namespace {
+
+constexpr uint8_t kKernelKeys[] = {3, 4};
+constexpr uint8_t kCollectiveKeys[] = {3, 4, 5, 6};
+constexpr uint8_t kOneKey[] = {3};
+
+int64_t u(uint64_t v) { return static_cast<int64_t>(v); }
+
+}  // namespace
+
+std::span<const uint8_t> groupKeyColumns(Table t) {
+  switch (t) {
+    case Table::kSteps: return {};
+    case Table::kKernels: return kKernelKeys;
+    case Table::kCollectives: return kCollectiveKeys;
+    case Table::kStacks: return kOneKey;
+    case Table::kEvents: return kOneKey;
+  }
+  return {};
+}
+
+void TableBlock::reset(Table t) {
+  table = t;
+  steps.clear();
+  row_counts.clear();
+  rows = 0;
+  auto defs = tableColumns(t);
+  columns.resize(defs.size());
+  for (size_t i = 0; i < defs.size(); ++i) {
+    columns[i].name = std::string(defs[i].name);
+    columns[i].type = defs[i].type;
+    columns[i].ints.clear();
+    columns[i].hists.clear();
+  }
+}
+
+void TableBlock::append(const model::StepRecord& rec) {
+  steps.push_back(u(rec.step));
+  auto col = [this](int id) -> std::vector<int64_t>& { return columns[id].ints; };
+  size_t n = 0;
+  switch (table) {
+    case Table::kSteps:
+      col(3).push_back(rec.start_ns);
+      col(4).push_back(rec.end_ns);
+      col(5).push_back(rec.iter_ns);
+      col(6).push_back(rec.flags);
+      for (int p = 0; p < model::kPhaseColumnCount; ++p) col(7 + p).push_back(rec.phase_ns[p]);
+      n = 1;
+      break;
+    case Table::kKernels:
+      for (const auto& k : rec.kernels) {
+        col(3).push_back(u(k.signature));
+        col(4).push_back(static_cast<int64_t>(k.phase));
+        col(5).push_back(k.count);
+        col(6).push_back(k.total_ns);
+        columns[7].hists.push_back(k.hist);
+      }
+      n = rec.kernels.size();
+      break;
+    case Table::kCollectives:
+      for (const auto& c : rec.collectives) {
+        col(3).push_back(static_cast<int64_t>(c.op));
+        col(4).push_back(u(c.communicator));
+        col(5).push_back(c.size_class);
+        col(6).push_back(c.peer_rank);
+        col(7).push_back(c.count);
+        col(8).push_back(u(c.bytes));
+        col(9).push_back(c.total_ns);
+        col(10).push_back(c.wait_ns);
+      }
+      n = rec.collectives.size();
+      break;
+    case Table::kStacks:
+      for (const auto& s : rec.stacks) {
+        col(3).push_back(u(s.stack_id));
+        col(4).push_back(s.samples);
+      }
+      n = rec.stacks.size();
+      break;
+    case Table::kEvents:
+      for (const auto& e : rec.events) {
+        col(3).push_back(static_cast<int64_t>(e.kind));
+        col(4).push_back(e.ts_ns);
+        col(5).push_back(u(e.value));
+        col(6).push_back(u(e.name_id));
+      }
+      n = rec.events.size();
+      break;
+  }
+  if (isNestedTable(table)) row_counts.push_back(static_cast<int64_t>(n));
+  rows += n;
+}
+
+RowGroups TableBlock::groups() const {
+  RowGroups g;
+  auto keys = groupKeyColumns(table);
+  if (keys.empty()) return g;
+  g.ids.resize(rows);
+  if (keys.size() == 1) {
+    std::unordered_map<int64_t, uint32_t> ids;
+    const auto& k0 = columns[keys[0]].ints;
+    for (size_t i = 0; i < rows; ++i) {
+      auto [it, fresh] = ids.try_emplace(k0[i], g.count);
+      if (fresh) ++g.count;
+      g.ids[i] = it->second;
+    }
+    return g;
+  }
+  // Composite key: hash the tuple, resolve collisions by comparing the first row's tuple.
+  std::unordered_multimap<uint64_t, uint32_t> by_hash;  // hash -> first row of that group
+  std::vector<size_t> first_row;
+  for (size_t i = 0; i < rows; ++i) {
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t k : keys) h = (h ^ static_cast<uint64_t>(columns[k].ints[i])) * 1099511628211ull + (h >> 29);
+    uint32_t id = UINT32_MAX;
+    auto range = by_hash.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      size_t r = first_row[it->second];
+      bool same = true;
+      for (uint8_t k : keys) same = same && columns[k].ints[r] == columns[k].ints[i];
+      if (same) {
+        id = it->second;
+        break;
+      }
+    }
+    if (id == UINT32_MAX) {
+      id = g.count++;
+      first_row.push_back(i);
+      by_hash.emplace(h, id);
+    }
+    g.ids[i] = id;
+  }
+  return g;
+}
+
+std::vector<size_t> TableBlock::rowOffsets() const {
+  std::vector<size_t> off(steps.size() + 1, 0);
+  for (size_t i = 0; i < steps.size(); ++i) off[i + 1] = off[i] + (isNestedTable(table) ? static_cast<size_t>(row_counts[i]) : 1);
+  return off;
+}
+
+namespace {
+
+template <typename T>
+Status narrow(int64_t v, T* out, const char* field) {
+  using L = std::numeric_limits<T>;
+  bool fits = std::is_signed_v<T> ? (v >= static_cast<int64_t>(L::min()) && v <= static_cast<int64_t>(L::max()))
+                                  : (v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(L::max()));
+  if (!fits) return Status::corruption(std::string("stored ") + field + " value " + std::to_string(v) + " does not fit its field");
+  *out = static_cast<T>(v);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status recordsFromBlocks(uint32_t rank, uint16_t attempt, const TableBlock (&blocks)[kTableCount], std::vector<model::StepRecord>* out) {
+  const TableBlock& st = blocks[tableIndex(Table::kSteps)];
+  for (const TableBlock& b : blocks) {
+    if (b.steps != st.steps) {
+      return Status::corruption(std::string("table ") + tableName(b.table) + " disagrees with table steps on the steps present");
+    }
+  }
+  size_t n = st.steps.size();
+  out->assign(n, model::StepRecord{});
+  std::vector<size_t> off[kTableCount];
+  for (int t = 0; t < kTableCount; ++t) {
+    off[t] = blocks[t].rowOffsets();
+    if (off[t].back() != blocks[t].rows) return Status::corruption(std::string("table ") + tableName(blocks[t].table) + " row counts disagree with its rows");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    model::StepRecord& r = (*out)[i];
+    r.rank = rank;
+    r.attempt = attempt;
+    r.step = static_cast<uint64_t>(st.steps[i]);
+    const auto& c = st.columns;
+    r.start_ns = c[3].ints[i];
+    r.end_ns = c[4].ints[i];
+    r.iter_ns = c[5].ints[i];
+    ARGUS_RETURN_IF_ERROR(narrow(c[6].ints[i], &r.flags, "flags"));
+    for (int p = 0; p < model::kPhaseColumnCount; ++p) r.phase_ns[p] = c[7 + p].ints[i];
+
+    const auto& kc = blocks[tableIndex(Table::kKernels)].columns;
+    for (size_t j = off[1][i]; j < off[1][i + 1]; ++j) {
+      model::KernelStat k;
+      k.signature = static_cast<uint64_t>(kc[3].ints[j]);
+      uint8_t phase = 0;
+      ARGUS_RETURN_IF_ERROR(narrow(kc[4].ints[j], &phase, "phase"));
+      k.phase = static_cast<model::Phase>(phase);
+      ARGUS_RETURN_IF_ERROR(narrow(kc[5].ints[j], &k.count, "count"));
+      k.total_ns = kc[6].ints[j];
+      k.hist = kc[7].hists[j];
+      r.kernels.push_back(std::move(k));
+    }
+    const auto& cc = blocks[tableIndex(Table::kCollectives)].columns;
+    for (size_t j = off[2][i]; j < off[2][i + 1]; ++j) {
+      model::CollectiveStat s;
+      uint8_t op = 0;
+      ARGUS_RETURN_IF_ERROR(narrow(cc[3].ints[j], &op, "op"));
+      s.op = static_cast<model::CollectiveOp>(op);
+      s.communicator = static_cast<uint64_t>(cc[4].ints[j]);
+      ARGUS_RETURN_IF_ERROR(narrow(cc[5].ints[j], &s.size_class, "size_class"));
+      ARGUS_RETURN_IF_ERROR(narrow(cc[6].ints[j], &s.peer_rank, "peer_rank"));
+      ARGUS_RETURN_IF_ERROR(narrow(cc[7].ints[j], &s.count, "count"));
+      s.bytes = static_cast<uint64_t>(cc[8].ints[j]);
+      s.total_ns = cc[9].ints[j];
+      s.wait_ns = cc[10].ints[j];
+      r.collectives.push_back(s);
+    }
+    const auto& sc = blocks[tableIndex(Table::kStacks)].columns;
+    for (size_t j = off[3][i]; j < off[3][i + 1]; ++j) {
+      model::StackStat s;
+      s.stack_id = static_cast<uint64_t>(sc[3].ints[j]);
+      ARGUS_RETURN_IF_ERROR(narrow(sc[4].ints[j], &s.samples, "samples"));
+      r.stacks.push_back(s);
+    }
+    const auto& ec = blocks[tableIndex(Table::kEvents)].columns;
+    for (size_t j = off[4][i]; j < off[4][i + 1]; ++j) {
+      model::EventRecord e;
+      uint8_t kind = 0;
+      ARGUS_RETURN_IF_ERROR(narrow(ec[3].ints[j], &kind, "kind"));
+      e.kind = static_cast<model::EventKind>(kind);
+      e.ts_ns = ec[4].ints[j];
+      e.value = static_cast<uint64_t>(ec[5].ints[j]);
+      e.name_id = static_cast<uint64_t>(ec[6].ints[j]);
+      r.events.push_back(e);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace argus::storage

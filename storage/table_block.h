@@ -1,0 +1,55 @@
+// TableBlock: one table's rows of one (rank, attempt) over one block of steps, column-wise.
+// The in-memory form between StepRecords (head rows) and chunks: sealing appends records to
+// blocks and encodes them; scans and re-seals decode chunks back into blocks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "model/step_record.h"
+#include "storage/column_batch.h"
+#include "storage/column_codec.h"
+
+namespace argus::storage {
+
+inline constexpr Table kAllTables[] = {Table::kSteps, Table::kKernels, Table::kCollectives, Table::kStacks, Table::kEvents};
+inline constexpr int kTableCount = 5;
+inline int tableIndex(Table t) { return static_cast<int>(t) - 1; }
+
+// Columns 0-2 (rank, step, attempt) live in keys and are never stored as chunks.
+inline constexpr uint8_t kFirstStoredColumnId = 3;
+
+// Nested tables have zero or more rows per step and store a row-count column per block.
+inline bool isNestedTable(Table t) { return t != Table::kSteps; }
+
+// Column ids whose values form a row's group key (grouped codecs code a row against the
+// previous row with the same key). Group-key columns themselves use ungrouped codecs.
+std::span<const uint8_t> groupKeyColumns(Table t);
+
+struct TableBlock {
+  Table table = Table::kSteps;
+  std::vector<int64_t> steps;       // steps present, ascending (stored as column _steps)
+  std::vector<int64_t> row_counts;  // rows per present step; nested tables only (_rows)
+  std::vector<Column> columns;      // indexed by column id; ids < kFirstStoredColumnId unused
+  size_t rows = 0;
+
+  // Empties the block and shapes `columns` after the table's schema.
+  void reset(Table t);
+  // Appends rec's rows. REQUIRES: rec.step greater than every step already appended.
+  void append(const model::StepRecord& rec);
+  // Dense group ids of rows (first-appearance order) from the group-key columns.
+  // REQUIRES: the group-key columns are filled for all rows.
+  RowGroups groups() const;
+  // Index of the first row of each present step (size steps.size() + 1).
+  std::vector<size_t> rowOffsets() const;
+};
+
+// Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed
+// by tableIndex), every column filled. Corruption when the tables disagree on the steps
+// present or a value does not fit its field.
+Status recordsFromBlocks(uint32_t rank, uint16_t attempt, const TableBlock (&blocks)[kTableCount],
+                         std::vector<model::StepRecord>* out);
+
+}  // namespace argus::storage

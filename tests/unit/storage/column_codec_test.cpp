@@ -1,0 +1,204 @@
+// Integer and histogram codecs: round-trips with hostile values, and random bytes that
+// must come back as a clean Corruption status.
+#include <doctest/doctest.h>
+
+#include <climits>
+#include <random>
+
+#include "storage/column_codec.h"
+#include "storage/hist_codec.h"
+
+using namespace argus;
+using namespace argus::storage;
+
+namespace {
+
+const CodecId kIntCodecs[] = {CodecId::kPlain, CodecId::kConstant, CodecId::kDelta, CodecId::kDeltaOfDelta,
+                              CodecId::kDictionary, CodecId::kGroupDelta, CodecId::kLinear};
+
+RowGroups modGroups(size_t n, uint32_t k) {
+  RowGroups g;
+  for (size_t i = 0; i < n; ++i) g.ids.push_back(static_cast<uint32_t>(i % k));
+  g.count = n == 0 ? 0 : std::min<uint32_t>(k, static_cast<uint32_t>(n));
+  return g;
+}
+
+void roundTrip(const std::vector<int64_t>& values, const char* what) {
+  CAPTURE(what);
+  CAPTURE(values.size());
+  RowGroups g = modGroups(values.size(), 7);
+  for (CodecId c : kIntCodecs) {
+    std::string bytes;
+    if (!encodeIntsWith(c, values, &g, &bytes)) continue;
+    CAPTURE(codecName(static_cast<uint8_t>(c)));
+    std::vector<int64_t> out;
+    Status s = decodeInts(static_cast<uint8_t>(c), bytes, values.size(), &g, &out);
+    REQUIRE_MESSAGE(s.isOk(), s.toString());
+    CHECK(out == values);
+  }
+  EncodedPayload best = encodeInts(values, &g);
+  std::vector<int64_t> out;
+  Status s = decodeInts(best.codec, best.bytes, values.size(), &g, &out);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(out == values);
+}
+
+}  // namespace
+
+TEST_CASE("integer codecs round-trip hostile values") {
+  std::mt19937_64 rng(42);
+  roundTrip({}, "empty");
+  roundTrip({INT64_MIN}, "one INT64_MIN");
+  roundTrip({INT64_MAX}, "one INT64_MAX");
+  roundTrip({0}, "one zero");
+  roundTrip({INT64_MIN, INT64_MAX, INT64_MIN, 0, -1, INT64_MAX, 1}, "extremes");
+  roundTrip({INT64_MAX, INT64_MIN}, "wrapping delta");
+  roundTrip(std::vector<int64_t>(65536, 7), "65536 constant");
+  roundTrip(std::vector<int64_t>(65536, INT64_MIN), "65536 INT64_MIN");
+  std::vector<int64_t> v(65536);
+  for (auto& x : v) x = static_cast<int64_t>(rng());
+  roundTrip(v, "65536 random");
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 1'700'000'000'000'000'000 + static_cast<int64_t>(i) * 1'000'000 + static_cast<int64_t>(rng() % 1000);
+  roundTrip(v, "timestamps");
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i) * 3 - 5;
+  roundTrip(v, "linear");
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(rng() % 5) * 1000003;
+  roundTrip(v, "few distinct");
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(rng() % 300);
+  roundTrip(v, "300 distinct (wide dictionary)");
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int64_t> w(rng() % 40);
+    for (auto& x : w) x = (rng() & 1) ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 16) - 8;
+    roundTrip(w, "small random");
+  }
+}
+
+TEST_CASE("the analysis pass picks small codecs") {
+  std::vector<int64_t> constant(1000, 123456789);
+  CHECK(encodeInts(constant, nullptr).codec == static_cast<uint8_t>(CodecId::kConstant));
+  std::vector<int64_t> steps(256);
+  for (size_t i = 0; i < steps.size(); ++i) steps[i] = 1024 + static_cast<int64_t>(i);
+  auto p = encodeInts(steps, nullptr);
+  CHECK(p.codec == static_cast<uint8_t>(CodecId::kLinear));
+  CHECK(p.bytes.size() <= 4);
+  // A per-group constant that differs between groups: group-delta then zstd wins.
+  RowGroups g = modGroups(64 * 256, 64);
+  std::vector<int64_t> per_group(64 * 256);
+  for (size_t i = 0; i < per_group.size(); ++i) per_group[i] = static_cast<int64_t>((i % 64) * 7919 + 13);
+  p = encodeInts(per_group, &g);
+  CHECK(p.bytes.size() < 200);
+}
+
+TEST_CASE("integer decoders turn random bytes into Corruption, never a crash") {
+  std::mt19937_64 rng(7);
+  RowGroups g = modGroups(100, 5);
+  int ok = 0, corrupt = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string bytes(rng() % 64, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng());
+    uint8_t codec = static_cast<uint8_t>(rng() % 20) | ((rng() & 1) ? kCodecZstdFlag : 0);
+    size_t rows = rng() % 3 == 0 ? 100 : rng() % 8;
+    std::vector<int64_t> out;
+    Status s = decodeInts(codec, bytes, rows, (rng() & 1) ? &g : nullptr, &out);
+    if (s.isOk()) {
+      ++ok;
+      CHECK(out.size() == rows);
+    } else {
+      ++corrupt;
+      CHECK(s.isCorruption());
+    }
+  }
+  CHECK(corrupt > 0);
+  MESSAGE("random payloads: " << ok << " decoded, " << corrupt << " corruption");
+}
+
+TEST_CASE("zstd layer round-trips and rejects bad frames") {
+  std::vector<int64_t> v(4096);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i % 17);
+  EncodedPayload p;
+  p.codec = static_cast<uint8_t>(CodecId::kPlain);
+  REQUIRE(encodeIntsWith(CodecId::kPlain, v, nullptr, &p.bytes));
+  REQUIRE(applyZstdIfSmaller(&p));
+  std::vector<int64_t> out;
+  REQUIRE(decodeInts(p.codec, p.bytes, v.size(), nullptr, &out).isOk());
+  CHECK(out == v);
+  // Flip bytes in the frame: Corruption (or, rarely, a wrong-but-verified value count).
+  for (size_t i = 1; i < p.bytes.size(); ++i) {
+    std::string bad = p.bytes;
+    bad[i] ^= 0x5a;
+    Status s = decodeInts(p.codec, bad, v.size(), nullptr, &out);
+    if (!s.isOk()) CHECK(s.isCorruption());
+  }
+  // The raw size is bounded before allocation.
+  std::string huge;
+  huge.push_back(static_cast<char>(0xff));
+  huge.append("\xff\xff\xff\x0f", 4);
+  CHECK(decodeInts(p.codec, huge, 4, nullptr, &out).isCorruption());
+}
+
+TEST_CASE("grouped codec without groups is Corruption") {
+  std::vector<int64_t> v{1, 2, 3};
+  RowGroups g = modGroups(3, 2);
+  std::string bytes;
+  REQUIRE(encodeIntsWith(CodecId::kGroupDelta, v, &g, &bytes));
+  std::vector<int64_t> out;
+  CHECK(decodeInts(static_cast<uint8_t>(CodecId::kGroupDelta), bytes, 3, nullptr, &out).isCorruption());
+  RowGroups wrong = modGroups(2, 2);
+  CHECK(decodeInts(static_cast<uint8_t>(CodecId::kGroupDelta), bytes, 3, &wrong, &out).isCorruption());
+}
+
+TEST_CASE("histogram codecs round-trip") {
+  using model::DurationHistogram;
+  std::mt19937_64 rng(3);
+  std::vector<DurationHistogram> hists;
+  const int kGroups = 64;
+  std::vector<double> mean(kGroups);
+  for (auto& m : mean) m = 1000.0 + static_cast<double>(rng() % 5'000'000);
+  for (int step = 0; step < 64; ++step) {
+    for (int k = 0; k < kGroups; ++k) {
+      DurationHistogram h;
+      std::normal_distribution<double> d(mean[k], mean[k] * 0.02);
+      int launches = 1 + k % 20;
+      for (int i = 0; i < launches; ++i) h.add(static_cast<int64_t>(d(rng)));
+      hists.push_back(h);
+    }
+  }
+  hists.push_back(DurationHistogram());  // empty
+  DurationHistogram extreme;
+  extreme.add(0);
+  extreme.add(-5);
+  extreme.add(INT64_MAX, 0xffffffffu);
+  extreme.add(1);
+  hists.push_back(extreme);
+  RowGroups g;
+  for (size_t i = 0; i < hists.size(); ++i) g.ids.push_back(static_cast<uint32_t>(i % kGroups));
+  g.count = kGroups;
+  for (CodecId c : {CodecId::kHistSparse, CodecId::kHistSparseGrouped}) {
+    std::string bytes;
+    REQUIRE(encodeHistsWith(c, hists, &g, &bytes));
+    std::vector<DurationHistogram> out;
+    Status s = decodeHists(static_cast<uint8_t>(c), bytes, hists.size(), &g, &out);
+    REQUIRE_MESSAGE(s.isOk(), s.toString());
+    CHECK(out == hists);
+  }
+  EncodedPayload best = encodeHists(hists, &g);
+  std::vector<DurationHistogram> out;
+  REQUIRE(decodeHists(best.codec, best.bytes, hists.size(), &g, &out).isOk());
+  CHECK(out == hists);
+  MESSAGE("histograms: " << hists.size() << " rows -> " << best.bytes.size() << " bytes with " << codecName(best.codec));
+}
+
+TEST_CASE("histogram decoder turns random bytes into Corruption") {
+  std::mt19937_64 rng(11);
+  RowGroups g;
+  for (int i = 0; i < 16; ++i) g.ids.push_back(static_cast<uint32_t>(i % 4));
+  g.count = 4;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string bytes(rng() % 64, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng());
+    uint8_t codec = static_cast<uint8_t>(16 + rng() % 2) | ((rng() % 8 == 0) ? kCodecZstdFlag : 0);
+    std::vector<model::DurationHistogram> out;
+    Status s = decodeHists(codec, bytes, rng() % 2 ? 16 : rng() % 4, &g, &out);
+    if (!s.isOk()) CHECK(s.isCorruption());
+  }
+}
