@@ -185,7 +185,7 @@ TEST_CASE("histogram codecs round-trip") {
   std::vector<DurationHistogram> out;
   REQUIRE(decodeHists(best.codec, best.bytes, hists.size(), &g, &out).isOk());
   CHECK(out == hists);
-  MESSAGE("histograms: " << hists.size() << " rows -> " << best.bytes.size() << " bytes with " << codecName(best.codec));
+  MESSAGE("histograms: " << hists.size() << " rows -> " << best.bytes.size() << " bytes with " << std::string(codecName(best.codec)));
 }
 
 TEST_CASE("histogram decoder turns random bytes into Corruption") {
