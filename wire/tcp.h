@@ -55,6 +55,12 @@ class FrameConnection {
   bool waitForEof(std::chrono::milliseconds timeout);
   void shutdownWrite();
   void close();
+  // Gives up ownership of the fd without closing it.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   Status readExact(uint8_t* out, size_t n, std::chrono::steady_clock::time_point deadline, bool* eof_at_start);

@@ -1,0 +1,178 @@
+// argusd: the Argus server. Ingest (docs/wire/protocol.md) and HTTP (docs/http/api.md) on
+// one store. Usage and every option: docs/cli/argusd.md, or `argusd --help`.
+//
+// Startup prints, on stdout and flushed, the lines tests and scripts parse:
+//   argusd: ingest listening on HOST:PORT
+//   argusd: http listening on HOST:PORT        (with --http)
+// SIGTERM or SIGINT: stop accepting, drain (queued data commits, clients get their final
+// Acks and Close{OK, "server shutting down"}), seal, close the store, exit 0.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ingest/auth.h"
+#include "ingest/ingest_metrics.h"
+#include "ingest/server.h"
+#include "query/http/http_router.h"
+#include "query/http/http_server.h"
+#include "storage/store.h"
+#include "wire/tcp.h"
+
+namespace {
+
+using namespace argus;
+
+int fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "argusd: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"argusd: the Argus server. Accepts StepRecords from capture/import/simulate over the ingest\n"
+               "protocol, stores them durably (acknowledged = in the WAL), and serves queries over HTTP.\n"
+               "Stop with SIGTERM or SIGINT: queued data is committed and acknowledged first."};
+  std::string data_dir;
+  std::string ingest_addr = "127.0.0.1:7701";
+  std::string http_addr;
+  std::string auth_file;
+  std::string sync_wal = "on";
+  std::string seal_on_exit = "all";
+  uint32_t block_steps = 256;
+  uint32_t max_frame_bytes = argus::wire::kDefaultMaxFrameBytes;
+  int io_threads = 2;
+  size_t session_buffer_bytes = 16u << 20;
+  size_t ingest_buffer_bytes = 256u << 20;
+  int64_t seal_interval_ms = 2000;
+  int64_t hello_timeout_ms = 10000;
+  int64_t drain_timeout_ms = 10000;
+
+  app.add_option("--data", data_dir, "Data directory of the store (created if missing)")->required();
+  app.add_option("--ingest", ingest_addr, "HOST:PORT for the ingest protocol; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--http", http_addr, "HOST:PORT for the HTTP API (/api/v1, /metrics, /healthz); off when not given");
+  app.add_option("--auth", auth_file,
+                 "Auth file, lines `JOB TOKEN` (`*` as JOB: any other job). With it, unknown jobs and wrong tokens "
+                 "are refused; without it every job is accepted")
+      ->check(CLI::ExistingFile);
+  app.add_option("--sync-wal", sync_wal,
+                 "on: fsync the WAL in every group commit before acknowledging (survives power loss); off: an "
+                 "acknowledged record survives a process crash only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--block-steps", block_steps, "Steps per sealed column chunk (a power of two)")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--max-frame-bytes", max_frame_bytes,
+                 "Largest ingest frame accepted; a larger length prefix closes the session before its body is read")
+      ->check(CLI::Range(4096u, 1u << 30))
+      ->capture_default_str();
+  app.add_option("--io-threads", io_threads, "Threads serving network I/O (ingest and HTTP)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--session-buffer-bytes", session_buffer_bytes,
+                 "Per session: bytes received but not yet committed above which the session stops reading")
+      ->capture_default_str();
+  app.add_option("--ingest-buffer-bytes", ingest_buffer_bytes,
+                 "All sessions together: bytes received but not yet committed above which sessions stop reading")
+      ->capture_default_str();
+  app.add_option("--seal-interval-ms", seal_interval_ms, "How often complete blocks of head rows are sealed into chunks; 0: never")
+      ->capture_default_str();
+  app.add_option("--seal-on-exit", seal_on_exit, "On shutdown seal all head rows, only complete blocks, or none")
+      ->check(CLI::IsMember({"all", "ready", "none"}))
+      ->capture_default_str();
+  app.add_option("--hello-timeout-ms", hello_timeout_ms, "A connection that sends no Hello this long is closed")
+      ->capture_default_str();
+  app.add_option("--drain-timeout-ms", drain_timeout_ms, "On shutdown, how long to wait for sessions to drain")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  if ((block_steps & (block_steps - 1)) != 0) return fail("--block-steps must be a power of two", 2);
+
+  ingest::ServerOptions options;
+  if (Status s = wire::parseHostPort(ingest_addr, &options.host, &options.port); !s.isOk()) {
+    return fail("--ingest: " + s.message(), 2);
+  }
+  std::string http_host;
+  uint16_t http_port = 0;
+  if (!http_addr.empty()) {
+    if (Status s = wire::parseHostPort(http_addr, &http_host, &http_port); !s.isOk()) return fail("--http: " + s.message(), 2);
+  }
+  if (!auth_file.empty()) {
+    auto table = ingest::AuthTable::load(auth_file);
+    if (!table.isOk()) return fail(table.status().message(), 2);
+    std::fprintf(stderr, "argusd: auth file %s: %zu entries\n", auth_file.c_str(), table->entries());
+    options.auth = std::move(table.value());
+  } else {
+    std::fprintf(stderr, "argusd: no --auth file: accepting every job (open mode)\n");
+  }
+  options.io_threads = io_threads;
+  options.limits.max_frame_bytes = max_frame_bytes;
+  options.session_inflight_bytes = session_buffer_bytes;
+  options.global_inflight_bytes = ingest_buffer_bytes;
+  options.seal_interval = std::chrono::milliseconds(seal_interval_ms);
+  options.hello_timeout = std::chrono::milliseconds(hello_timeout_ms);
+  options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
+
+  // Signals are taken synchronously by this thread; every thread started below inherits
+  // the blocked mask, so SIGTERM never interrupts an io or committer thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  storage::StoreOptions store_options;
+  store_options.sync_wal = sync_wal == "on";
+  store_options.block_steps = block_steps;
+  auto opened = storage::Store::open(data_dir, store_options);
+  if (!opened.isOk()) return fail("cannot open the store at " + data_dir + ": " + opened.status().toString());
+  std::unique_ptr<storage::Store> store = std::move(opened.value());
+
+  ingest::IngestMetrics metrics;
+  auto server = std::make_unique<ingest::Server>(*store, metrics, std::move(options));
+  if (Status s = server->start(); !s.isOk()) return fail(s.toString());
+  std::printf("argusd: ingest listening on %s:%u\n", server->host().c_str(), static_cast<unsigned>(server->port()));
+  std::fflush(stdout);
+
+  std::unique_ptr<query::HttpRouter> router;
+  std::unique_ptr<query::HttpServer> http;
+  if (!http_addr.empty()) {
+    router = std::make_unique<query::HttpRouter>(*store, [&metrics](std::string* out) { ingest::writePrometheus(metrics, out); });
+    http = std::make_unique<query::HttpServer>(server->ioContext(), *router);
+    auto endpoint = http->listen(http_host, http_port);
+    if (!endpoint.isOk()) {
+      server->shutdown();
+      return fail("cannot listen for HTTP on " + http_addr + ": " + endpoint.status().toString());
+    }
+    std::printf("argusd: http listening on %s:%u\n", http_host.c_str(), static_cast<unsigned>(endpoint->port()));
+    std::fflush(stdout);
+  }
+  std::fprintf(stderr, "argusd: serving %s (sync-wal %s, block-steps %u, max frame %u bytes)\n", data_dir.c_str(),
+               sync_wal.c_str(), block_steps, max_frame_bytes);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "argusd: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+
+  if (http) http->stop();
+  server->shutdown();
+  http.reset();
+  server.reset();
+  Status sealed = Status::ok();
+  if (seal_on_exit == "all") {
+    sealed = store->sealAll();
+  } else if (seal_on_exit == "ready") {
+    sealed = store->sealReady();
+  }
+  if (!sealed.isOk()) std::fprintf(stderr, "argusd: seal on exit failed: %s\n", sealed.toString().c_str());
+  store.reset();
+  std::fprintf(stderr, "argusd: stopped (%llu records committed in this run)\n",
+               static_cast<unsigned long long>(metrics.records.load()));
+  return sealed.isOk() ? 0 : 1;
+}

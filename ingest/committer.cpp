@@ -1,0 +1,142 @@
+// Committer (see committer.h).
+#include "ingest/committer.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace argus::ingest {
+
+Committer::Committer(storage::Store& store, IngestMetrics& metrics, ByteBudget& budget, CommitterOptions options)
+    : store_(store), metrics_(metrics), budget_(budget), options_(options) {}
+
+Committer::~Committer() { stop(); }
+
+void Committer::start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable() || stopped_) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Committer::submit(CommitItem&& item) {
+  budget_.charge(item.bytes);
+  metrics_.inflight_bytes.fetch_add(static_cast<int64_t>(item.bytes), std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mu_);
+    if (!stopped_) {
+      queue_.push_back(std::move(item));
+      work_cv_.notify_one();
+      return;
+    }
+  }
+  metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(item.bytes), std::memory_order_relaxed);
+  item.sink->onCommitted(item.up_to, item.bytes, Status::unavailable("server shutting down"));
+  budget_.release(item.bytes);
+}
+
+void Committer::drain() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return (queue_.empty() && !busy_) || stopped_; });
+}
+
+void Committer::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::deque<CommitItem> late;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    late.swap(queue_);
+    idle_cv_.notify_all();
+  }
+  // Submitted after the thread's last look: never written, never acknowledged.
+  for (auto& item : late) {
+    metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(item.bytes), std::memory_order_relaxed);
+    item.sink->onCommitted(item.up_to, item.bytes, Status::unavailable("server shutting down"));
+    budget_.release(item.bytes);
+  }
+}
+
+void Committer::run() {
+  std::vector<CommitItem> group;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      busy_ = false;
+      if (queue_.empty()) idle_cv_.notify_all();
+      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping and drained
+      // Take everything queued, up to the group bounds.
+      size_t records = 0, bytes = 0;
+      while (!queue_.empty() && (group.empty() || (records + queue_.front().records.size() <= options_.max_group_records &&
+                                                   bytes + queue_.front().bytes <= options_.max_group_bytes))) {
+        records += queue_.front().records.size();
+        bytes += queue_.front().bytes;
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      busy_ = true;
+    }
+    commitGroup(group);
+    group.clear();
+  }
+}
+
+namespace {
+
+storage::WriteRequest requestOf(const CommitItem& item) {
+  storage::WriteRequest r;
+  r.job = item.job;
+  r.topology = item.topology ? &*item.topology : nullptr;
+  r.kernels = item.kernels;
+  r.stacks = item.stacks;
+  r.strings = item.strings;
+  r.records = item.records;
+  return r;
+}
+
+}  // namespace
+
+void Committer::commitGroup(std::vector<CommitItem>& group) {
+  std::vector<storage::WriteRequest> requests;
+  requests.reserve(group.size());
+  for (const auto& item : group) requests.push_back(requestOf(item));
+
+  auto t0 = std::chrono::steady_clock::now();
+  Status s = store_.writeGroup(requests);
+  auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+
+  std::vector<Status> outcomes(group.size(), s);
+  if (!s.isOk()) {
+    metrics_.commit_failures.fetch_add(1, std::memory_order_relaxed);
+    std::fprintf(stderr, "argusd: group commit of %zu batches failed: %s\n", group.size(), s.toString().c_str());
+    // A data-dependent refusal may come from one batch: isolate it.
+    if (group.size() > 1 && (s.code() == Status::Code::kInvalidArgument || s.code() == Status::Code::kCorruption ||
+                             s.code() == Status::Code::kNotFound)) {
+      for (size_t i = 0; i < group.size(); ++i) outcomes[i] = store_.write(requests[i]);
+    }
+  } else {
+    metrics_.commits.fetch_add(1, std::memory_order_relaxed);
+    metrics_.observeCommitLatency(ns);
+  }
+
+  size_t released = 0;
+  for (size_t i = 0; i < group.size(); ++i) {
+    CommitItem& item = group[i];
+    if (outcomes[i].isOk()) {
+      metrics_.records.fetch_add(item.records.size(), std::memory_order_relaxed);
+      metrics_.dictionary_entries.fetch_add(item.kernels.size() + item.stacks.size() + item.strings.size(),
+                                            std::memory_order_relaxed);
+      metrics_.commit_requests.fetch_add(1, std::memory_order_relaxed);
+    }
+    item.sink->onCommitted(item.up_to, item.bytes, outcomes[i]);
+    released += item.bytes;
+  }
+  metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);
+  budget_.release(released);
+}
+
+}  // namespace argus::ingest

@@ -1,0 +1,154 @@
+// Server (see server.h).
+#include "ingest/server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <cstdio>
+
+namespace argus::ingest {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+Server::Server(storage::Store& store, IngestMetrics& metrics, ServerOptions options)
+    : store_(store),
+      metrics_(metrics),
+      options_(std::move(options)),
+      budget_(options_.global_inflight_bytes),
+      committer_(store, metrics, budget_, options_.committer),
+      acceptor_(io_),
+      accept_retry_(io_) {
+  ctx_.committer = &committer_;
+  ctx_.budget = &budget_;
+  ctx_.metrics = &metrics_;
+  ctx_.auth = options_.auth ? &*options_.auth : nullptr;
+  ctx_.limits = options_.limits;
+  ctx_.session_inflight_bytes = options_.session_inflight_bytes;
+  ctx_.hello_timeout = options_.hello_timeout;
+  ctx_.draining_ms = options_.draining_ms;
+  ctx_.resolve_job = [this](const std::string& job) { return resolveJob(job); };
+  ctx_.on_closed = [this](uint64_t id) { onClosed(id); };
+}
+
+Server::~Server() { shutdown(); }
+
+Status Server::start() {
+  error_code ec;
+  auto address = asio::ip::make_address(options_.host, ec);
+  if (ec) return Status::invalidArgument("bad ingest address '" + options_.host + "': " + ec.message());
+  tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  committer_.start();
+  work_.emplace(io_.get_executor());
+  doAccept();
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i) threads_.emplace_back([this] { io_.run(); });
+  if (options_.seal_interval.count() > 0) sealer_ = std::thread([this] { runSealer(); });
+  started_ = true;
+  return Status::ok();
+}
+
+void Server::doAccept() {
+  acceptor_.async_accept(asio::make_strand(io_), [this](const error_code& ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {
+      // Out of descriptors or similar: back off briefly instead of spinning.
+      std::fprintf(stderr, "argusd: accept failed: %s\n", ec.message().c_str());
+      accept_retry_.expires_after(std::chrono::milliseconds(50));
+      accept_retry_.async_wait([this](const error_code& e) {
+        if (!e) doAccept();
+      });
+      return;
+    }
+    std::shared_ptr<Session> session;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;  // socket closes as it goes out of scope
+      uint64_t id = next_session_id_++;
+      session = std::make_shared<Session>(std::move(socket), id, ctx_);
+      sessions_.emplace(id, session);
+    }
+    session->start();
+    doAccept();
+  });
+}
+
+void Server::onClosed(uint64_t id) {
+  std::lock_guard lock(mu_);
+  sessions_.erase(id);
+  if (sessions_.empty()) closed_cv_.notify_all();
+}
+
+Result<storage::JobId> Server::resolveJob(const std::string& job) {
+  std::lock_guard lock(jobs_mu_);
+  if (auto it = jobs_.find(job); it != jobs_.end()) return it->second;
+  auto id = store_.ensureJob(job);
+  if (!id.isOk()) return id.status();
+  jobs_.emplace(job, id.value());
+  return id.value();
+}
+
+void Server::runSealer() {
+  std::unique_lock lock(sealer_mu_);
+  while (!sealer_cv_.wait_for(lock, options_.seal_interval, [&] { return sealer_stop_; })) {
+    lock.unlock();
+    Status s = store_.sealReady();
+    if (s.isOk()) {
+      metrics_.seals.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      metrics_.seal_failures.fetch_add(1, std::memory_order_relaxed);
+      std::fprintf(stderr, "argusd: periodic seal failed: %s\n", s.toString().c_str());
+    }
+    lock.lock();
+  }
+}
+
+void Server::shutdown() {
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_ || !started_) {
+      stopped_ = true;
+      return;
+    }
+    stopping_ = true;
+    for (auto& [id, weak] : sessions_) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  asio::post(io_, [this] {
+    error_code ec;
+    acceptor_.close(ec);
+    accept_retry_.cancel();
+  });
+  for (auto& s : live) s->drain();
+  live.clear();
+  {
+    std::unique_lock lock(mu_);
+    if (!closed_cv_.wait_for(lock, options_.drain_timeout, [&] { return sessions_.empty(); })) {
+      std::fprintf(stderr, "argusd: %zu sessions still open after the drain timeout; closing them\n", sessions_.size());
+    }
+  }
+  committer_.stop();
+  {
+    std::lock_guard lock(sealer_mu_);
+    sealer_stop_ = true;
+  }
+  sealer_cv_.notify_all();
+  if (sealer_.joinable()) sealer_.join();
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+}
+
+}  // namespace argus::ingest

@@ -1,0 +1,104 @@
+// Server: argusd's ingest front end (docs/cli/argusd.md, docs/wire/protocol.md).
+//
+// Owns the io_context and its thread pool, the TCP acceptor, the sessions, the Committer
+// (one thread doing group commits) and the periodic sealer (its own thread, so sealing
+// never runs on an io thread). The Store and the metrics belong to the caller and must
+// outlive the Server.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "ingest/auth.h"
+#include "ingest/byte_budget.h"
+#include "ingest/committer.h"
+#include "ingest/ingest_metrics.h"
+#include "ingest/session.h"
+#include "storage/store.h"
+#include "wire/frame.h"
+
+namespace argus::ingest {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0: pick a free port (see Server::port())
+  int io_threads = 2;
+  wire::FrameLimits limits;
+  std::optional<AuthTable> auth;  // none: open mode
+  size_t session_inflight_bytes = 16u << 20;  // per session, received but uncommitted
+  size_t global_inflight_bytes = 256u << 20;  // all sessions together
+  std::chrono::milliseconds seal_interval{2000};  // 0: no periodic sealing
+  std::chrono::milliseconds hello_timeout{10000};
+  std::chrono::milliseconds drain_timeout{10000};
+  uint32_t draining_ms = 1000;  // clients reconnect after this long
+  CommitterOptions committer;
+};
+
+class Server {
+ public:
+  Server(storage::Store& store, IngestMetrics& metrics, ServerOptions options);
+  ~Server();  // shutdown()
+
+  // Binds, listens, and starts the io threads, the committer and the sealer.
+  Status start();
+  uint16_t port() const { return port_; }
+  const std::string& host() const { return options_.host; }
+  // For other servers sharing the io threads (HTTP).
+  boost::asio::io_context& ioContext() { return io_; }
+
+  // Graceful stop: stop accepting; every session stops reading, its queued batches commit,
+  // it gets its final Ack, Control{draining} and Close{kOk, "server shutting down"}; then
+  // the committer, the sealer and the io threads stop. Blocks; idempotent. Does not seal
+  // or close the store (the caller does).
+  void shutdown();
+
+ private:
+  void doAccept();
+  void onClosed(uint64_t id);
+  Result<storage::JobId> resolveJob(const std::string& job);
+  void runSealer();
+
+  storage::Store& store_;
+  IngestMetrics& metrics_;
+  ServerOptions options_;
+  ByteBudget budget_;
+  Committer committer_;
+  SessionContext ctx_;
+
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool started_ = false;
+
+  std::mutex mu_;
+  std::condition_variable closed_cv_;
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(mu_)
+  uint64_t next_session_id_ = 1;                                    // GUARDED_BY(mu_)
+  bool stopping_ = false;                                           // GUARDED_BY(mu_)
+  bool stopped_ = false;                                            // GUARDED_BY(mu_)
+
+  std::mutex jobs_mu_;
+  std::unordered_map<std::string, storage::JobId> jobs_;  // GUARDED_BY(jobs_mu_)
+
+  std::mutex sealer_mu_;
+  std::condition_variable sealer_cv_;
+  bool sealer_stop_ = false;  // GUARDED_BY(sealer_mu_)
+  std::thread sealer_;
+};
+
+}  // namespace argus::ingest

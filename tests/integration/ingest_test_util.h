@@ -1,0 +1,149 @@
+// Helpers shared by the ingest integration tests: raw protocol clients and a store reader.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/step_codec.h"
+#include "storage/store.h"
+#include "tests/support/argusd_process.h"
+#include "tests/support/synthetic_steps.h"
+#include "wire/messages.h"
+#include "wire/step_sender.h"
+#include "wire/tcp.h"
+
+namespace argus::testing {
+
+using namespace std::chrono_literals;
+
+struct StoredRow {
+  uint64_t attempt = 0;
+  int64_t iter_ns = 0;
+};
+
+// (rank, step) -> every row the store returns for it (exactly one when all is well).
+using StoredRows = std::map<std::pair<uint32_t, uint64_t>, std::vector<StoredRow>>;
+
+// Opens the store read-only (argusd must not be running) and scans the steps table.
+inline Status scanSteps(const std::string& data_dir, const std::string& job, StoredRows* out) {
+  storage::StoreOptions options;
+  options.read_only = true;
+  options.create_if_missing = false;
+  auto store = storage::Store::open(data_dir, options);
+  if (!store.isOk()) return store.status().withContext("open " + data_dir);
+  storage::ScanSpec spec;
+  spec.job = job;
+  spec.table = storage::Table::kSteps;
+  spec.columns = {"rank", "step", "attempt", "iter_ns"};
+  auto cursor = store.value()->scan(spec);
+  if (!cursor.isOk()) return cursor.status().withContext("scan " + job);
+  storage::ColumnBatch batch;
+  for (;;) {
+    bool has_rows = false;
+    ARGUS_RETURN_IF_ERROR(cursor.value()->next(&batch, &has_rows));
+    if (!has_rows) break;
+    auto column = [&](const char* name) -> const storage::Column* {
+      for (const auto& c : batch.columns)
+        if (c.name == name) return &c;
+      return nullptr;
+    };
+    const auto* rank = column("rank");
+    const auto* step = column("step");
+    const auto* attempt = column("attempt");
+    const auto* iter = column("iter_ns");
+    if (!rank || !step || !attempt || !iter) return Status::corruption("scan batch lacks a requested column");
+    for (size_t i = 0; i < batch.rows; ++i) {
+      (*out)[{static_cast<uint32_t>(rank->ints[i]), static_cast<uint64_t>(step->ints[i])}].push_back(
+          {static_cast<uint64_t>(attempt->ints[i]), iter->ints[i]});
+    }
+  }
+  return Status::ok();
+}
+
+inline wire::Hello makeHello(const std::string& job, uint32_t rank, const std::string& token = "") {
+  wire::Hello h;
+  h.job = job;
+  h.auth_token = token;
+  h.topology.rank = rank;
+  h.topology.world_size = 1024;
+  h.topology.host = "test-host";
+  h.client = "argus-test/0.1";
+  return h;
+}
+
+// A raw protocol client for tests that need to misbehave.
+struct RawClient {
+  wire::FrameConnection conn;
+  model::StepEncoder encoder;
+  uint64_t next_seq = 1;
+
+  Status connect(uint16_t port) {
+    auto c = wire::FrameConnection::connect("127.0.0.1", port, 5s);
+    if (!c.isOk()) return c.status();
+    conn = std::move(c.value());
+    return Status::ok();
+  }
+  // Sends Hello and returns the first reply (Welcome or Close).
+  Status hello(const wire::Hello& h, wire::ServerMessage* reply) {
+    ARGUS_RETURN_IF_ERROR(conn.write(wire::encodeHello(h)));
+    return conn.readServerMessage(reply, 10s);
+  }
+  Status sendRecords(const std::vector<model::StepRecord>& records) {
+    std::vector<std::string> encoded;
+    for (const auto& r : records) {
+      encoded.emplace_back();
+      encoder.encode(r, &encoded.back());
+    }
+    std::string frame = wire::encodeStepBatch(next_seq, encoded);
+    next_seq += records.size();
+    return conn.write(frame);
+  }
+  // Reads messages until an Ack >= up_to, or a Close (returned in *close).
+  Status waitAck(uint64_t up_to, wire::CloseMsg* close = nullptr) {
+    for (;;) {
+      wire::ServerMessage m;
+      ARGUS_RETURN_IF_ERROR(conn.readServerMessage(&m, 20s));
+      if (m.kind == wire::ServerMessage::Kind::kAck && m.ack_up_to >= up_to) return Status::ok();
+      if (m.kind == wire::ServerMessage::Kind::kClose) {
+        if (close) *close = m.close;
+        return Status::aborted("Close: " + m.close.reason);
+      }
+    }
+  }
+  // Reads messages until a Close; returns it (code kAborted and the error as reason if
+  // the connection ends without one).
+  wire::CloseMsg waitClose() {
+    for (;;) {
+      wire::ServerMessage m;
+      Status s = conn.readServerMessage(&m, 20s);
+      if (!s.isOk()) return {Status::Code::kAborted, "no Close: " + s.toString()};
+      if (m.kind == wire::ServerMessage::Kind::kClose) return m.close;
+    }
+  }
+};
+
+inline wire::StepSenderOptions senderOptions(uint16_t port, const std::string& job, uint32_t rank) {
+  wire::StepSenderOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.job = job;
+  o.topology.rank = rank;
+  o.topology.world_size = 1024;
+  o.topology.host = "test-host";
+  o.client = "argus-test/0.1";
+  return o;
+}
+
+// Registers a generator's dictionary with a sender.
+inline void addDictionary(wire::StepSender& sender, const SyntheticSteps& gen) {
+  sender.addKernels(gen.dictionary().kernels);
+  sender.addStacks(gen.dictionary().stacks);
+  sender.addStrings(gen.dictionary().strings);
+}
+
+}  // namespace argus::testing

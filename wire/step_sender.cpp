@@ -1,0 +1,465 @@
+// StepSender (see step_sender.h and docs/wire/protocol.md).
+#include "wire/step_sender.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "wire/tcp.h"
+
+namespace argus::wire {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t clockNs(clockid_t id) {
+  timespec ts{};
+  ::clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Memory held by a buffered record (an estimate: vectors and histogram buckets).
+size_t recordBytes(const model::StepRecord& r) {
+  size_t bytes = sizeof(model::StepRecord) + r.kernels.size() * sizeof(model::KernelStat) +
+                 r.collectives.size() * sizeof(model::CollectiveStat) + r.stacks.size() * sizeof(model::StackStat) +
+                 r.events.size() * sizeof(model::EventRecord);
+  for (const auto& k : r.kernels) bytes += k.hist.buckets().size() * sizeof(model::DurationHistogram::Bucket);
+  return bytes;
+}
+
+// Close codes after which a new session may succeed; any other code is final.
+bool retryableClose(Status::Code code) {
+  switch (code) {
+    case Status::Code::kOk:                 // server shutting down
+    case Status::Code::kUnavailable:
+    case Status::Code::kIoError:            // the server's store failed a write
+    case Status::Code::kResourceExhausted:  // server over a limit
+    case Status::Code::kAborted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Dictionary entries per frame: keeps each Dictionary frame well under the frame limit.
+size_t dictEntryBytes(const model::KernelDictEntry& e) { return 64 + e.name.size(); }
+size_t dictEntryBytes(const model::StackDictEntry& e) {
+  size_t b = 32;
+  for (const auto& f : e.frames) b += 16 + f.size();
+  return b;
+}
+size_t dictEntryBytes(const model::StringDictEntry& e) { return 32 + e.text.size(); }
+
+}  // namespace
+
+StepSender::StepSender(StepSenderOptions options) : options_(std::move(options)), encoder_(options_.codec) {
+  server_limits_.max_frame_bytes = options_.max_server_frame_bytes;
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  thread_ = std::thread([this] { run(); });
+}
+
+StepSender::~StepSender() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  space_cv_.notify_all();
+  acked_cv_.notify_all();
+  wake();
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void StepSender::wake() {
+  if (!wake_pending_.exchange(true, std::memory_order_acq_rel)) {
+    uint64_t one = 1;
+    ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    (void)n;
+  }
+}
+
+void StepSender::addKernels(std::span<const model::KernelDictEntry> entries) {
+  std::lock_guard lock(mu_);
+  for (const auto& e : entries)
+    if (kernel_ids_.insert(e.signature).second) kernels_.push_back(e);
+}
+
+void StepSender::addStacks(std::span<const model::StackDictEntry> entries) {
+  std::lock_guard lock(mu_);
+  for (const auto& e : entries)
+    if (stack_ids_.insert(e.stack_id).second) stacks_.push_back(e);
+}
+
+void StepSender::addStrings(std::span<const model::StringDictEntry> entries) {
+  std::lock_guard lock(mu_);
+  for (const auto& e : entries)
+    if (string_ids_.insert(e.id).second) strings_.push_back(e);
+}
+
+Status StepSender::send(const model::StepRecord& record) {
+  model::StepRecord copy = record;
+  return enqueue(std::move(copy));
+}
+
+Status StepSender::send(model::StepRecord&& record) { return enqueue(std::move(record)); }
+
+Status StepSender::enqueue(model::StepRecord&& record) {
+  if (record.rank != options_.topology.rank) {
+    return Status::invalidArgument("record of rank " + std::to_string(record.rank) + " sent on the session of rank " +
+                                   std::to_string(options_.topology.rank));
+  }
+  size_t bytes = recordBytes(record);
+  {
+    std::unique_lock lock(mu_);
+    auto full = [&] {
+      return queue_.size() >= options_.max_buffered_records ||
+             (!queue_.empty() && queued_bytes_ + bytes > options_.max_buffered_bytes);
+    };
+    if (full() && failure_.isOk() && !stopping_) {
+      space_cv_.wait_for(lock, options_.send_timeout, [&] { return !full() || !failure_.isOk() || stopping_; });
+    }
+    if (!failure_.isOk()) return failure_;
+    if (stopping_) return Status::aborted("StepSender is closed");
+    if (full()) {
+      return Status::resourceExhausted("send buffer full (" + std::to_string(queue_.size()) + " records, " +
+                                       std::to_string(queued_bytes_) + " bytes unacknowledged)");
+    }
+    queue_.push_back(Pending{std::move(record), bytes});
+    queued_bytes_ += bytes;
+    ++stats_.records_submitted;
+  }
+  wake();
+  return Status::ok();
+}
+
+Status StepSender::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  acked_cv_.wait_for(lock, timeout, [&] { return queue_.empty() || !failure_.isOk() || stopping_; });
+  if (!failure_.isOk()) return failure_;
+  if (!queue_.empty()) {
+    return Status::aborted("flush timed out with " + std::to_string(queue_.size()) + " records unacknowledged" +
+                           (stats_.connected ? "" : " (not connected to argusd)"));
+  }
+  return Status::ok();
+}
+
+Status StepSender::close(std::chrono::milliseconds timeout) {
+  Status s = flush(timeout);
+  {
+    std::lock_guard lock(mu_);
+    goodbye_ = true;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  space_cv_.notify_all();
+  acked_cv_.notify_all();
+  wake();
+  if (thread_.joinable()) thread_.join();
+  return s;
+}
+
+Status StepSender::status() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+StepSenderStats StepSender::stats() const {
+  std::lock_guard lock(mu_);
+  StepSenderStats s = stats_;
+  s.buffered_records = queue_.size();
+  return s;
+}
+
+bool StepSender::sleepFor(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  stop_cv_.wait_for(lock, d, [&] { return stopping_ || !failure_.isOk(); });
+  return !stopping_ && failure_.isOk();
+}
+
+void StepSender::run() {
+  auto backoff = options_.backoff_initial;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ || !failure_.isOk()) break;
+    }
+    if (reconnect_after_.count() > 0) {
+      auto wait = reconnect_after_;
+      reconnect_after_ = std::chrono::milliseconds(0);
+      if (!sleepFor(wait)) break;
+    }
+    auto fd = connectTcp(options_.host, options_.port, options_.connect_timeout);
+    if (!fd.isOk()) {
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.connect_failures;
+      }
+      if (!sleepFor(backoff)) break;
+      backoff = std::min(backoff * 2, options_.backoff_max);
+      continue;
+    }
+    int sock = fd.value();
+    Status hs = handshake(sock);
+    if (!hs.isOk()) {
+      ::close(sock);
+      if (!sleepFor(backoff)) break;
+      backoff = std::min(backoff * 2, options_.backoff_max);
+      continue;
+    }
+    backoff = options_.backoff_initial;
+    runSession(sock);
+    ::close(sock);
+    {
+      std::lock_guard lock(mu_);
+      stats_.connected = false;
+    }
+    if (!sleepFor(options_.backoff_initial)) break;
+  }
+  std::lock_guard lock(mu_);
+  stats_.connected = false;
+  space_cv_.notify_all();
+  acked_cv_.notify_all();
+}
+
+Status StepSender::handshake(int fd) {
+  Hello hello;
+  hello.job = options_.job;
+  hello.auth_token = options_.auth_token;
+  hello.topology = options_.topology;
+  hello.clock_unix_ns = clockNs(CLOCK_REALTIME);
+  hello.clock_monotonic_ns = clockNs(CLOCK_MONOTONIC);
+  hello.client = options_.client;
+  ARGUS_RETURN_IF_ERROR(writeAll(fd, encodeHello(hello), options_.handshake_timeout));
+  FrameConnection conn(fd);
+  conn.setLimits(server_limits_);
+  Status result = Status::unavailable("no Welcome from argusd");
+  for (;;) {
+    ServerMessage m;
+    Status s = conn.readServerMessage(&m, options_.handshake_timeout);
+    if (!s.isOk()) {
+      result = s.withContext("waiting for Welcome");
+      break;
+    }
+    if (m.kind == ServerMessage::Kind::kWelcome) {
+      if (m.welcome.max_frame_bytes >= 4096) {
+        max_frame_bytes_ = m.welcome.max_frame_bytes;
+      }
+      result = Status::ok();
+      break;
+    }
+    if (m.kind == ServerMessage::Kind::kClose) {
+      result = m.close.toStatus();
+      if (result.isOk()) result = Status::unavailable(m.close.reason);
+      if (!retryableClose(m.close.code)) {
+        std::lock_guard lock(mu_);
+        failure_ = Status::fromCode(m.close.code, "argusd refused the session: " + m.close.reason);
+      }
+      break;
+    }
+  }
+  // FrameConnection owns nothing beyond this scope: give the fd back.
+  conn.release();
+  if (!result.isOk()) {
+    acked_cv_.notify_all();
+    space_cv_.notify_all();
+    return result;
+  }
+  std::lock_guard lock(mu_);
+  resend_until_ = sent_in_session_;
+  sent_in_session_ = 0;
+  session_acked_ = 0;
+  kernels_sent_ = stacks_sent_ = strings_sent_ = 0;
+  encoder_.reset();
+  ++stats_.sessions;
+  stats_.connected = true;
+  return Status::ok();
+}
+
+void StepSender::buildOutput() {
+  // Under mu_: copy the dictionary entries to send and take stable references to the
+  // records (std::deque keeps references valid across push_back; only this thread pops).
+  Dictionary dict;
+  std::vector<const model::StepRecord*> records;
+  uint64_t first_seq = 0;
+  size_t frame_budget = std::min<size_t>(options_.max_batch_bytes, max_frame_bytes_ / 2);
+  {
+    std::lock_guard lock(mu_);
+    size_t dict_bytes = 0;
+    while (kernels_sent_ < kernels_.size() && dict_bytes < frame_budget) {
+      dict_bytes += dictEntryBytes(kernels_[kernels_sent_]);
+      dict.kernels.push_back(kernels_[kernels_sent_++]);
+    }
+    while (stacks_sent_ < stacks_.size() && dict_bytes < frame_budget) {
+      dict_bytes += dictEntryBytes(stacks_[stacks_sent_]);
+      dict.stacks.push_back(stacks_[stacks_sent_++]);
+    }
+    while (strings_sent_ < strings_.size() && dict_bytes < frame_budget) {
+      dict_bytes += dictEntryBytes(strings_[strings_sent_]);
+      dict.strings.push_back(strings_[strings_sent_++]);
+    }
+    bool dict_pending = kernels_sent_ < kernels_.size() || stacks_sent_ < stacks_.size() || strings_sent_ < strings_.size();
+    if (!dict_pending) {
+      // Records only once every dictionary entry registered before them is out.
+      size_t n = std::min(queue_.size() - sent_in_session_, options_.max_batch_records);
+      first_seq = session_acked_ + sent_in_session_ + 1;
+      records.reserve(n);
+      for (size_t i = 0; i < n; ++i) records.push_back(&queue_[sent_in_session_ + i].record);
+    }
+  }
+  if (!dict.empty()) out_ += encodeDictionary(dict);
+  if (records.empty()) return;
+  std::vector<std::string> encoded;
+  encoded.reserve(records.size());
+  size_t bytes = 0;
+  for (const auto* r : records) {
+    std::string e;
+    encoder_.encode(*r, &e);
+    if (e.size() + 256 > max_frame_bytes_) {
+      std::lock_guard lock(mu_);
+      failure_ = Status::invalidArgument("a record of step " + std::to_string(r->step) + " encodes to " +
+                                         std::to_string(e.size()) + " bytes, over argusd's frame limit of " +
+                                         std::to_string(max_frame_bytes_));
+      acked_cv_.notify_all();
+      space_cv_.notify_all();
+      return;
+    }
+    bytes += e.size();
+    encoded.push_back(std::move(e));
+    if (bytes >= frame_budget) break;
+  }
+  std::string frame = encodeStepBatch(first_seq, encoded);
+  out_ += frame;
+  std::lock_guard lock(mu_);
+  size_t n = encoded.size();
+  size_t resent = sent_in_session_ < resend_until_ ? std::min(n, resend_until_ - sent_in_session_) : 0;
+  sent_in_session_ += n;
+  stats_.records_sent += n;
+  stats_.records_resent += resent;
+  stats_.record_bytes_sent += bytes;
+  ++stats_.frames_sent;
+}
+
+Status StepSender::handleServerFrame(const FrameBody& body) {
+  ServerMessage m;
+  ARGUS_RETURN_IF_ERROR(decodeServerMessage(body, server_limits_, &m));
+  switch (m.kind) {
+    case ServerMessage::Kind::kAck: {
+      std::lock_guard lock(mu_);
+      if (m.ack_up_to <= session_acked_) return Status::ok();
+      uint64_t n = m.ack_up_to - session_acked_;
+      if (n > sent_in_session_) {
+        return Status::corruption("argusd acknowledged seq " + std::to_string(m.ack_up_to) + " but only " +
+                                  std::to_string(session_acked_ + sent_in_session_) + " were sent");
+      }
+      for (uint64_t i = 0; i < n; ++i) {
+        queued_bytes_ -= queue_.front().bytes;
+        queue_.pop_front();
+      }
+      sent_in_session_ -= n;
+      resend_until_ = resend_until_ > n ? resend_until_ - n : 0;
+      session_acked_ = m.ack_up_to;
+      stats_.records_acked += n;
+      acked_total_.fetch_add(n, std::memory_order_release);
+      space_cv_.notify_all();
+      acked_cv_.notify_all();
+      return Status::ok();
+    }
+    case ServerMessage::Kind::kControl:
+      if (m.control.kind == Control::Kind::kDraining) {
+        reconnect_after_ = std::chrono::milliseconds(m.control.draining_ms);
+      }
+      // Flight-recorder dumps are for capture, which watches the server through its own
+      // hook; the sender itself has no raw events.
+      return Status::ok();
+    case ServerMessage::Kind::kClose: {
+      if (retryableClose(m.close.code)) return Status::unavailable("argusd closed the session: " + m.close.reason);
+      std::lock_guard lock(mu_);
+      failure_ = Status::fromCode(m.close.code, "argusd closed the session: " + m.close.reason);
+      space_cv_.notify_all();
+      acked_cv_.notify_all();
+      return failure_;
+    }
+    case ServerMessage::Kind::kWelcome:
+      return Status::corruption("a second Welcome in one session");
+  }
+  return Status::ok();
+}
+
+void StepSender::runSession(int fd) {
+  out_.clear();
+  out_off_ = 0;
+  in_.clear();
+  bool goodbye_sent = false;
+  char buf[64 * 1024];
+  for (;;) {
+    bool want_goodbye = false;
+    {
+      std::lock_guard lock(mu_);
+      if (!failure_.isOk()) return;
+      if (stopping_ && !goodbye_) return;
+      want_goodbye = goodbye_ && !goodbye_sent && queue_.empty();
+      if (stopping_ && goodbye_ && !queue_.empty() && out_off_ == out_.size()) return;  // flush failed
+    }
+    if (out_off_ == out_.size()) {
+      out_.clear();
+      out_off_ = 0;
+      if (!goodbye_sent) buildOutput();
+      if (want_goodbye && out_.empty()) {
+        out_ = encodeGoodbye();
+        goodbye_sent = true;
+      }
+    }
+    if (goodbye_sent && out_off_ == out_.size()) {
+      ::shutdown(fd, SHUT_WR);
+      FrameConnection conn(fd);
+      conn.waitForEof(std::chrono::milliseconds(1000));
+      conn.release();
+      return;
+    }
+    pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out_off_ < out_.size() ? POLLOUT : 0)), 0},
+                     {wake_fd_, POLLIN, 0}};
+    int rc = ::poll(fds, 2, 200);
+    if (rc < 0 && errno != EINTR) return;
+    if (fds[1].revents & POLLIN) {
+      uint64_t v;
+      ssize_t n = ::read(wake_fd_, &v, sizeof v);
+      (void)n;
+      wake_pending_.store(false, std::memory_order_release);
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n == 0) return;  // server closed
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+      if (n > 0) in_.append(buf, static_cast<size_t>(n));
+      size_t off = 0;
+      while (in_.size() - off >= kFrameHeaderBytes) {
+        uint32_t len = 0;
+        if (!parseFrameHeader(reinterpret_cast<const uint8_t*>(in_.data() + off), server_limits_, &len).isOk()) return;
+        if (in_.size() - off - kFrameHeaderBytes < len) break;
+        frame_.assign(in_.data() + off + kFrameHeaderBytes, len);
+        off += kFrameHeaderBytes + len;
+        if (!handleServerFrame(frame_).isOk()) return;
+      }
+      in_.erase(0, off);
+    }
+    if (out_off_ < out_.size() && (fds[0].revents & POLLOUT)) {
+      ssize_t n = ::send(fd, out_.data() + out_off_, out_.size() - out_off_, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+      if (n > 0) {
+        out_off_ += static_cast<size_t>(n);
+        std::lock_guard lock(mu_);
+        stats_.bytes_sent += static_cast<uint64_t>(n);
+      }
+    }
+  }
+}
+
+}  // namespace argus::wire
