@@ -1,0 +1,135 @@
+// bench_store_write: ingest-side write throughput of the store (DESIGN §8 target:
+// >= 200,000 rank-steps/s acked durable on 2 cores), plus seal and scan throughput and
+// the bytes per rank-step in head and on disk. Prints figures; asserts nothing.
+//
+//   bench_store_write [ranks=64] [steps=400] [group=1024] [dir=/tmp/argus-bench-store]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/step_codec.h"
+#include "storage/rocks_store.h"
+#include "tests/support/synthetic_steps.h"
+
+using namespace argus;
+using namespace argus::storage;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+struct Run {
+  double rows_per_s = 0;
+  double seconds = 0;
+};
+
+// Writes every record once per pass, `group` records per writeGroup (one request per rank
+// and group, as ingest commits a batch of sessions at once).
+Run writeAll(RocksStore& store, JobId job, std::vector<std::vector<model::StepRecord>>& per_rank, size_t group, int passes) {
+  size_t ranks = per_rank.size();
+  size_t steps = per_rank[0].size();
+  size_t per_req = std::max<size_t>(1, group / ranks);
+  uint64_t rows = 0;
+  auto t0 = Clock::now();
+  for (int p = 0; p < passes; ++p) {
+    if (p > 0) {
+      for (auto& v : per_rank)
+        for (auto& r : v) r.step += steps;
+    }
+    for (size_t s = 0; s < steps; s += per_req) {
+      std::vector<WriteRequest> reqs(ranks);
+      size_t n = std::min(per_req, steps - s);
+      for (size_t r = 0; r < ranks; ++r) {
+        reqs[r].job = job;
+        reqs[r].records = std::span<const model::StepRecord>(per_rank[r].data() + s, n);
+      }
+      Status st = store.writeGroup(reqs);
+      if (!st.isOk()) {
+        std::fprintf(stderr, "writeGroup failed: %s\n", st.toString().c_str());
+        std::exit(1);
+      }
+      rows += n * ranks;
+    }
+  }
+  double secs = seconds(t0, Clock::now());
+  return Run{rows / secs, secs};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t ranks = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 64;
+  size_t steps = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 400;
+  size_t group = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1024;
+  std::string dir = argc > 4 ? argv[4] : "/tmp/argus-bench-store";
+
+  std::printf("bench_store_write: %zu ranks x %zu steps, 64 kernel signatures with histograms, %zu records per writeGroup\n", ranks, steps,
+              group);
+  std::vector<std::vector<model::StepRecord>> per_rank(ranks);
+  auto g0 = Clock::now();
+  for (size_t r = 0; r < ranks; ++r) {
+    testing::SyntheticSteps gen(static_cast<uint32_t>(r), 64);
+    for (size_t s = 0; s < steps; ++s) per_rank[r].push_back(gen.next());
+  }
+  std::printf("  generated %zu records in %.2f s\n", ranks * steps, seconds(g0, Clock::now()));
+
+  // The encoding alone: the floor under the write path.
+  {
+    auto t0 = Clock::now();
+    size_t bytes = 0;
+    for (auto& v : per_rank)
+      for (auto& rec : v) bytes += model::encodeStandalone(rec).size();
+    double secs = seconds(t0, Clock::now());
+    std::printf("  encodeStandalone alone:      %10.0f rows/s  %7.1f B/row (head value)\n", ranks * steps / secs,
+                static_cast<double>(bytes) / (ranks * steps));
+  }
+
+  for (bool sync : {true, false}) {
+    std::filesystem::remove_all(dir);
+    StoreOptions o;
+    o.sync_wal = sync;
+    auto opened = RocksStore::openRocks(dir, o);
+    if (!opened.isOk()) {
+      std::fprintf(stderr, "%s\n", opened.status().toString().c_str());
+      return 1;
+    }
+    auto store = std::move(opened).value();
+    JobId job = store->ensureJob("bench").value();
+    for (auto& v : per_rank)
+      for (size_t i = 0; i < v.size(); ++i) v[i].step = i;
+    Run w = writeAll(*store, job, per_rank, group, 2);
+    std::printf("  writeGroup sync_wal=%-5s      %10.0f rows/s  (%.2f s)\n", sync ? "true" : "false", w.rows_per_s, w.seconds);
+    if (!sync) {
+      uint64_t rows = 2 * ranks * steps;
+      auto t0 = Clock::now();
+      Status st = store->sealAll();
+      double secs = seconds(t0, Clock::now());
+      std::printf("  sealAll                      %10.0f rows/s  (%.2f s) %s\n", rows / secs, secs, st.toString().c_str());
+      t0 = Clock::now();
+      store->compactAll();
+      uint64_t chunk_sst = 0;
+      store->handles().db->GetIntProperty(store->handles().chunk, "rocksdb.total-sst-files-size", &chunk_sst);
+      std::printf("  on disk after seal+compact:  %10.1f B/rank-step (chunk SSTs)\n", static_cast<double>(chunk_sst) / rows);
+      for (const char* table : {"steps", "kernels"}) {
+        ScanSpec s;
+        s.job = "bench";
+        tableFromName(table, &s.table);
+        auto cursor = store->scan(s);
+        t0 = Clock::now();
+        ColumnBatch b;
+        bool has = true;
+        uint64_t n = 0;
+        while ((*cursor)->next(&b, &has).isOk() && has) n += b.rows;
+        secs = seconds(t0, Clock::now());
+        std::printf("  scan %-8s all columns     %10.0f rows/s  (%llu rows, %.2f s, %.0f rank-steps/s)\n", table, n / secs,
+                    static_cast<unsigned long long>(n), secs, rows / secs);
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
