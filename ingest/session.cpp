@@ -123,6 +123,18 @@ void Session::readIfAllowed() {
 void Session::onRead(const error_code& ec, size_t n) {
   reading_ = false;
   if (state_ != State::kAwaitHello && state_ != State::kStreaming) return;  // ending or closing: input is ignored
+  if (ec == asio::error::eof && rlen_ > 0) {
+    // The client half-closed inside a frame: tell it why the partial frame is dropped.
+    std::string got = std::to_string(rlen_) + " bytes";
+    if (rlen_ >= wire::kFrameHeaderBytes) {
+      uint32_t n = 0;
+      if (wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data()), ctx_.limits, &n).isOk()) {
+        got = std::to_string(rlen_ - wire::kFrameHeaderBytes) + " of " + std::to_string(n) + " body bytes";
+      }
+    }
+    reject(RejectReason::kBadFrame, Status::Code::kCorruption, "truncated frame: the connection ended after " + got);
+    return;
+  }
   if (ec) {
     // The client went away (EOF, reset). Batches already queued still commit; nobody is
     // left to acknowledge them, and the client re-sends them in its next session.
