@@ -1,6 +1,7 @@
 #include "model/duration_histogram.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,62 @@ namespace {
 constexpr double kGamma = (1.0 + DurationHistogram::kRelativeError) / (1.0 - DurationHistogram::kRelativeError);
 const double kLogGamma = std::log(kGamma);
 
+// Exact integer bucket bounds: kBucketBounds[i] = ceil(gamma^i) with gamma = 101/99 taken as
+// the exact rational (1+a)/(1-a). For an integer d, gamma^(i-1) <= d < gamma^i holds exactly
+// when kBucketBounds[i-1] <= d < kBucketBounds[i], so bucketOf() is integer comparisons
+// only: the same answer on every platform and math library, which the step codec's
+// "implied" histograms rely on. kBucketBounds[kMaxIndex] > INT64_MAX.
+constexpr uint64_t kBucketBounds[DurationHistogram::kMaxIndex + 1] = {
+#include "model/duration_histogram_bounds.inc"
+};
+static_assert(kBucketBounds[0] == 1 && kBucketBounds[DurationHistogram::kMaxIndex - 1] <= uint64_t{INT64_MAX} &&
+              kBucketBounds[DurationHistogram::kMaxIndex] > uint64_t{INT64_MAX});
+
+// First guess for bucketOf: durations are keyed by their bit length and the 6 bits below the
+// leading one (64 slices per octave). A slice spans a ratio of at most 2^(1/64) < gamma, so
+// it holds at most one bucket bound and the guess is off by at most one bucket (exact below
+// 128 ns, where every value has its own key). kSliceFirstBucket[key] is the bucket of the
+// smallest duration with that key.
+constexpr int kSliceBits = 6;
+constexpr int kSlices = 1 << kSliceBits;
+
+constexpr uint32_t sliceKey(uint64_t d) {
+  int e = std::bit_width(d) - 1;  // d >= 1
+  uint64_t slice = e >= kSliceBits ? (d >> (e - kSliceBits)) : (d << (kSliceBits - e));
+  return static_cast<uint32_t>(e) * kSlices + static_cast<uint32_t>(slice & (kSlices - 1));
+}
+
+constexpr int32_t exactBucket(uint64_t d) {  // binary search; d >= 1
+  int32_t lo = 1, hi = DurationHistogram::kMaxIndex;  // answer in [lo, hi]
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (d < kBucketBounds[mid]) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+struct SliceTable {
+  int16_t first[63 * kSlices];
+};
+
+constexpr SliceTable makeSliceTable() {
+  SliceTable t{};
+  for (int e = 0; e < 63; ++e) {
+    for (int s = 0; s < kSlices; ++s) {
+      uint64_t lead = static_cast<uint64_t>(kSlices + s);
+      uint64_t d = e >= kSliceBits ? lead << (e - kSliceBits) : lead >> (kSliceBits - e);
+      t.first[e * kSlices + s] = static_cast<int16_t>(exactBucket(d));
+    }
+  }
+  return t;
+}
+
+constexpr SliceTable kSliceFirstBucket = makeSliceTable();
+
 uint32_t saturatingAdd(uint32_t a, uint32_t b) {
   uint32_t s = a + b;
   return s < a ? std::numeric_limits<uint32_t>::max() : s;
@@ -20,11 +77,24 @@ uint32_t saturatingAdd(uint32_t a, uint32_t b) {
 
 int32_t DurationHistogram::bucketOf(int64_t dur_ns) {
   if (dur_ns <= 0) return 0;
-  // floor(log_gamma(d)) + 1: bucket i covers [gamma^(i-1), gamma^i).
-  double idx = std::floor(std::log(static_cast<double>(dur_ns)) / kLogGamma) + 1.0;
-  if (idx < 1.0) return 1;
-  if (idx > kMaxIndex) return kMaxIndex;
-  return static_cast<int32_t>(idx);
+  uint64_t d = static_cast<uint64_t>(dur_ns);
+  int32_t idx = kSliceFirstBucket.first[sliceKey(d)];
+  // The guess is never above the answer and rarely one below; kBucketBounds[kMaxIndex] >
+  // INT64_MAX ends the walk.
+  while (d >= kBucketBounds[idx]) ++idx;
+  return idx;
+}
+
+uint64_t DurationHistogram::lowerBound(int32_t index) {
+  if (index <= 0) return 0;
+  if (index > kMaxIndex) index = kMaxIndex;
+  return kBucketBounds[index - 1];
+}
+
+uint64_t DurationHistogram::upperBound(int32_t index) {
+  if (index <= 0) return 1;
+  if (index > kMaxIndex) index = kMaxIndex;
+  return kBucketBounds[index];
 }
 
 double DurationHistogram::valueOf(int32_t index) {

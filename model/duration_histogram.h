@@ -1,9 +1,11 @@
 // DurationHistogram: a sparse, log-bucketed sketch of durations (DDSketch-style) with a
 // fixed relative error of kRelativeError, exactly mergeable across steps and ranks.
 //
-// Bucket i > 0 holds durations d with gamma^(i-1) <= d < gamma^i, gamma = (1+a)/(1-a),
-// so 1 ns lands in bucket 1 and INT64_MAX in bucket kMaxIndex; bucket 0 holds d <= 0
-// (clamped). A quantile answers with the bucket's representative 2*gamma^i/(gamma+1),
+// Bucket i > 0 holds durations d with gamma^(i-1) <= d < gamma^i, gamma = (1+a)/(1-a) =
+// 101/99 taken as an exact rational, so 1 ns lands in bucket 1 and INT64_MAX in bucket
+// kMaxIndex; bucket 0 holds d <= 0 (clamped). bucketOf() compares against a table of exact
+// integer bounds (no floating point), so every platform agrees on every duration. Below
+// 36 ns some buckets hold no integer at all. A quantile answers with the bucket's representative 2*gamma^i/(gamma+1),
 // within `a` of every value in the bucket. Counts are exact, so merging two histograms
 // equals the histogram of the union (bucket counts saturate at UINT32_MAX). The exact sum
 // is kept by the owner (KernelStat::total_ns), not here. Not thread-safe; a value type.
@@ -31,8 +33,14 @@ class DurationHistogram {
     bool operator==(const Bucket&) const = default;
   };
 
-  // Bucket index of a duration in ns.
+  // Bucket index of a duration in ns. Exact and deterministic (integer table lookups);
+  // a few ns, no allocation: fit for the capture hot path.
   static int32_t bucketOf(int64_t dur_ns);
+  // The integers in bucket `index` (1..kMaxIndex) are [lowerBound, upperBound):
+  // lowerBound = ceil(gamma^(index-1)), upperBound = ceil(gamma^index) (above INT64_MAX for
+  // kMaxIndex). Equal bounds mean an empty bucket. Bucket 0: [0, 1) by convention.
+  static uint64_t lowerBound(int32_t index);
+  static uint64_t upperBound(int32_t index);
   // Representative value of a bucket (ns), within kRelativeError of its members.
   static double valueOf(int32_t index);
 

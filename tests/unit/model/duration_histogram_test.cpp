@@ -56,6 +56,125 @@ TEST_CASE("bucket layout: 1 ns in bucket 1, non-positive in 0, INT64_MAX in kMax
   }
 }
 
+namespace {
+
+// Unbounded unsigned integer, little-endian 32-bit limbs: just enough to test the bucket
+// bounds with exact arithmetic.
+struct BigUint {
+  std::vector<uint32_t> limbs{1};
+  void mul(uint64_t m) {  // m < 2^32
+    uint64_t carry = 0;
+    for (auto& l : limbs) {
+      uint64_t t = static_cast<uint64_t>(l) * m + carry;
+      l = static_cast<uint32_t>(t);
+      carry = t >> 32;
+    }
+    if (carry) limbs.push_back(static_cast<uint32_t>(carry));
+  }
+  // Returns this * m (m any 64-bit value).
+  BigUint times(uint64_t m) const {
+    BigUint lo = *this, hi = *this;
+    lo.mul(m & 0xffffffffu);
+    hi.mul(m >> 32);
+    hi.limbs.insert(hi.limbs.begin(), 0);  // * 2^32
+    BigUint sum;
+    sum.limbs.assign(std::max(lo.limbs.size(), hi.limbs.size()) + 1, 0);
+    uint64_t carry = 0;
+    for (size_t i = 0; i < sum.limbs.size(); ++i) {
+      uint64_t t = carry + (i < lo.limbs.size() ? lo.limbs[i] : 0) + (i < hi.limbs.size() ? hi.limbs[i] : 0);
+      sum.limbs[i] = static_cast<uint32_t>(t);
+      carry = t >> 32;
+    }
+    return sum;
+  }
+  // Three-way comparison.
+  static int cmp(const BigUint& a, const BigUint& b) {
+    size_t n = std::max(a.limbs.size(), b.limbs.size());
+    for (size_t i = n; i-- > 0;) {
+      uint32_t x = i < a.limbs.size() ? a.limbs[i] : 0, y = i < b.limbs.size() ? b.limbs[i] : 0;
+      if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+  }
+};
+
+// The old definition, floor(log_gamma(d)) + 1 through libm; agrees with the exact table
+// except within a rounding error of a bound.
+int32_t bucketByLog(int64_t d) {
+  const double log_gamma = std::log(1.01 / 0.99);
+  double idx = std::floor(std::log(static_cast<double>(d)) / log_gamma) + 1.0;
+  return static_cast<int32_t>(std::clamp(idx, 1.0, static_cast<double>(DurationHistogram::kMaxIndex)));
+}
+
+}  // namespace
+
+TEST_CASE("bucket bounds are exactly ceil((101/99)^i)") {
+  // gamma^i = P / Q with P = 101^i, Q = 99^i; b = ceil(P / Q) iff b*Q >= P > (b-1)*Q.
+  BigUint p, q;
+  for (int32_t i = 0; i <= DurationHistogram::kMaxIndex; ++i) {
+    uint64_t b = DurationHistogram::upperBound(i == 0 ? 0 : i);
+    if (i == 0) b = DurationHistogram::lowerBound(1);
+    REQUIRE_MESSAGE(BigUint::cmp(q.times(b), p) >= 0, "bound " << i);
+    REQUIRE_MESSAGE(BigUint::cmp(q.times(b - 1), p) < 0, "bound " << i);
+    if (i > 0) CHECK(DurationHistogram::lowerBound(i) == DurationHistogram::upperBound(i - 1));
+    p.mul(101);
+    q.mul(99);
+  }
+  CHECK(DurationHistogram::upperBound(DurationHistogram::kMaxIndex) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+  CHECK(DurationHistogram::upperBound(DurationHistogram::kMaxIndex - 1) <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+}
+
+TEST_CASE("bucketOf agrees with the bounds at every bound, bound - 1 and bound + 1") {
+  constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+  int mismatches_with_log = 0;
+  int64_t first_log_mismatch = 0;
+  for (int32_t i = 1; i <= DurationHistogram::kMaxIndex; ++i) {
+    uint64_t lo = DurationHistogram::lowerBound(i), hi = DurationHistogram::upperBound(i);
+    if (lo == hi) continue;  // no integer in this bucket
+    for (uint64_t d : {lo, lo + 1, hi - 1, hi - 2, lo + (hi - lo) / 2}) {
+      if (d < lo || d >= hi || d > static_cast<uint64_t>(kI64Max)) continue;
+      REQUIRE_MESSAGE(DurationHistogram::bucketOf(static_cast<int64_t>(d)) == i, "d=" << d);
+    }
+    if (lo > 1) REQUIRE(DurationHistogram::bucketOf(static_cast<int64_t>(lo - 1)) < i);
+    if (hi <= static_cast<uint64_t>(kI64Max)) REQUIRE(DurationHistogram::bucketOf(static_cast<int64_t>(hi)) > i);
+    // valueOf is within the relative error of every member: it is enough to check the ends.
+    double v = DurationHistogram::valueOf(i);
+    for (uint64_t d : {lo, std::min(hi - 1, static_cast<uint64_t>(kI64Max))}) {
+      double x = static_cast<double>(d);
+      CHECK_MESSAGE(std::abs(v - x) <= kTol * x, "bucket " << i << " d=" << d << " value=" << v);
+    }
+    for (uint64_t d : {lo - 1, lo}) {
+      if (d == 0 || d > static_cast<uint64_t>(kI64Max)) continue;
+      if (bucketByLog(static_cast<int64_t>(d)) != DurationHistogram::bucketOf(static_cast<int64_t>(d))) {
+        if (mismatches_with_log++ == 0) first_log_mismatch = static_cast<int64_t>(d);
+      }
+    }
+  }
+  // Every integer from 1 to 100,000 against a walk over the bounds.
+  int32_t b = 1;
+  for (int64_t d = 1; d <= 100000; ++d) {
+    while (static_cast<uint64_t>(d) >= DurationHistogram::upperBound(b)) ++b;
+    REQUIRE(DurationHistogram::bucketOf(d) == b);
+  }
+  // The libm formula it replaces disagreed only near bounds above ~33 s on glibc.
+  MESSAGE("libm log formula disagrees at " << mismatches_with_log << " bound-adjacent durations, the first at " << first_log_mismatch << " ns");
+}
+
+TEST_CASE("bucketOf is monotonic and matches a binary search over random durations") {
+  std::mt19937_64 rng(2024);
+  for (int round = 0; round < 200000; ++round) {
+    int64_t d = static_cast<int64_t>(rng() >> (1 + rng() % 63));
+    if (d <= 0) continue;
+    int32_t lo = 1, hi = DurationHistogram::kMaxIndex;
+    while (lo < hi) {
+      int32_t mid = (lo + hi) / 2;
+      if (static_cast<uint64_t>(d) < DurationHistogram::upperBound(mid)) hi = mid; else lo = mid + 1;
+    }
+    REQUIRE(DurationHistogram::bucketOf(d) == lo);
+    REQUIRE(DurationHistogram::bucketOf(d - 1) <= lo);
+  }
+}
+
 TEST_CASE("quantiles stay within the relative error over log-uniform values 1ns..1e12ns") {
   std::mt19937_64 rng(42);
   for (size_t n : {size_t{1}, size_t{2}, size_t{17}, size_t{1000}, size_t{65536}}) {
