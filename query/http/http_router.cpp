@@ -138,6 +138,8 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
     response = jobs();
   } else if (path == "/api/v1/scan") {
     response = scan(parseQueryString(query));
+  } else if (path == "/api/v1/kernels") {
+    response = kernel(parseQueryString(query));
   } else {
     response = jsonError(404, "no such endpoint: " + std::string(path));
   }
@@ -177,6 +179,25 @@ HttpResponse HttpRouter::jobs() {
     w.endObject();
   }
   w.endArray().endObject();
+  return r;
+}
+
+HttpResponse HttpRouter::kernel(const std::map<std::string, std::string>& params) {
+  auto job = params.find("job");
+  auto signature = params.find("signature");
+  uint64_t id = 0;
+  if (job == params.end() || signature == params.end() || !parseU64(signature->second, &id)) {
+    return jsonError(400, "kernels: parameters 'job' and 'signature' (a decimal uint64) are required");
+  }
+  Result<model::KernelDictEntry> entry = store_.kernelName(job->second, id);
+  if (!entry.isOk()) return jsonError(entry.status().isNotFound() ? 404 : 500, entry.status().toString());
+  HttpResponse r;
+  const model::LaunchGeometry& g = entry->geometry;
+  JsonWriter w(&r.body);
+  w.beginObject().key("signature").value(std::to_string(id)).key("name").value(entry->name);
+  w.key("grid").beginArray().value(g.grid_x).value(g.grid_y).value(g.grid_z).endArray();
+  w.key("block").beginArray().value(g.block_x).value(g.block_y).value(g.block_z).endArray();
+  w.endObject();
   return r;
 }
 

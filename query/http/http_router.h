@@ -42,6 +42,7 @@ class HttpRouter {
   HttpResponse metrics();
   HttpResponse jobs();
   HttpResponse scan(const std::map<std::string, std::string>& params);
+  HttpResponse kernel(const std::map<std::string, std::string>& params);
   void count(int status);
 
   storage::Store& store_;

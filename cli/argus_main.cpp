@@ -1,0 +1,17 @@
+// argus: the command line for everything but the server (docs/cli/argus.md).
+#include <CLI/CLI.hpp>
+#include <csignal>
+
+#include "cli/demo_command.h"
+#include "cli/dump_command.h"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"argus: always-on tracing and performance diagnosis for LLM training"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  argus::cli::addDemoCommand(app, &exit_code);
+  argus::cli::addDumpCommand(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

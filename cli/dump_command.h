@@ -1,0 +1,11 @@
+// `argus dump`: decodes stored objects (meta entries, head rows, column chunks) and wire
+// frames to text, for people and tests (docs/cli/argus.md). Hidden from the main help.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace argus::cli {
+
+void addDumpCommand(CLI::App& app, int* exit_code);
+
+}  // namespace argus::cli
