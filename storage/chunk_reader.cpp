@@ -23,7 +23,7 @@ Status ChunkReader::readStats(std::string_view key, std::string_view value, Chun
 }
 
 Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows,
-                                 const RowGroups* groups, Column* col, ChunkStats* stats) {
+                                 const RowContext* groups, Column* col, ChunkStats* stats) {
   ChunkView v;
   ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
   if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
@@ -102,34 +102,65 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     wanted = *columns;
   }
   auto keys = groupKeyColumns(at.table);
-  std::vector<bool> loaded(out->columns.size(), false);
+  std::vector<uint8_t> state(out->columns.size(), 0);  // 0 not loaded, 1 loading, 2 loaded
   bool have_groups = false;
-  RowGroups groups;
+  RowContext groups;
 
   std::function<Status(uint8_t)> load = [&](uint8_t id) -> Status {
     if (id >= out->columns.size() || id < kFirstStoredColumnId) {
-      return Status::invalidArgument("BUG: column id " + std::to_string(id) + " not in table " + tableName(at.table));
+      return Status::corruption(std::string("column ") + std::to_string(id) + " is not in table " + tableName(at.table));
     }
-    if (loaded[id]) return Status::ok();
+    if (state[id] == 2) return Status::ok();
+    if (state[id] == 1) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
+    state[id] = 1;
     ARGUS_RETURN_IF_ERROR(fetch(id, true));
     std::string k = encodeChunkKey(key);
-    // Grouped codecs need the group-key columns first.
-    ChunkView v;
-    ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), k));
-    uint8_t codec = v.codec & kCodecIdMask;
-    bool grouped = codec == static_cast<uint8_t>(CodecId::kGroupDelta) || codec == static_cast<uint8_t>(CodecId::kHistSparseGrouped);
-    bool is_key = std::find(keys.begin(), keys.end(), id) != keys.end();
-    if (grouped && !is_key && !have_groups) {
-      std::string saved = std::move(value);
-      for (uint8_t kid : keys) ARGUS_RETURN_IF_ERROR(load(kid));
-      value = std::move(saved);
-      key.column = id;
-      groups = out->groups();
-      have_groups = true;
+    std::string v = std::move(value);
+    ChunkView view;
+    ARGUS_RETURN_IF_ERROR(named(parseChunk(v, &view), k));
+    // What the codec predicts from: load those columns first.
+    auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
+    bool zstd = view.codec & kCodecZstdFlag;
+    uint8_t window_flags = (codec == CodecId::kHistWindow && !zstd && !view.payload.empty()) ? static_cast<uint8_t>(view.payload[0]) : 0;
+    bool need_groups = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || (window_flags & 1);
+    bool need_counts = window_flags & 2;
+    bool need_hists = codec == CodecId::kHistResidual;
+    bool need_prediction = codec == CodecId::kSumResidual;
+    RowContext ctx;
+    std::vector<int64_t> prediction;
+    if (need_prediction) {
+      const SumPredictor* p = sumPredictorOf(at.table, id);
+      if (p == nullptr) return named(Status::corruption("sum-residual on a column without a predictor"), k);
+      for (uint8_t t = 0; t < p->nterms; ++t) ARGUS_RETURN_IF_ERROR(load(p->terms[t]));
+      prediction = out->predict(*p);
+      ctx.prediction = prediction;
     }
-    ARGUS_RETURN_IF_ERROR(decodeColumn(k, value, out->columns[id].type, out->rows, have_groups && !is_key ? &groups : nullptr, &out->columns[id]));
+    if (need_groups) {
+      if (std::find(keys.begin(), keys.end(), id) != keys.end()) return named(Status::corruption("a group-key column uses a grouped codec"), k);
+      if (keys.empty()) return named(Status::corruption("grouped codec in a table without groups"), k);
+      if (!have_groups) {
+        for (uint8_t kid : keys) ARGUS_RETURN_IF_ERROR(load(kid));
+        groups = out->groups();
+        have_groups = true;
+      }
+      ctx.ids = groups.ids;
+      ctx.count = groups.count;
+    }
+    if (need_counts) {
+      uint8_t c = countColumnOf(at.table);
+      if (c == kNoColumn) return named(Status::corruption("codec needs a count column this table lacks"), k);
+      ARGUS_RETURN_IF_ERROR(load(c));
+      ctx.counts = out->columns[c].ints;
+    }
+    if (need_hists) {
+      uint8_t h = histColumnOf(at.table);
+      if (h == kNoColumn) return named(Status::corruption("codec needs a histogram column this table lacks"), k);
+      ARGUS_RETURN_IF_ERROR(load(h));
+      ctx.hists = out->columns[h].hists;
+    }
+    ARGUS_RETURN_IF_ERROR(decodeColumn(k, v, out->columns[id].type, out->rows, &ctx, &out->columns[id]));
     ++*chunks_read;
-    loaded[id] = true;
+    state[id] = 2;
     return Status::ok();
   };
   for (uint8_t id : wanted) ARGUS_RETURN_IF_ERROR(load(id));

@@ -22,7 +22,7 @@ class ChunkReader {
  public:
   // Verifies and decodes one chunk value into *col (ints or hists by `type`).
   // expected_rows: the row count the block layout implies (SIZE_MAX: take the header's).
-  static Status decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows, const RowGroups* groups,
+  static Status decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows, const RowContext* groups,
                              Column* col, ChunkStats* stats = nullptr);
 
   // Verifies a chunk and returns its header statistics.

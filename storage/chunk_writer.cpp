@@ -7,7 +7,7 @@
 
 namespace argus::storage {
 
-std::string ChunkWriter::encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowGroups* groups, uint64_t first_step,
+std::string ChunkWriter::encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowContext* groups, uint64_t first_step,
                                          uint64_t last_step) {
   ChunkStats s;
   s.rows = values.size();
@@ -39,7 +39,7 @@ std::string ChunkWriter::encodeIntColumn(ColumnType type, std::span<const int64_
   return encodeChunk(toStoredType(type), p.codec, s, p.bytes);
 }
 
-std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogram> values, const RowGroups* groups, uint64_t first_step,
+std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogram> values, const RowContext* groups, uint64_t first_step,
                                           uint64_t last_step) {
   ChunkStats s;
   s.rows = values.size();
@@ -73,20 +73,40 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
     key.column = kRowCountColumnId;
     out->push_back({encodeChunkKey(key), encodeIntColumn(ColumnType::kUInt64, b.row_counts, nullptr, first, last)});
   }
-  RowGroups groups = b.groups();
-  const RowGroups* g = groups.count > 0 ? &groups : nullptr;
+  // Contexts, ordered so decoding never cycles: group keys use none; the count column uses
+  // groups; the histogram column uses groups and counts; every other column may also use
+  // the histograms (kernels.total_ns is coded against them).
+  RowContext groups = b.groups();
+  RowContext with_counts = groups;
+  RowContext with_hists = groups;
+  uint8_t count_col = countColumnOf(b.table), hist_col = histColumnOf(b.table);
+  if (count_col != kNoColumn) with_counts.counts = b.columns[count_col].ints;
+  if (hist_col != kNoColumn) with_hists.hists = b.columns[hist_col].hists;
   auto keys = groupKeyColumns(b.table);
   for (const ColumnDef& def : tableColumns(b.table)) {
     if (def.id < kFirstStoredColumnId) continue;
     key.column = def.id;
     const Column& c = b.columns[def.id];
-    // Group-key columns must decode without groups: they are what groups are made of.
-    bool is_key = std::find(keys.begin(), keys.end(), def.id) != keys.end();
-    const RowGroups* cg = is_key ? nullptr : g;
+    const RowContext* ctx = &with_hists;
+    if (std::find(keys.begin(), keys.end(), def.id) != keys.end()) {
+      ctx = nullptr;
+    } else if (def.id == count_col) {
+      ctx = &groups;
+    } else if (def.id == hist_col) {
+      ctx = &with_counts;
+    }
+    RowContext predicted;
+    std::vector<int64_t> prediction;
+    if (const SumPredictor* p = sumPredictorOf(b.table, def.id)) {
+      prediction = b.predict(*p);
+      predicted = ctx ? *ctx : RowContext{};
+      predicted.prediction = prediction;
+      ctx = &predicted;
+    }
     if (def.type == ColumnType::kHistogram) {
-      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, cg, first, last)});
+      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, ctx, first, last)});
     } else {
-      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, cg, first, last)});
+      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, ctx, first, last)});
     }
   }
 }

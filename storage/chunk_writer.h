@@ -25,9 +25,9 @@ class ChunkWriter {
                          std::vector<ChunkKV>* out);
 
   // One chunk value for an integer column (exposed for tests and tools).
-  static std::string encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowGroups* groups, uint64_t first_step,
+  static std::string encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowContext* groups, uint64_t first_step,
                                      uint64_t last_step);
-  static std::string encodeHistColumn(std::span<const model::DurationHistogram> values, const RowGroups* groups, uint64_t first_step,
+  static std::string encodeHistColumn(std::span<const model::DurationHistogram> values, const RowContext* groups, uint64_t first_step,
                                       uint64_t last_step);
 };
 

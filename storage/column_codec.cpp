@@ -4,6 +4,9 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <memory>
 #include <unordered_map>
 
 #include "base/bytes.h"
@@ -15,6 +18,29 @@ using U = uint64_t;
 
 inline int64_t sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) - static_cast<U>(b)); }
 inline int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) + static_cast<U>(b)); }
+
+size_t varintLen(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
+size_t zigzagLen(int64_t v) { return varintLen(zigzagEncode(v)); }
+
+// Number of distinct values, or SIZE_MAX once it passes `limit` (open addressing, no sort).
+size_t distinctUpTo(std::span<const int64_t> v, size_t limit) {
+  size_t cap = 16;
+  while (cap < 2 * limit + 2) cap <<= 1;
+  std::vector<uint64_t> slots(cap);
+  std::vector<bool> used(cap, false);
+  size_t n = 0;
+  for (int64_t x : v) {
+    uint64_t u = static_cast<uint64_t>(x);
+    size_t i = static_cast<size_t>((u * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    while (used[i] && slots[i] != u) i = (i + 1) & (cap - 1);
+    if (!used[i]) {
+      if (++n > limit) return SIZE_MAX;
+      used[i] = true;
+      slots[i] = u;
+    }
+  }
+  return n;
+}
 
 bool allEqual(std::span<const int64_t> v) {
   for (size_t i = 1; i < v.size(); ++i) {
@@ -30,7 +56,7 @@ Status trailing(const ByteReader& r, const char* codec) {
   return Status::ok();
 }
 
-Status checkGroups(const RowGroups* groups, size_t rows) {
+Status checkGroups(const RowContext* groups, size_t rows) {
   if (groups == nullptr || groups->ids.size() != rows) {
     return Status::corruption("grouped codec without matching row groups (group columns disagree with this chunk's row count)");
   }
@@ -38,6 +64,42 @@ Status checkGroups(const RowGroups* groups, size_t rows) {
 }
 
 }  // namespace
+
+namespace {
+
+// 0.99 * gamma^i for every bucket index, in integers. Integer arithmetic makes the
+// prediction bit-identical on every machine: a libm difference in exp() must never change
+// what a stored residual decodes to. Q32 fixed point, gamma = 1.01/0.99 (model's sketch).
+const std::vector<uint64_t>& representativeTable() {
+  static const std::vector<uint64_t> table = [] {
+    constexpr uint64_t kGammaQ32 = 4381734312ull;    // round(1.01/0.99 * 2^32)
+    constexpr uint64_t kMidpointQ32 = 4252017623ull; // round(0.99 * 2^32): 2/(gamma+1)
+    std::vector<uint64_t> t(static_cast<size_t>(model::DurationHistogram::kMaxIndex) + 1, 0);
+    unsigned __int128 x = kMidpointQ32;
+    const unsigned __int128 cap = static_cast<unsigned __int128>(INT64_MAX) << 32;
+    for (size_t i = 1; i < t.size(); ++i) {
+      x = (x * kGammaQ32) >> 32;
+      if (x > cap) x = cap;
+      t[i] = static_cast<uint64_t>(x >> 32);
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+int64_t histPrediction(const model::DurationHistogram& h) {
+  const auto& table = representativeTable();
+  unsigned __int128 sum = 0;
+  for (const auto& b : h.buckets()) {
+    if (b.index <= 0) continue;
+    size_t i = std::min<size_t>(static_cast<size_t>(b.index), table.size() - 1);
+    sum += static_cast<unsigned __int128>(table[i]) * b.count;
+    if (sum > static_cast<unsigned __int128>(INT64_MAX)) return INT64_MAX;
+  }
+  return static_cast<int64_t>(sum);
+}
 
 const char* codecName(uint8_t codec_byte) {
   bool z = codec_byte & kCodecZstdFlag;
@@ -49,13 +111,16 @@ const char* codecName(uint8_t codec_byte) {
     case CodecId::kDictionary: return z ? "dictionary+zstd" : "dictionary";
     case CodecId::kGroupDelta: return z ? "group-delta+zstd" : "group-delta";
     case CodecId::kLinear: return z ? "linear+zstd" : "linear";
+    case CodecId::kHistResidual: return z ? "hist-residual+zstd" : "hist-residual";
+    case CodecId::kSumResidual: return z ? "sum-residual+zstd" : "sum-residual";
+    case CodecId::kHistWindow: return z ? "hist-window+zstd" : "hist-window";
     case CodecId::kHistSparse: return z ? "hist-sparse+zstd" : "hist-sparse";
     case CodecId::kHistSparseGrouped: return z ? "hist-sparse-grouped+zstd" : "hist-sparse-grouped";
   }
   return "unknown";
 }
 
-bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowGroups* groups, std::string* out) {
+bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowContext* groups, std::string* out) {
   ByteWriter w(out);
   switch (codec) {
     case CodecId::kPlain:
@@ -130,48 +195,87 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowGro
       w.putSignedVarint(stride);
       return true;
     }
+    case CodecId::kHistResidual: {
+      if (groups == nullptr || groups->hists.size() != values.size()) return false;
+      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], histPrediction(groups->hists[i])));
+      return true;
+    }
+    case CodecId::kSumResidual: {
+      if (groups == nullptr || groups->prediction.size() != values.size()) return false;
+      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], groups->prediction[i]));
+      return true;
+    }
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
+    case CodecId::kHistWindow:
       return false;
   }
   return false;
 }
 
-EncodedPayload encodeInts(std::span<const int64_t> values, const RowGroups* groups) {
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx) {
   EncodedPayload best;
   if (!values.empty() && allEqual(values)) {
     best.codec = static_cast<uint8_t>(CodecId::kConstant);
-    encodeIntsWith(CodecId::kConstant, values, groups, &best.bytes);
+    encodeIntsWith(CodecId::kConstant, values, ctx, &best.bytes);
     return best;
   }
   {
     std::string linear;
-    if (encodeIntsWith(CodecId::kLinear, values, groups, &linear)) return EncodedPayload{static_cast<uint8_t>(CodecId::kLinear), std::move(linear)};
+    if (encodeIntsWith(CodecId::kLinear, values, ctx, &linear)) return EncodedPayload{static_cast<uint8_t>(CodecId::kLinear), std::move(linear)};
   }
-  // Two candidates keep the zstd trial cheap: the smallest raw one, and the runner-up
-  // (plain + zstd often beats delta + zstd on noisy columns).
-  EncodedPayload second;
-  std::string scratch;
-  for (CodecId c : {CodecId::kDelta, CodecId::kDeltaOfDelta, CodecId::kPlain, CodecId::kDictionary, CodecId::kGroupDelta}) {
-    scratch.clear();
-    if (!encodeIntsWith(c, values, groups, &scratch)) continue;
-    if (best.codec == 0 || scratch.size() < best.bytes.size()) {
-      second = std::move(best);
-      best.codec = static_cast<uint8_t>(c);
-      best.bytes = scratch;
-    } else if (second.codec == 0 || scratch.size() < second.bytes.size()) {
-      second.codec = static_cast<uint8_t>(c);
-      second.bytes = scratch;
+  // Analysis: the exact raw size of each candidate, from one pass, without encoding.
+  bool grouped = ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0;
+  bool residual = ctx != nullptr && ctx->hists.size() == values.size();
+  bool predicted = ctx != nullptr && ctx->prediction.size() == values.size();
+  size_t plain = 0, delta = 0, dod = 0, gdelta = grouped ? 0 : SIZE_MAX, hres = residual ? 0 : SIZE_MAX, sres = predicted ? 0 : SIZE_MAX;
+  std::vector<int64_t> prev_in_group(grouped ? ctx->count : 0, 0);
+  int64_t prev_delta = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t v = values[i];
+    plain += zigzagLen(v);
+    if (i == 0) {
+      delta += zigzagLen(v);
+      dod += zigzagLen(v);
+    } else {
+      int64_t d = sub(v, values[i - 1]);
+      delta += zigzagLen(d);
+      dod += zigzagLen(i == 1 ? d : sub(d, prev_delta));
+      prev_delta = d;
     }
+    if (grouped) {
+      int64_t& p = prev_in_group[ctx->ids[i]];
+      gdelta += zigzagLen(sub(v, p));
+      p = v;
+    }
+    if (residual) hres += zigzagLen(sub(v, histPrediction(ctx->hists[i])));
+    if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
   }
-  if (values.size() >= 16) {
-    applyZstdIfSmaller(&best);
-    if (second.codec != 0 && applyZstdIfSmaller(&second) && second.bytes.size() < best.bytes.size()) best = std::move(second);
+  size_t dict = SIZE_MAX;
+  size_t distinct = distinctUpTo(values, std::min<size_t>(4096, values.size() / 2 + 1));
+  if (distinct != SIZE_MAX) dict = 10 + distinct * 4 + values.size() * (distinct <= 256 ? 1 : 2);  // estimate
+  std::pair<size_t, CodecId> cands[] = {{plain, CodecId::kPlain},         {delta, CodecId::kDelta},           {dod, CodecId::kDeltaOfDelta},
+                                        {gdelta, CodecId::kGroupDelta}, {hres, CodecId::kHistResidual}, {dict, CodecId::kDictionary},
+                                        {sres, CodecId::kSumResidual}};
+  std::sort(std::begin(cands), std::end(cands), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The two smallest raw candidates go through zstd (the ranking can change under zstd:
+  // a dictionary's index bytes often compress better than deltas).
+  for (int k = 0; k < 2; ++k) {
+    if (cands[k].first == SIZE_MAX) break;
+    EncodedPayload p;
+    p.codec = static_cast<uint8_t>(cands[k].second);
+    if (!encodeIntsWith(cands[k].second, values, ctx, &p.bytes)) continue;
+    if (values.size() >= 16) applyZstdIfSmaller(&p);
+    if (best.codec == 0 || p.bytes.size() < best.bytes.size()) best = std::move(p);
+  }
+  if (best.codec == 0) {
+    best.codec = static_cast<uint8_t>(CodecId::kPlain);
+    encodeIntsWith(CodecId::kPlain, values, ctx, &best.bytes);
   }
   return best;
 }
 
-Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups, std::vector<int64_t>* out) {
+Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
   if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
   std::string scratch;
   std::string_view raw;
@@ -276,8 +380,31 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       }
       return trailing(r, "linear");
     }
+    case CodecId::kHistResidual: {
+      if (groups == nullptr || groups->hists.size() != rows) {
+        return Status::corruption("hist-residual without the histograms of its rows");
+      }
+      for (size_t i = 0; i < rows; ++i) {
+        int64_t d = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
+        out->push_back(add(histPrediction(groups->hists[i]), d));
+      }
+      return trailing(r, "hist-residual");
+    }
+    case CodecId::kSumResidual: {
+      if (groups == nullptr || groups->prediction.size() != rows) {
+        return Status::corruption("sum-residual without its predictor columns");
+      }
+      for (size_t i = 0; i < rows; ++i) {
+        int64_t d = 0;
+        ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
+        out->push_back(add(groups->prediction[i], d));
+      }
+      return trailing(r, "sum-residual");
+    }
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
+    case CodecId::kHistWindow:
       break;
   }
   return Status::corruption(std::string("codec ") + std::to_string(codec_byte) + " is not an integer codec");
@@ -290,7 +417,9 @@ bool applyZstdIfSmaller(EncodedPayload* p, int level) {
   size_t header = out.size();
   size_t bound = ZSTD_compressBound(p->bytes.size());
   out.resize(header + bound);
-  size_t n = ZSTD_compress(out.data() + header, bound, p->bytes.data(), p->bytes.size(), level);
+  // One context per thread: ZSTD_compress would allocate and free one per call.
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  size_t n = ZSTD_compressCCtx(cctx.get(), out.data() + header, bound, p->bytes.data(), p->bytes.size(), level);
   if (ZSTD_isError(n)) return false;
   out.resize(header + n);
   if (out.size() >= p->bytes.size()) return false;
@@ -312,7 +441,8 @@ Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_b
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared != raw_size) return Status::corruption("zstd payload: frame size disagrees with the recorded raw size");
   scratch->resize(raw_size);
-  size_t n = ZSTD_decompress(scratch->data(), raw_size, frame.data(), frame.size());
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  size_t n = ZSTD_decompressDCtx(dctx.get(), scratch->data(), raw_size, frame.data(), frame.size());
   if (ZSTD_isError(n) || n != raw_size) {
     return Status::corruption(std::string("zstd payload: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short frame"));
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/duration_histogram.h"
 
 namespace argus::storage {
 
@@ -28,8 +29,11 @@ enum class CodecId : uint8_t {
   kDictionary = 5,     // sorted distinct values, then one index per row
   kGroupDelta = 6,     // zigzag difference from the previous row of the same group
   kLinear = 7,         // value[i] = first + i * stride: two zigzag varints
+  kHistResidual = 8,   // zigzag(value - histPrediction(hist)) per row (kernels.total_ns)
+  kSumResidual = 9,    // zigzag(value - sum of the schema's predictor columns) per row
   kHistSparse = 16,    // histograms, each coded alone (hist_codec.h)
   kHistSparseGrouped = 17,  // histograms against the previous row of the same group
+  kHistWindow = 18,    // dense bucket windows, per-stream zstd, last count implied (hist_codec.h)
 };
 // Set in the codec byte when the codec's output was zstd-compressed.
 inline constexpr uint8_t kCodecZstdFlag = 0x80;
@@ -40,12 +44,24 @@ const char* codecName(uint8_t codec_byte);  // "delta", "delta+zstd", "unknown(9
 // Most rows a chunk may hold (bounds decoder allocations).
 inline constexpr uint64_t kMaxChunkRows = 1u << 24;
 
-// Rows grouped by a key (kernels: signature+phase). ids[i] is the dense group of row i,
-// assigned in order of first appearance, each < count. Grouped codecs code a row against
-// the previous row of its group: steps repeat, so that row is the best predictor.
-struct RowGroups {
+// What a codec may know about a chunk's rows besides its own values: other columns of the
+// same block, decoded before it (docs/format/codecs.md#context).
+//   ids/count: rows grouped by a key (kernels: signature+phase). ids[i] is the dense group
+//     of row i, assigned in order of first appearance, each < count. Grouped codecs code a
+//     row against the previous row of its group: steps repeat, so that row predicts best.
+//   counts: kernels.count per row; the histogram window codec derives the last bucket's
+//     count from it (a kernel's histogram holds exactly `count` launches).
+//   hists: kernels.hist per row; total_ns is coded as its residual from the histogram's
+//     approximate total.
+//   prediction: per row, the sum of the columns the schema says this column usually
+//     equals (steps.end_ns = start_ns + iter_ns; compute_ns = forward + backward + optimizer).
+// Empty members mean "not available"; a codec that needs one then does not apply.
+struct RowContext {
   std::vector<uint32_t> ids;
   uint32_t count = 0;
+  std::span<const int64_t> counts;
+  std::span<const model::DurationHistogram> hists;
+  std::span<const int64_t> prediction;
 };
 
 struct EncodedPayload {
@@ -55,15 +71,18 @@ struct EncodedPayload {
 
 // Encodes with one codec, no zstd. Returns false when the codec does not apply (constant
 // over varying values, a grouped codec without groups, a histogram codec).
-bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowGroups* groups, std::string* out);
+bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowContext* groups, std::string* out);
 
 // The analysis pass: tries the applicable codecs, keeps the smallest, then zstd if it saves.
 // `groups` may be null (no grouped codecs then).
-EncodedPayload encodeInts(std::span<const int64_t> values, const RowGroups* groups);
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* groups);
 
 // Decodes exactly `rows` values. REQUIRES for grouped codecs: groups with ids.size() == rows
 // (Corruption otherwise, since the groups come from other stored columns).
-Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups, std::vector<int64_t>* out);
+Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups, std::vector<int64_t>* out);
+
+// The kHistResidual prediction of a total from a histogram: round(approxTotal()), saturated.
+int64_t histPrediction(const model::DurationHistogram& h);
 
 // zstd layer: replaces p->bytes with varint(raw size) + zstd frame and sets the flag when
 // that is smaller. Returns whether it did.

@@ -41,7 +41,8 @@ void encodeOne(const std::vector<Bucket>& h, const std::vector<Bucket>& ref, Byt
 
 }  // namespace
 
-bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, const RowGroups* groups, std::string* out) {
+bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, const RowContext* groups, std::string* out) {
+  if (codec == CodecId::kHistWindow) return encodeHistWindow(values, groups, out);
   bool grouped = codec == CodecId::kHistSparseGrouped;
   if (codec != CodecId::kHistSparse && !grouped) return false;
   if (grouped && (groups == nullptr || groups->ids.size() != values.size())) return false;
@@ -71,26 +72,208 @@ bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, c
   return true;
 }
 
-EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowGroups* groups) {
-  EncodedPayload best;
-  best.codec = static_cast<uint8_t>(CodecId::kHistSparse);
-  encodeHistsWith(CodecId::kHistSparse, values, groups, &best.bytes);
-  EncodedPayload grouped;
-  grouped.codec = static_cast<uint8_t>(CodecId::kHistSparseGrouped);
-  if (encodeHistsWith(CodecId::kHistSparseGrouped, values, groups, &grouped.bytes)) {
-    // Compare after zstd: the grouped streams are mostly zeros, which zstd loves.
-    applyZstdIfSmaller(&best);
-    applyZstdIfSmaller(&grouped);
-    if (grouped.bytes.size() < best.bytes.size()) return grouped;
-    return best;
+namespace {
+
+constexpr uint8_t kWindowGrouped = 1;
+constexpr uint8_t kWindowImplied = 2;
+
+// A stream of the window codec: varint raw length, varint stored length, bytes; zstd'ed
+// on its own when that is smaller (stored < raw).
+void putStream(ByteWriter& w, const std::string& raw) {
+  EncodedPayload p;
+  p.codec = 0;
+  p.bytes = raw;
+  if (applyZstdIfSmaller(&p)) {
+    // applyZstdIfSmaller prefixes the raw size; strip it, the stream header carries it.
+    ByteReader r(p.bytes);
+    uint64_t n = 0;
+    (void)r.getVarint(&n);
+    std::string_view frame;
+    (void)r.getBytes(r.remaining(), &frame);
+    w.putVarint(raw.size());
+    w.putVarint(frame.size());
+    w.putBytes(frame);
+    return;
   }
-  applyZstdIfSmaller(&best);
+  w.putVarint(raw.size());
+  w.putVarint(raw.size());
+  w.putBytes(raw);
+}
+
+Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::string_view* out) {
+  uint64_t raw_len = 0, stored_len = 0;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&raw_len, max_raw, "stream raw length"));
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&stored_len, r.remaining(), "stream stored length"));
+  std::string_view stored;
+  ARGUS_RETURN_IF_ERROR(r.getBytes(stored_len, &stored));
+  if (stored_len == raw_len) {
+    *out = stored;
+    return Status::ok();
+  }
+  // Rebuild the zstd layer's framing (raw size + frame) and let it verify the frame.
+  std::string framed;
+  ByteWriter(&framed).putVarint(raw_len);
+  framed.append(stored);
+  ARGUS_RETURN_IF_ERROR(unwrapZstd(kCodecZstdFlag, framed, max_raw, scratch, out));
+  return Status::ok();
+}
+
+}  // namespace
+
+bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+  uint8_t flags = 0;
+  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kWindowGrouped;
+  if (ctx != nullptr && ctx->counts.size() == values.size()) {
+    bool consistent = true;
+    for (size_t i = 0; i < values.size() && consistent; ++i) {
+      consistent = ctx->counts[i] >= 0 && values[i].count() == static_cast<uint64_t>(ctx->counts[i]);
+    }
+    if (consistent) flags |= kWindowImplied;
+  }
+  std::string sa, sb, sd;
+  ByteWriter a(&sa), b(&sb), d(&sd);
+  std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
+  if (flags & kWindowGrouped) prev.assign(ctx->count, -1);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto& h = values[i].buckets();
+    int64_t ref_first = 0, ref_width = 0;
+    if (flags & kWindowGrouped) {
+      int64_t& p = prev[ctx->ids[i]];
+      if (p >= 0) {
+        const auto& r = values[static_cast<size_t>(p)].buckets();
+        if (!r.empty()) {
+          ref_first = r.front().index;
+          ref_width = static_cast<int64_t>(r.back().index) - r.front().index + 1;
+        }
+      }
+      p = static_cast<int64_t>(i);
+    }
+    int64_t width = h.empty() ? 0 : static_cast<int64_t>(h.back().index) - h.front().index + 1;
+    a.putSignedVarint(width - ref_width);
+    if (h.empty()) continue;
+    b.putSignedVarint(h.front().index - ref_first);
+    size_t j = 0;
+    int64_t last = h.back().index;
+    for (int64_t ix = h.front().index; ix <= last; ++ix) {
+      uint32_t c = 0;
+      if (h[j].index == ix) c = h[j++].count;
+      if (ix == last && (flags & kWindowImplied)) break;
+      d.putVarint(c);
+    }
+  }
+  ByteWriter w(out);
+  w.putU8(flags);
+  putStream(w, sa);
+  putStream(w, sb);
+  putStream(w, sd);
+  return true;
+}
+
+EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowContext* ctx) {
+  EncodedPayload best;
+  best.codec = static_cast<uint8_t>(CodecId::kHistWindow);
+  encodeHistWindow(values, ctx, &best.bytes);
+  // Dense windows waste bytes on sparse histograms (far-apart buckets): then also try the
+  // sparse form and keep the smaller.
+  uint64_t slots = 0, buckets = 0;
+  for (const auto& h : values) {
+    if (h.empty()) continue;
+    buckets += h.buckets().size();
+    slots += static_cast<uint64_t>(static_cast<int64_t>(h.buckets().back().index) - h.buckets().front().index + 1);
+  }
+  if (slots > 2 * buckets + values.size()) {
+    EncodedPayload sparse;
+    CodecId c = (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) ? CodecId::kHistSparseGrouped : CodecId::kHistSparse;
+    sparse.codec = static_cast<uint8_t>(c);
+    encodeHistsWith(c, values, ctx, &sparse.bytes);
+    applyZstdIfSmaller(&sparse);
+    if (sparse.bytes.size() < best.bytes.size()) return sparse;
+  }
   return best;
 }
 
-Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups,
+Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, std::vector<DurationHistogram>* out) {
+  if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
+  ByteReader r(payload, "hist-window payload");
+  uint8_t flags = 0;
+  ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
+  if (flags & ~(kWindowGrouped | kWindowImplied)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
+  bool grouped = flags & kWindowGrouped, implied = flags & kWindowImplied;
+  if (grouped && (ctx == nullptr || ctx->ids.size() != rows)) return Status::corruption("hist-window without matching row groups");
+  if (implied && (ctx == nullptr || ctx->counts.size() != rows)) return Status::corruption("hist-window without the count column");
+  std::string sa_buf, sb_buf, sd_buf;
+  std::string_view va, vb, vd;
+  // A row costs at least one byte of stream A; windows are bounded by stream D below.
+  ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sa_buf, &va));
+  ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sb_buf, &vb));
+  ARGUS_RETURN_IF_ERROR(getStream(r, 256u << 20, &sd_buf, &vd));
+  if (!r.atEnd()) return Status::corruption("hist-window: trailing bytes");
+  ByteReader a(va, "hist-window stream A"), b(vb, "hist-window stream B"), d(vd, "hist-window stream D");
+
+  out->clear();
+  out->resize(rows);
+  std::vector<int64_t> prev;
+  if (grouped) prev.assign(ctx->count, -1);
+  std::vector<Bucket> buckets;
+  for (size_t i = 0; i < rows; ++i) {
+    int64_t ref_first = 0, ref_width = 0;
+    if (grouped) {
+      uint32_t g = ctx->ids[i];
+      if (g >= ctx->count) return Status::corruption("hist-window: group id out of range");
+      int64_t& p = prev[g];
+      if (p >= 0) {
+        const auto& rb = (*out)[static_cast<size_t>(p)].buckets();
+        if (!rb.empty()) {
+          ref_first = rb.front().index;
+          ref_width = static_cast<int64_t>(rb.back().index) - rb.front().index + 1;
+        }
+      }
+      p = static_cast<int64_t>(i);
+    }
+    int64_t dw = 0;
+    ARGUS_RETURN_IF_ERROR(a.getSignedVarint(&dw));
+    int64_t width = ref_width + dw;
+    // Each slot but an implied last one costs a byte of stream D.
+    if (width < 0 || width > model::DurationHistogram::kMaxIndex + 1 ||
+        static_cast<uint64_t>(width) > d.remaining() + (implied ? 1 : 0)) {
+      return Status::corruption("hist-window: row " + std::to_string(i) + " window width " + std::to_string(width) + " out of range");
+    }
+    buckets.clear();
+    if (width == 0) {
+      if (implied && ctx->counts[i] != 0) return Status::corruption("hist-window: empty histogram with a non-zero count");
+      continue;
+    }
+    int64_t df = 0;
+    ARGUS_RETURN_IF_ERROR(b.getSignedVarint(&df));
+    int64_t first = ref_first + df;
+    if (first < 0 || first + width - 1 > model::DurationHistogram::kMaxIndex) {
+      return Status::corruption("hist-window: row " + std::to_string(i) + " bucket range out of range");
+    }
+    uint64_t sum = 0;
+    for (int64_t k = 0; k < width; ++k) {
+      uint64_t c = 0;
+      if (k == width - 1 && implied) {
+        uint64_t total = static_cast<uint64_t>(ctx->counts[i]);
+        if (ctx->counts[i] < 0 || total <= sum) return Status::corruption("hist-window: implied last count not positive");
+        c = total - sum;
+      } else {
+        ARGUS_RETURN_IF_ERROR(d.getBoundedVarint(&c, UINT32_MAX, "bucket count"));
+      }
+      if ((k == 0 || k == width - 1) && c == 0) return Status::corruption("hist-window: window edge with a zero count");
+      if (c > UINT32_MAX) return Status::corruption("hist-window: bucket count out of range");
+      sum += c;
+      if (c > 0) buckets.push_back(Bucket{static_cast<int32_t>(first + k), static_cast<uint32_t>(c)});
+    }
+    ARGUS_RETURN_IF_ERROR((*out)[i].assign(buckets).withContext("hist-window row " + std::to_string(i)));
+  }
+  if (!a.atEnd() || !b.atEnd() || !d.atEnd()) return Status::corruption("hist-window: trailing bytes in a stream");
+  return Status::ok();
+}
+
+Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups,
                    std::vector<DurationHistogram>* out) {
   auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
+  if (codec == CodecId::kHistWindow && !(codec_byte & kCodecZstdFlag)) return decodeHistWindow(payload, rows, groups, out);
   bool grouped = codec == CodecId::kHistSparseGrouped;
   if (codec != CodecId::kHistSparse && !grouped) {
     return Status::corruption("codec " + std::to_string(codec_byte) + " is not a histogram codec");

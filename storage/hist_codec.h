@@ -1,7 +1,8 @@
-// The sparse-histogram codecs (docs/format/codecs.md#histograms): kHistSparse codes each
-// histogram alone; kHistSparseGrouped codes it against the previous histogram of the same
-// group (kernels: same signature and phase), which pays because a kernel's duration
-// distribution barely moves from step to step. The analysis pass keeps the smaller.
+// The sparse-histogram codecs (docs/format/codecs.md#histograms): kHistWindow (the
+// default) and, for histograms whose buckets lie far apart, kHistSparse (each histogram
+// alone) / kHistSparseGrouped (against the previous histogram of the same group: kernels
+// with the same signature and phase, whose duration distribution barely moves from step
+// to step). The analysis pass keeps the smaller.
 #pragma once
 
 #include <span>
@@ -14,10 +15,16 @@
 
 namespace argus::storage {
 
+// kHistWindow: the window [first, last] of each histogram coded densely (zero counts
+// included) against the previous histogram of the row's group, in three separately
+// zstd'ed streams; with RowContext::counts the last count is implied. Always applies.
+bool encodeHistWindow(std::span<const model::DurationHistogram> values, const RowContext* ctx, std::string* out);
+Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, std::vector<model::DurationHistogram>* out);
+
 // Returns false when the codec does not apply (grouped without groups, integer codec).
-bool encodeHistsWith(CodecId codec, std::span<const model::DurationHistogram> values, const RowGroups* groups, std::string* out);
-EncodedPayload encodeHists(std::span<const model::DurationHistogram> values, const RowGroups* groups);
-Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowGroups* groups,
+bool encodeHistsWith(CodecId codec, std::span<const model::DurationHistogram> values, const RowContext* groups, std::string* out);
+EncodedPayload encodeHists(std::span<const model::DurationHistogram> values, const RowContext* groups);
+Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups,
                    std::vector<model::DurationHistogram>* out);
 
 }  // namespace argus::storage

@@ -27,6 +27,29 @@ std::span<const uint8_t> groupKeyColumns(Table t) {
   return {};
 }
 
+namespace {
+// steps: end_ns (4) = start_ns (3) + iter_ns (5); compute_ns (11) = forward (7) + backward (8)
+// + optimizer (9). Do not change: stored chunks are decoded with these (docs/format/codecs.md).
+constexpr SumPredictor kStepsPredictors[] = {{4, {3, 5, 0}, 2}, {11, {7, 8, 9}, 3}};
+}  // namespace
+
+const SumPredictor* sumPredictorOf(Table t, uint8_t column) {
+  if (t != Table::kSteps) return nullptr;
+  for (const auto& p : kStepsPredictors) {
+    if (p.column == column) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> TableBlock::predict(const SumPredictor& p) const {
+  std::vector<uint64_t> acc(rows, 0);
+  for (uint8_t k = 0; k < p.nterms; ++k) {
+    const auto& term = columns[p.terms[k]].ints;
+    for (size_t i = 0; i < rows && i < term.size(); ++i) acc[i] += static_cast<uint64_t>(term[i]);
+  }
+  return std::vector<int64_t>(acc.begin(), acc.end());
+}
+
 void TableBlock::reset(Table t) {
   table = t;
   steps.clear();
@@ -99,8 +122,8 @@ void TableBlock::append(const model::StepRecord& rec) {
   rows += n;
 }
 
-RowGroups TableBlock::groups() const {
-  RowGroups g;
+RowContext TableBlock::groups() const {
+  RowContext g;
   auto keys = groupKeyColumns(table);
   if (keys.empty()) return g;
   g.ids.resize(rows);

@@ -28,6 +28,21 @@ inline bool isNestedTable(Table t) { return t != Table::kSteps; }
 // previous row with the same key). Group-key columns themselves use ungrouped codecs.
 std::span<const uint8_t> groupKeyColumns(Table t);
 
+// Columns other codecs may predict from (RowContext::counts / hists); kNoColumn if none.
+inline constexpr uint8_t kNoColumn = 0xff;
+inline uint8_t countColumnOf(Table t) { return t == Table::kKernels ? 5 : kNoColumn; }
+inline uint8_t histColumnOf(Table t) { return t == Table::kKernels ? 7 : kNoColumn; }
+
+// A column that usually equals the sum of other columns of its row (kSumResidual codes the
+// difference). Terms never have predictors themselves, so decoding cannot cycle.
+struct SumPredictor {
+  uint8_t column;
+  uint8_t terms[3];
+  uint8_t nterms;
+};
+// REQUIRES nothing; returns null when the column has no predictor.
+const SumPredictor* sumPredictorOf(Table t, uint8_t column);
+
 struct TableBlock {
   Table table = Table::kSteps;
   std::vector<int64_t> steps;       // steps present, ascending (stored as column _steps)
@@ -41,7 +56,9 @@ struct TableBlock {
   void append(const model::StepRecord& rec);
   // Dense group ids of rows (first-appearance order) from the group-key columns.
   // REQUIRES: the group-key columns are filled for all rows.
-  RowGroups groups() const;
+  RowContext groups() const;
+  // The prediction of `p` for every row (wrapping sums). REQUIRES: its terms are filled.
+  std::vector<int64_t> predict(const SumPredictor& p) const;
   // Index of the first row of each present step (size steps.size() + 1).
   std::vector<size_t> rowOffsets() const;
 };

@@ -16,8 +16,8 @@ namespace {
 const CodecId kIntCodecs[] = {CodecId::kPlain, CodecId::kConstant, CodecId::kDelta, CodecId::kDeltaOfDelta,
                               CodecId::kDictionary, CodecId::kGroupDelta, CodecId::kLinear};
 
-RowGroups modGroups(size_t n, uint32_t k) {
-  RowGroups g;
+RowContext modGroups(size_t n, uint32_t k) {
+  RowContext g;
   for (size_t i = 0; i < n; ++i) g.ids.push_back(static_cast<uint32_t>(i % k));
   g.count = n == 0 ? 0 : std::min<uint32_t>(k, static_cast<uint32_t>(n));
   return g;
@@ -26,7 +26,7 @@ RowGroups modGroups(size_t n, uint32_t k) {
 void roundTrip(const std::vector<int64_t>& values, const char* what) {
   CAPTURE(what);
   CAPTURE(values.size());
-  RowGroups g = modGroups(values.size(), 7);
+  RowContext g = modGroups(values.size(), 7);
   for (CodecId c : kIntCodecs) {
     std::string bytes;
     if (!encodeIntsWith(c, values, &g, &bytes)) continue;
@@ -82,7 +82,7 @@ TEST_CASE("the analysis pass picks small codecs") {
   CHECK(p.codec == static_cast<uint8_t>(CodecId::kLinear));
   CHECK(p.bytes.size() <= 4);
   // A per-group constant that differs between groups: group-delta then zstd wins.
-  RowGroups g = modGroups(64 * 256, 64);
+  RowContext g = modGroups(64 * 256, 64);
   std::vector<int64_t> per_group(64 * 256);
   for (size_t i = 0; i < per_group.size(); ++i) per_group[i] = static_cast<int64_t>((i % 64) * 7919 + 13);
   p = encodeInts(per_group, &g);
@@ -91,7 +91,7 @@ TEST_CASE("the analysis pass picks small codecs") {
 
 TEST_CASE("integer decoders turn random bytes into Corruption, never a crash") {
   std::mt19937_64 rng(7);
-  RowGroups g = modGroups(100, 5);
+  RowContext g = modGroups(100, 5);
   int ok = 0, corrupt = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     std::string bytes(rng() % 64, '\0');
@@ -138,12 +138,12 @@ TEST_CASE("zstd layer round-trips and rejects bad frames") {
 
 TEST_CASE("grouped codec without groups is Corruption") {
   std::vector<int64_t> v{1, 2, 3};
-  RowGroups g = modGroups(3, 2);
+  RowContext g = modGroups(3, 2);
   std::string bytes;
   REQUIRE(encodeIntsWith(CodecId::kGroupDelta, v, &g, &bytes));
   std::vector<int64_t> out;
   CHECK(decodeInts(static_cast<uint8_t>(CodecId::kGroupDelta), bytes, 3, nullptr, &out).isCorruption());
-  RowGroups wrong = modGroups(2, 2);
+  RowContext wrong = modGroups(2, 2);
   CHECK(decodeInts(static_cast<uint8_t>(CodecId::kGroupDelta), bytes, 3, &wrong, &out).isCorruption());
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("histogram codecs round-trip") {
   extreme.add(INT64_MAX, 0xffffffffu);
   extreme.add(1);
   hists.push_back(extreme);
-  RowGroups g;
+  RowContext g;
   for (size_t i = 0; i < hists.size(); ++i) g.ids.push_back(static_cast<uint32_t>(i % kGroups));
   g.count = kGroups;
   for (CodecId c : {CodecId::kHistSparse, CodecId::kHistSparseGrouped}) {
@@ -190,7 +190,7 @@ TEST_CASE("histogram codecs round-trip") {
 
 TEST_CASE("histogram decoder turns random bytes into Corruption") {
   std::mt19937_64 rng(11);
-  RowGroups g;
+  RowContext g;
   for (int i = 0; i < 16; ++i) g.ids.push_back(static_cast<uint32_t>(i % 4));
   g.count = 4;
   for (int trial = 0; trial < 20000; ++trial) {
