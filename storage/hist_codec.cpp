@@ -77,6 +77,24 @@ namespace {
 constexpr uint8_t kWindowGrouped = 1;
 constexpr uint8_t kWindowImplied = 2;
 
+// The slot whose count is implied by the row's total: the reference's mode (its largest
+// count, lowest index on ties) when that lies inside [first, last], else `last`. The mode
+// is where a count varies most, so leaving it out saves the most bits.
+int64_t impliedSlot(const std::vector<Bucket>* ref, int64_t first, int64_t last) {
+  if (ref != nullptr && !ref->empty()) {
+    uint32_t best = 0;
+    int64_t mode = 0;
+    for (const Bucket& b : *ref) {
+      if (b.count > best) {
+        best = b.count;
+        mode = b.index;
+      }
+    }
+    if (mode >= first && mode <= last) return mode;
+  }
+  return last;
+}
+
 // A stream of the window codec: varint raw length, varint stored length, bytes; zstd'ed
 // on its own when that is smaller (stored < raw).
 void putStream(ByteWriter& w, const std::string& raw) {
@@ -137,10 +155,12 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
   for (size_t i = 0; i < values.size(); ++i) {
     const auto& h = values[i].buckets();
     int64_t ref_first = 0, ref_width = 0;
+    const std::vector<Bucket>* ref = nullptr;
     if (flags & kWindowGrouped) {
       int64_t& p = prev[ctx->ids[i]];
       if (p >= 0) {
         const auto& r = values[static_cast<size_t>(p)].buckets();
+        ref = &r;
         if (!r.empty()) {
           ref_first = r.front().index;
           ref_width = static_cast<int64_t>(r.back().index) - r.front().index + 1;
@@ -154,11 +174,11 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
     b.putSignedVarint(h.front().index - ref_first);
     size_t j = 0;
     int64_t last = h.back().index;
+    int64_t skip = (flags & kWindowImplied) ? impliedSlot(ref, h.front().index, last) : INT64_MIN;
     for (int64_t ix = h.front().index; ix <= last; ++ix) {
       uint32_t c = 0;
       if (h[j].index == ix) c = h[j++].count;
-      if (ix == last && (flags & kWindowImplied)) break;
-      d.putVarint(c);
+      if (ix != skip) d.putVarint(c);
     }
   }
   ByteWriter w(out);
@@ -217,12 +237,14 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   std::vector<Bucket> buckets;
   for (size_t i = 0; i < rows; ++i) {
     int64_t ref_first = 0, ref_width = 0;
+    const std::vector<Bucket>* ref = nullptr;
     if (grouped) {
       uint32_t g = ctx->ids[i];
       if (g >= ctx->count) return Status::corruption("hist-window: group id out of range");
       int64_t& p = prev[g];
       if (p >= 0) {
         const auto& rb = (*out)[static_cast<size_t>(p)].buckets();
+        ref = &rb;
         if (!rb.empty()) {
           ref_first = rb.front().index;
           ref_width = static_cast<int64_t>(rb.back().index) - rb.front().index + 1;
@@ -233,7 +255,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     int64_t dw = 0;
     ARGUS_RETURN_IF_ERROR(a.getSignedVarint(&dw));
     int64_t width = ref_width + dw;
-    // Each slot but an implied last one costs a byte of stream D.
+    // Each slot but an implied one costs a byte of stream D.
     if (width < 0 || width > model::DurationHistogram::kMaxIndex + 1 ||
         static_cast<uint64_t>(width) > d.remaining() + (implied ? 1 : 0)) {
       return Status::corruption("hist-window: row " + std::to_string(i) + " window width " + std::to_string(width) + " out of range");
@@ -249,20 +271,32 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     if (first < 0 || first + width - 1 > model::DurationHistogram::kMaxIndex) {
       return Status::corruption("hist-window: row " + std::to_string(i) + " bucket range out of range");
     }
+    int64_t last = first + width - 1;
+    int64_t skip = implied ? impliedSlot(ref, first, last) : INT64_MIN;
     uint64_t sum = 0;
-    for (int64_t k = 0; k < width; ++k) {
+    size_t skip_pos = SIZE_MAX;
+    for (int64_t ix = first; ix <= last; ++ix) {
       uint64_t c = 0;
-      if (k == width - 1 && implied) {
-        uint64_t total = static_cast<uint64_t>(ctx->counts[i]);
-        if (ctx->counts[i] < 0 || total <= sum) return Status::corruption("hist-window: implied last count not positive");
-        c = total - sum;
-      } else {
-        ARGUS_RETURN_IF_ERROR(d.getBoundedVarint(&c, UINT32_MAX, "bucket count"));
+      if (ix == skip) {
+        skip_pos = buckets.size();
+        buckets.push_back(Bucket{static_cast<int32_t>(ix), 0});
+        continue;
       }
-      if ((k == 0 || k == width - 1) && c == 0) return Status::corruption("hist-window: window edge with a zero count");
-      if (c > UINT32_MAX) return Status::corruption("hist-window: bucket count out of range");
+      ARGUS_RETURN_IF_ERROR(d.getBoundedVarint(&c, UINT32_MAX, "bucket count"));
+      if ((ix == first || ix == last) && c == 0) return Status::corruption("hist-window: window edge with a zero count");
       sum += c;
-      if (c > 0) buckets.push_back(Bucket{static_cast<int32_t>(first + k), static_cast<uint32_t>(c)});
+      if (c > 0) buckets.push_back(Bucket{static_cast<int32_t>(ix), static_cast<uint32_t>(c)});
+    }
+    if (skip_pos != SIZE_MAX) {
+      uint64_t total = static_cast<uint64_t>(ctx->counts[i]);
+      if (ctx->counts[i] < 0 || total < sum || total - sum > UINT32_MAX) return Status::corruption("hist-window: implied count out of range");
+      uint64_t c = total - sum;
+      if ((skip == first || skip == last) && c == 0) return Status::corruption("hist-window: window edge with a zero count");
+      if (c == 0) {
+        buckets.erase(buckets.begin() + static_cast<std::ptrdiff_t>(skip_pos));
+      } else {
+        buckets[skip_pos].count = static_cast<uint32_t>(c);
+      }
     }
     ARGUS_RETURN_IF_ERROR((*out)[i].assign(buckets).withContext("hist-window row " + std::to_string(i)));
   }

@@ -45,6 +45,44 @@ void roundTrip(const std::vector<int64_t>& values, const char* what) {
 
 }  // namespace
 
+TEST_CASE("residual codecs round-trip against their context") {
+  std::mt19937_64 rng(17);
+  std::vector<model::DurationHistogram> hists(500);
+  std::vector<int64_t> totals, prediction;
+  for (auto& h : hists) {
+    int64_t sum = 0;
+    for (int i = 0, n = 1 + static_cast<int>(rng() % 30); i < n; ++i) {
+      int64_t d = 1000 + static_cast<int64_t>(rng() % 100000);
+      h.add(d);
+      sum += d;
+    }
+    totals.push_back(sum);
+    prediction.push_back(static_cast<int64_t>(rng()));
+  }
+  totals.push_back(INT64_MIN);
+  hists.push_back(model::DurationHistogram());
+  prediction.push_back(INT64_MAX);
+  RowContext ctx;
+  ctx.hists = hists;
+  ctx.prediction = prediction;
+  for (CodecId c : {CodecId::kHistResidual, CodecId::kSumResidual}) {
+    std::string bytes;
+    REQUIRE(encodeIntsWith(c, totals, &ctx, &bytes));
+    std::vector<int64_t> out;
+    REQUIRE(decodeInts(static_cast<uint8_t>(c), bytes, totals.size(), &ctx, &out).isOk());
+    CHECK(out == totals);
+    CHECK(decodeInts(static_cast<uint8_t>(c), bytes, totals.size(), nullptr, &out).isCorruption());
+  }
+  // The prediction is integer arithmetic: fixed values, the same on every machine.
+  model::DurationHistogram h;
+  h.add(1000, 10);
+  CHECK(histPrediction(h) == histPrediction(h));
+  CHECK(std::llabs(histPrediction(h) - 10000) < 10000 / 50);
+  model::DurationHistogram huge;
+  huge.add(INT64_MAX, 0xffffffffu);
+  CHECK(histPrediction(huge) == INT64_MAX);
+}
+
 TEST_CASE("integer codecs round-trip hostile values") {
   std::mt19937_64 rng(42);
   roundTrip({}, "empty");
@@ -170,9 +208,58 @@ TEST_CASE("histogram codecs round-trip") {
   extreme.add(INT64_MAX, 0xffffffffu);
   extreme.add(1);
   hists.push_back(extreme);
+  // A histogram with a zero-count hole in the middle whose reference mode sits in the hole.
+  DurationHistogram holed_ref, holed;
+  holed_ref.add(1000, 9);
+  holed_ref.add(1100, 1);
+  holed_ref.add(900, 1);
+  holed.add(1100, 2);
+  holed.add(900, 3);
+  hists.push_back(holed_ref);
+  for (int i = 0; i < kGroups - 1; ++i) hists.push_back(DurationHistogram());
+  hists.push_back(holed);
   RowContext g;
   for (size_t i = 0; i < hists.size(); ++i) g.ids.push_back(static_cast<uint32_t>(i % kGroups));
   g.count = kGroups;
+  std::vector<int64_t> counts;
+  for (const auto& h : hists) counts.push_back(static_cast<int64_t>(h.count()));
+  // Window codec: with and without groups, with and without the implied count.
+  for (int variant = 0; variant < 4; ++variant) {
+    RowContext ctx;
+    if (variant & 1) ctx = g;
+    if (variant & 2) ctx.counts = counts;
+    std::string bytes;
+    REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
+    std::vector<DurationHistogram> out;
+    Status s = decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &ctx, &out);
+    REQUIRE_MESSAGE(s.isOk(), s.toString());
+    CHECK(out == hists);
+    MESSAGE("hist-window variant " << variant << ": " << bytes.size() << " bytes");
+    if (variant & 2) {
+      // A count column that disagrees with the histograms is caught, not decoded silently.
+      RowContext wrong = ctx;
+      std::vector<int64_t> bad = counts;
+      bad[5] += 1000;
+      wrong.counts = bad;
+      std::vector<DurationHistogram> out2;
+      Status s2 = decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &wrong, &out2);
+      if (s2.isOk()) CHECK(out2 != hists);
+      RowContext none;
+      CHECK(decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &none, &out2).isCorruption());
+    }
+  }
+  // Counts that disagree with the histograms: the encoder must not imply anything.
+  {
+    RowContext ctx = g;
+    std::vector<int64_t> bad = counts;
+    bad[0] += 1;
+    ctx.counts = bad;
+    std::string bytes;
+    REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
+    std::vector<DurationHistogram> out;
+    REQUIRE(decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &ctx, &out).isOk());
+    CHECK(out == hists);
+  }
   for (CodecId c : {CodecId::kHistSparse, CodecId::kHistSparseGrouped}) {
     std::string bytes;
     REQUIRE(encodeHistsWith(c, hists, &g, &bytes));
@@ -193,10 +280,12 @@ TEST_CASE("histogram decoder turns random bytes into Corruption") {
   RowContext g;
   for (int i = 0; i < 16; ++i) g.ids.push_back(static_cast<uint32_t>(i % 4));
   g.count = 4;
-  for (int trial = 0; trial < 20000; ++trial) {
+  std::vector<int64_t> counts(16, 3);
+  g.counts = counts;
+  for (int trial = 0; trial < 30000; ++trial) {
     std::string bytes(rng() % 64, '\0');
-    for (auto& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng());
-    uint8_t codec = static_cast<uint8_t>(16 + rng() % 2) | ((rng() % 8 == 0) ? kCodecZstdFlag : 0);
+    for (auto& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng() % 3 == 0 ? rng() % 4 : rng());
+    uint8_t codec = static_cast<uint8_t>(16 + rng() % 3) | ((rng() % 8 == 0) ? kCodecZstdFlag : 0);
     std::vector<model::DurationHistogram> out;
     Status s = decodeHists(codec, bytes, rng() % 2 ? 16 : rng() % 4, &g, &out);
     if (!s.isOk()) CHECK(s.isCorruption());
