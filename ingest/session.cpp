@@ -15,7 +15,9 @@ namespace {
 
 constexpr size_t kInitialReadBytes = 8 * 1024;
 constexpr size_t kMinReadSpace = 4 * 1024;
-constexpr size_t kKeepReadBytes = 1u << 20;  // shrink the read buffer back above this when idle
+// Shrink the read buffer back when idle and above this. StepSender frames stay near 1 MiB,
+// so steady large-batch senders keep their buffer instead of regrowing it every frame.
+constexpr size_t kKeepReadBytes = 4u << 20;
 
 // Memory a decoded record holds (vectors and histogram buckets), for the byte budgets.
 size_t recordBytes(const model::StepRecord& r) {

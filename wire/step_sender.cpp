@@ -132,7 +132,7 @@ Status StepSender::enqueue(model::StepRecord&& record) {
       return Status::resourceExhausted("send buffer full (" + std::to_string(queue_.size()) + " records, " +
                                        std::to_string(queued_bytes_) + " bytes unacknowledged)");
     }
-    queue_.push_back(Pending{std::move(record), bytes});
+    queue_.push_back(Pending{std::move(record), bytes, Clock::now()});
     queued_bytes_ += bytes;
     ++stats_.records_submitted;
   }
@@ -142,7 +142,12 @@ Status StepSender::enqueue(model::StepRecord&& record) {
 
 Status StepSender::flush(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
+  ++flush_waiters_;
+  lock.unlock();
+  wake();  // a lingering partial batch goes out now
+  lock.lock();
   acked_cv_.wait_for(lock, timeout, [&] { return queue_.empty() || !failure_.isOk() || stopping_; });
+  --flush_waiters_;
   if (!failure_.isOk()) return failure_;
   if (!queue_.empty()) {
     return Status::aborted("flush timed out with " + std::to_string(queue_.size()) + " records unacknowledged" +
@@ -283,7 +288,7 @@ Status StepSender::handshake(int fd) {
   return Status::ok();
 }
 
-void StepSender::buildOutput() {
+std::chrono::microseconds StepSender::buildOutput() {
   // Under mu_: copy the dictionary entries to send and take stable references to the
   // records (std::deque keeps references valid across push_back; only this thread pops).
   Dictionary dict;
@@ -309,13 +314,21 @@ void StepSender::buildOutput() {
     if (!dict_pending) {
       // Records only once every dictionary entry registered before them is out.
       size_t n = std::min(queue_.size() - sent_in_session_, options_.max_batch_records);
+      if (n > 0 && n < options_.max_batch_records && flush_waiters_ == 0 && !goodbye_ && !stopping_) {
+        auto due = queue_[sent_in_session_].enqueued + options_.batch_linger;
+        auto now = Clock::now();
+        if (due > now) {
+          n = 0;  // wait for a fuller batch
+          if (dict.empty()) return std::max(std::chrono::microseconds(1), std::chrono::duration_cast<std::chrono::microseconds>(due - now));
+        }
+      }
       first_seq = session_acked_ + sent_in_session_ + 1;
       records.reserve(n);
       for (size_t i = 0; i < n; ++i) records.push_back(&queue_[sent_in_session_ + i].record);
     }
   }
   if (!dict.empty()) out_ += encodeDictionary(dict);
-  if (records.empty()) return;
+  if (records.empty()) return std::chrono::microseconds(0);
   std::vector<std::string> encoded;
   encoded.reserve(records.size());
   size_t bytes = 0;
@@ -329,7 +342,7 @@ void StepSender::buildOutput() {
                                          std::to_string(max_frame_bytes_));
       acked_cv_.notify_all();
       space_cv_.notify_all();
-      return;
+      return std::chrono::microseconds(0);
     }
     bytes += e.size();
     encoded.push_back(std::move(e));
@@ -345,6 +358,7 @@ void StepSender::buildOutput() {
   stats_.records_resent += resent;
   stats_.record_bytes_sent += bytes;
   ++stats_.frames_sent;
+  return std::chrono::microseconds(0);
 }
 
 Status StepSender::handleServerFrame(const FrameBody& body) {
@@ -408,10 +422,11 @@ void StepSender::runSession(int fd) {
       want_goodbye = goodbye_ && !goodbye_sent && queue_.empty();
       if (stopping_ && goodbye_ && !queue_.empty() && out_off_ == out_.size()) return;  // flush failed
     }
+    std::chrono::microseconds linger(0);
     if (out_off_ == out_.size()) {
       out_.clear();
       out_off_ = 0;
-      if (!goodbye_sent) buildOutput();
+      if (!goodbye_sent) linger = buildOutput();
       if (want_goodbye && out_.empty()) {
         out_ = encodeGoodbye();
         goodbye_sent = true;
@@ -426,7 +441,9 @@ void StepSender::runSession(int fd) {
     }
     pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out_off_ < out_.size() ? POLLOUT : 0)), 0},
                      {wake_fd_, POLLIN, 0}};
-    int rc = ::poll(fds, 2, 200);
+    int timeout_ms = 200;
+    if (linger.count() > 0) timeout_ms = static_cast<int>(std::min<int64_t>(200, (linger.count() + 999) / 1000));
+    int rc = ::poll(fds, 2, timeout_ms);
     if (rc < 0 && errno != EINTR) return;
     if (fds[1].revents & POLLIN) {
       uint64_t v;
