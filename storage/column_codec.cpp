@@ -22,24 +22,26 @@ inline int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_ca
 size_t varintLen(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
 size_t zigzagLen(int64_t v) { return varintLen(zigzagEncode(v)); }
 
-// Number of distinct values, or SIZE_MAX once it passes `limit` (open addressing, no sort).
-size_t distinctUpTo(std::span<const int64_t> v, size_t limit) {
+// Collects the distinct values (unordered) into *out; false once there are more than
+// `limit` (open addressing, no sort).
+bool distinctValues(std::span<const int64_t> v, size_t limit, std::vector<int64_t>* out) {
   size_t cap = 16;
   while (cap < 2 * limit + 2) cap <<= 1;
   std::vector<uint64_t> slots(cap);
-  std::vector<bool> used(cap, false);
-  size_t n = 0;
+  std::vector<uint8_t> used(cap, 0);
+  out->clear();
   for (int64_t x : v) {
     uint64_t u = static_cast<uint64_t>(x);
     size_t i = static_cast<size_t>((u * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
     while (used[i] && slots[i] != u) i = (i + 1) & (cap - 1);
     if (!used[i]) {
-      if (++n > limit) return SIZE_MAX;
-      used[i] = true;
+      if (out->size() >= limit) return false;
+      used[i] = 1;
       slots[i] = u;
+      out->push_back(x);
     }
   }
-  return n;
+  return true;
 }
 
 bool allEqual(std::span<const int64_t> v) {
@@ -147,11 +149,10 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       return true;
     }
     case CodecId::kDictionary: {
-      std::vector<int64_t> distinct(values.begin(), values.end());
-      std::sort(distinct.begin(), distinct.end());
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
       // Past a few thousand distinct values a dictionary never wins; skip the work.
-      if (distinct.empty() || distinct.size() > 4096 || distinct.size() * 2 > values.size() + 2) return false;
+      std::vector<int64_t> distinct;
+      if (values.empty() || !distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct)) return false;
+      std::sort(distinct.begin(), distinct.end());
       w.putVarint(distinct.size());
       for (size_t i = 0; i < distinct.size(); ++i) {
         // Sorted ascending as signed values: differences are non-negative (mod 2^64).
@@ -161,12 +162,12 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
           w.putVarint(static_cast<U>(distinct[i]) - static_cast<U>(distinct[i - 1]));
         }
       }
-      std::unordered_map<int64_t, uint32_t> index;
-      index.reserve(distinct.size() * 2);
-      for (size_t i = 0; i < distinct.size(); ++i) index.emplace(distinct[i], static_cast<uint32_t>(i));
       bool narrow = distinct.size() <= 256;
+      size_t last = 0;
       for (int64_t v : values) {
-        uint32_t ix = index[v];
+        // Runs are common (the same value row after row): try the previous index first.
+        size_t ix = distinct[last] == v ? last : static_cast<size_t>(std::lower_bound(distinct.begin(), distinct.end(), v) - distinct.begin());
+        last = ix;
         if (narrow) {
           w.putU8(static_cast<uint8_t>(ix));
         } else {
@@ -252,8 +253,10 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
   }
   size_t dict = SIZE_MAX;
-  size_t distinct = distinctUpTo(values, std::min<size_t>(4096, values.size() / 2 + 1));
-  if (distinct != SIZE_MAX) dict = 10 + distinct * 4 + values.size() * (distinct <= 256 ? 1 : 2);  // estimate
+  std::vector<int64_t> distinct;
+  if (distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct)) {
+    dict = 10 + distinct.size() * 4 + values.size() * (distinct.size() <= 256 ? 1 : 2);  // estimate
+  }
   std::pair<size_t, CodecId> cands[] = {{plain, CodecId::kPlain},         {delta, CodecId::kDelta},           {dod, CodecId::kDeltaOfDelta},
                                         {gdelta, CodecId::kGroupDelta}, {hres, CodecId::kHistResidual}, {dict, CodecId::kDictionary},
                                         {sres, CodecId::kSumResidual}};

@@ -173,7 +173,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   }
   // Head rows of this block, one source per attempt (rows are in (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
-  for (const HeadRow& row : head_rows_) {
+  for (HeadRow& row : head_rows_) {
     if (h_.blockBase(row.step) != base) continue;
     auto [it, fresh] = head_source.try_emplace(row.attempt, sources.size());
     if (fresh) {
@@ -182,7 +182,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
       sources.back().head = true;
       sources.back().block.reset(spec_.table);
     }
-    sources[it->second].block.append(row.rec);
+    sources[it->second].block.append(std::move(row.rec));  // each head row feeds one block, once
   }
   for (Source& s : sources) {
     if (s.head) s.offsets = s.block.rowOffsets();

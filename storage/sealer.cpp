@@ -111,7 +111,12 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, std::vector
     TableBlock tb;
     for (Table t : kAllTables) {
       tb.reset(t);
-      for (const auto& rec : merged) tb.append(rec);
+      // Kernels is the only table that reads histograms: it may take them.
+      if (t == Table::kKernels) {
+        for (auto& rec : merged) tb.append(std::move(rec));
+      } else {
+        for (const auto& rec : merged) tb.append(rec);
+      }
       chunks.clear();
       ChunkWriter::writeBlock(job, rank, attempt, base, tb, &chunks);
       for (const ChunkKV& kv : chunks) batch.Put(h_.chunk, kv.key, kv.value);

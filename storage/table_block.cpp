@@ -122,6 +122,23 @@ void TableBlock::append(const model::StepRecord& rec) {
   rows += n;
 }
 
+void TableBlock::append(model::StepRecord&& rec) {
+  if (table != Table::kKernels) {
+    append(static_cast<const model::StepRecord&>(rec));
+    return;
+  }
+  steps.push_back(u(rec.step));
+  for (auto& k : rec.kernels) {
+    columns[3].ints.push_back(u(k.signature));
+    columns[4].ints.push_back(static_cast<int64_t>(k.phase));
+    columns[5].ints.push_back(k.count);
+    columns[6].ints.push_back(k.total_ns);
+    columns[7].hists.push_back(std::move(k.hist));
+  }
+  row_counts.push_back(static_cast<int64_t>(rec.kernels.size()));
+  rows += rec.kernels.size();
+}
+
 RowContext TableBlock::groups() const {
   RowContext g;
   auto keys = groupKeyColumns(table);

@@ -54,6 +54,8 @@ struct TableBlock {
   void reset(Table t);
   // Appends rec's rows. REQUIRES: rec.step greater than every step already appended.
   void append(const model::StepRecord& rec);
+  // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
+  void append(model::StepRecord&& rec);
   // Dense group ids of rows (first-appearance order) from the group-key columns.
   // REQUIRES: the group-key columns are filled for all rows.
   RowContext groups() const;
