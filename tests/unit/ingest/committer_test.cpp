@@ -1,0 +1,193 @@
+// Committer: group commit, ack only after a successful write, failure isolation, budget.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "ingest/committer.h"
+
+using namespace argus;
+using namespace argus::ingest;
+
+namespace {
+
+// A Store that records writeGroup calls; the first call can be held until released.
+class FakeStore : public storage::Store {
+ public:
+  std::mutex mu;
+  std::condition_variable cv;
+  bool hold = false;
+  std::vector<size_t> group_sizes;      // requests per writeGroup call
+  std::vector<uint64_t> written_steps;  // every record written
+  Status fail_all;                      // returned by writeGroup when set
+  uint32_t bad_rank = UINT32_MAX;       // requests holding this rank fail with InvalidArgument
+
+  Result<storage::JobId> ensureJob(std::string_view) override { return storage::JobId{1}; }
+  Result<storage::JobInfo> findJob(std::string_view) const override { return Status::notFound("x"); }
+  std::vector<storage::JobInfo> listJobs() const override { return {}; }
+  Status setRetention(std::string_view, int64_t) override { return Status::ok(); }
+  Status write(const storage::WriteRequest& r) override {
+    std::lock_guard lock(mu);
+    for (const auto& rec : r.records)
+      if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
+    for (const auto& rec : r.records) written_steps.push_back(rec.step);
+    return Status::ok();
+  }
+  Status writeGroup(std::span<const storage::WriteRequest> requests) override {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return !hold; });
+    group_sizes.push_back(requests.size());
+    if (!fail_all.isOk()) return fail_all;
+    for (const auto& r : requests)
+      for (const auto& rec : r.records)
+        if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
+    for (const auto& r : requests)
+      for (const auto& rec : r.records) written_steps.push_back(rec.step);
+    return Status::ok();
+  }
+  Status sealReady() override { return Status::ok(); }
+  Status sealAll() override { return Status::ok(); }
+  Result<std::unique_ptr<storage::ScanCursor>> scan(const storage::ScanSpec&) const override {
+    return Status::notFound("x");
+  }
+  Result<std::vector<model::RankTopology>> topology(std::string_view) const override { return Status::notFound("x"); }
+  Result<model::KernelDictEntry> kernelName(std::string_view, uint64_t) const override { return Status::notFound("x"); }
+  Status dropJob(std::string_view) override { return Status::ok(); }
+  Status applyRetention(int64_t) override { return Status::ok(); }
+  SizeInfo size() const override { return {}; }
+
+  void release() {
+    std::lock_guard lock(mu);
+    hold = false;
+    cv.notify_all();
+  }
+};
+
+struct Sink : CommitSink {
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, Status>> outcomes;
+  size_t bytes = 0;
+  void onCommitted(uint64_t up_to, size_t b, const Status& s) override {
+    std::lock_guard lock(mu);
+    outcomes.emplace_back(up_to, s);
+    bytes += b;
+  }
+};
+
+CommitItem item(std::shared_ptr<Sink> sink, uint32_t rank, uint64_t step, uint64_t up_to) {
+  CommitItem it;
+  it.sink = sink;
+  it.job = 1;
+  model::StepRecord r;
+  r.rank = rank;
+  r.step = step;
+  it.records.push_back(r);
+  it.up_to = up_to;
+  it.bytes = 1000;
+  return it;
+}
+
+}  // namespace
+
+TEST_CASE("queued batches share one writeGroup and are acknowledged after it") {
+  FakeStore store;
+  store.hold = true;
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  Committer c(store, metrics, budget);
+  c.start();
+  auto a = std::make_shared<Sink>(), b = std::make_shared<Sink>();
+  c.submit(item(a, 0, 1, 1));  // taken alone, held in writeGroup
+  // Let the committer take the first item into its (held) write, then queue more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  c.submit(item(a, 0, 2, 2));
+  c.submit(item(b, 1, 1, 1));
+  c.submit(item(b, 1, 2, 2));
+  CHECK(budget.used() == 4000);
+  {
+    std::lock_guard lock(a->mu);
+    CHECK(a->outcomes.empty());  // nothing acknowledged before the write returns
+  }
+  store.release();
+  c.drain();
+  CHECK(store.written_steps.size() == 4);
+  CHECK(store.group_sizes.size() <= 2);
+  CHECK(store.group_sizes.back() >= 3);  // the three queued behind the held write: one group
+  CHECK(a->outcomes.size() == 2);
+  CHECK(a->outcomes.back().first == 2);
+  CHECK(b->outcomes.back().first == 2);
+  CHECK(budget.used() == 0);
+  CHECK(metrics.records.load() == 4);
+  CHECK(metrics.inflight_bytes.load() == 0);
+  c.stop();
+}
+
+TEST_CASE("a failed write acknowledges nothing") {
+  FakeStore store;
+  store.fail_all = Status::ioError("disk full");
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  Committer c(store, metrics, budget);
+  c.start();
+  auto a = std::make_shared<Sink>();
+  c.submit(item(a, 0, 1, 1));
+  c.drain();
+  REQUIRE(a->outcomes.size() == 1);
+  CHECK(a->outcomes[0].second.code() == Status::Code::kIoError);
+  CHECK(metrics.records.load() == 0);
+  CHECK(metrics.commit_failures.load() == 1);
+  CHECK(budget.used() == 0);
+}
+
+TEST_CASE("a data-dependent refusal fails only the bad batch") {
+  FakeStore store;
+  store.hold = true;
+  store.bad_rank = 7;
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  Committer c(store, metrics, budget);
+  auto good = std::make_shared<Sink>(), bad = std::make_shared<Sink>();
+  // Queue before starting so that all three land in one group.
+  c.submit(item(good, 0, 1, 1));
+  c.submit(item(bad, 7, 1, 1));
+  c.submit(item(good, 0, 2, 2));
+  store.release();
+  c.start();
+  c.drain();
+  REQUIRE(good->outcomes.size() == 2);
+  CHECK(good->outcomes[0].second.isOk());
+  CHECK(good->outcomes[1].second.isOk());
+  REQUIRE(bad->outcomes.size() == 1);
+  CHECK(bad->outcomes[0].second.code() == Status::Code::kInvalidArgument);
+  CHECK(store.written_steps.size() == 2);
+}
+
+TEST_CASE("after stop, submits fail with Unavailable") {
+  FakeStore store;
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  Committer c(store, metrics, budget);
+  c.start();
+  c.stop();
+  auto a = std::make_shared<Sink>();
+  c.submit(item(a, 0, 1, 1));
+  REQUIRE(a->outcomes.size() == 1);
+  CHECK(a->outcomes[0].second.code() == Status::Code::kUnavailable);
+  CHECK(budget.used() == 0);
+}
+
+TEST_CASE("ByteBudget wakes waiters when bytes are released") {
+  ByteBudget budget(100);
+  int woken = 0;
+  budget.whenAvailable([&] { ++woken; });
+  CHECK(woken == 1);  // not exhausted: runs at once
+  budget.charge(150);
+  budget.whenAvailable([&] { ++woken; });
+  CHECK(woken == 1);
+  budget.release(40);  // 110 still >= 100
+  CHECK(woken == 1);
+  budget.release(20);
+  CHECK(woken == 2);
+}
