@@ -246,7 +246,35 @@ Status StepSender::handshake(int fd) {
   FrameConnection conn(fd);
   conn.setLimits(server_limits_);
   Status result = Status::unavailable("no Welcome from argusd");
+  auto deadline = Clock::now() + options_.handshake_timeout;
   for (;;) {
+    // Wait for the reply without blocking close(): the wake fd interrupts the wait.
+    bool readable = false;
+    while (!readable) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+          conn.release();
+          return Status::aborted("StepSender is closing");
+        }
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) break;
+      pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 200))) > 0) {
+        if (fds[1].revents & POLLIN) {
+          uint64_t v;
+          ssize_t n = ::read(wake_fd_, &v, sizeof v);
+          (void)n;
+          wake_pending_.store(false, std::memory_order_release);
+        }
+        readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+      }
+    }
+    if (!readable) {
+      result = Status::unavailable("no Welcome from argusd within " + std::to_string(options_.handshake_timeout.count()) + " ms");
+      break;
+    }
     ServerMessage m;
     Status s = conn.readServerMessage(&m, options_.handshake_timeout);
     if (!s.isOk()) {
