@@ -32,7 +32,10 @@ uint64_t chunkChecksum(std::string_view bytes) { return XXH3_64bits(bytes.data()
 
 namespace {
 constexpr uint8_t kHasMinMax = 1;
-}
+constexpr uint8_t kIntegralSum = 2;  // sum stored as a zigzag varint instead of an f64
+
+bool integral(double d) { return d >= -9.0e18 && d <= 9.0e18 && d == static_cast<double>(static_cast<int64_t>(d)); }
+}  // namespace
 
 std::string encodeChunk(StoredType type, uint8_t codec, const ChunkStats& s, std::string_view payload) {
   std::string out;
@@ -44,7 +47,8 @@ std::string encodeChunk(StoredType type, uint8_t codec, const ChunkStats& s, std
   w.putVarint(s.rows);
   w.putVarint(s.first_step);
   w.putVarint(s.last_step - s.first_step);
-  w.putU8(s.has_min_max ? kHasMinMax : 0);
+  bool int_sum = s.has_min_max && integral(s.sum);
+  w.putU8(static_cast<uint8_t>((s.has_min_max ? kHasMinMax : 0) | (int_sum ? kIntegralSum : 0)));
   if (s.has_min_max) {
     if (type == StoredType::kUInt64) {
       w.putVarint(static_cast<uint64_t>(s.min));
@@ -53,7 +57,11 @@ std::string encodeChunk(StoredType type, uint8_t codec, const ChunkStats& s, std
       w.putSignedVarint(s.min);
       w.putSignedVarint(s.max);
     }
-    w.putDouble(s.sum);
+    if (int_sum) {
+      w.putSignedVarint(static_cast<int64_t>(s.sum));
+    } else {
+      w.putDouble(s.sum);
+    }
   }
   w.putVarint(s.nan_count);
   w.putVarint(payload.size());
@@ -92,7 +100,7 @@ Status parseChunk(std::string_view value, ChunkView* out) {
   if (s.last_step < s.first_step) return Status::corruption("chunk step range overflows");
   uint8_t flags = 0;
   ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
-  if (flags & ~kHasMinMax) return Status::corruption("unknown chunk flags " + std::to_string(flags));
+  if (flags & ~(kHasMinMax | kIntegralSum) || ((flags & kIntegralSum) && !(flags & kHasMinMax))) return Status::corruption("unknown chunk flags " + std::to_string(flags));
   s.has_min_max = flags & kHasMinMax;
   if (s.has_min_max) {
     if (out->type == StoredType::kUInt64) {
@@ -105,7 +113,13 @@ Status parseChunk(std::string_view value, ChunkView* out) {
       ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&s.min));
       ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&s.max));
     }
-    ARGUS_RETURN_IF_ERROR(r.getDouble(&s.sum));
+    if (flags & kIntegralSum) {
+      int64_t sum = 0;
+      ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&sum));
+      s.sum = static_cast<double>(sum);
+    } else {
+      ARGUS_RETURN_IF_ERROR(r.getDouble(&s.sum));
+    }
   } else {
     s.min = s.max = 0;
     s.sum = 0;
