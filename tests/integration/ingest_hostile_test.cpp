@@ -67,7 +67,7 @@ TEST_CASE("bad input closes only the offending session, with a reason") {
          << "good     good-token\n"
          << "hostile  hostile-token\n";
   }
-  argusd.setArgs({"--auth", auth_path, "--max-frame-bytes", "65536"});
+  argusd.setArgs({"--auth", auth_path, "--max-frame-bytes", "65536", "--hello-timeout-ms", "300"});
   argusd.setHttp(true);
   REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
   uint16_t port = argusd.ingestPort();
@@ -241,6 +241,15 @@ TEST_CASE("bad input closes only the offending session, with a reason") {
     CHECK_MESSAGE(close.reason.find("record seq 1") != std::string::npos, close.reason);
   }
   {
+    INFO("silent connection (slowloris): closed after the Hello timeout");
+    RawClient c;
+    REQUIRE(c.connect(port).isOk());
+    REQUIRE(c.conn.write(std::string("\x40\x00", 2)).isOk());  // half a header, then nothing
+    wire::CloseMsg close = c.waitClose();
+    CHECK(close.code == Status::Code::kAborted);
+    CHECK_MESSAGE(close.reason.find("no Hello within 300 ms") != std::string::npos, close.reason);
+  }
+  {
     INFO("a message before Hello");
     RawClient c;
     REQUIRE(c.connect(port).isOk());
@@ -260,6 +269,7 @@ TEST_CASE("bad input closes only the offending session, with a reason") {
   CHECK(metrics.find("argus_ingest_rejected_sessions_total{reason=\"wrong_token\"} 2") != std::string::npos);
   CHECK(metrics.find("argus_ingest_rejected_sessions_total{reason=\"step_order\"} 2") != std::string::npos);
   CHECK(metrics.find("argus_ingest_rejected_sessions_total{reason=\"frame_too_large\"} 1") != std::string::npos);
+  CHECK(metrics.find("argus_ingest_rejected_sessions_total{reason=\"timeout\"} 1") != std::string::npos);
 
   while (good_sent.load() < 200 && good_status.isOk()) std::this_thread::sleep_for(5ms);
   stop = true;
