@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "store_test_util.h"
@@ -34,17 +35,18 @@ TEST_CASE("concurrent writes, seals and scans") {
           std::vector<model::StepRecord> slice(recs[r].begin() + s, recs[r].begin() + s + 5);
           if (!writeRecords(*store, job, slice).isOk()) ++failures;
         }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));  // let seals and scans interleave
       }
     });
   }
   std::thread sealer([&] {
-    while (!done) {
+    while (!done || seals < 3) {
       if (!store->sealReady().isOk()) ++failures;
       ++seals;
     }
   });
   std::thread scanner([&] {
-    while (!done) {
+    while (!done || scans < 3) {
       ScanSpec s;
       s.job = "job-a";
       s.table = Table::kSteps;
