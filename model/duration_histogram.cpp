@@ -191,6 +191,8 @@ Status DurationHistogram::assign(std::vector<Bucket> buckets) {
   return Status::ok();
 }
 
+bool DurationHistogram::isValid(std::span<const Bucket> buckets) { return validateBuckets(buckets).isOk(); }
+
 Status DurationHistogram::assignFrom(std::span<const Bucket> buckets) {
   ARGUS_RETURN_IF_ERROR(validateBuckets(buckets));
   buckets_.assign(buckets.begin(), buckets.end());

@@ -11,6 +11,7 @@
 // is kept by the owner (KernelStat::total_ns), not here. Not thread-safe; a value type.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -62,6 +63,23 @@ class DurationHistogram {
   // Same contract as assign(), but copies into the existing buffer (no allocation once
   // the histogram has held that many buckets): for decoders that refill records.
   Status assignFrom(std::span<const Bucket> buckets);
+  // Trusted fast path for decoders that validate as they parse: clears the buckets
+  // (keeping their capacity) and calls fill(std::vector<Bucket>&), which appends the new
+  // ones and returns true, or returns false on bad input (the histogram is then left
+  // empty). REQUIRES: on true, the buckets meet assign()'s contract (asserted in debug
+  // builds).
+  template <typename Fill>
+  bool refill(Fill&& fill) {
+    buckets_.clear();
+    if (!fill(buckets_)) {
+      buckets_.clear();
+      return false;
+    }
+    assert(isValid(buckets_) && "BUG: refill produced invalid buckets");
+    return true;
+  }
+  // True when `buckets` meet assign()'s contract.
+  static bool isValid(std::span<const Bucket> buckets);
 
   // Compact form: varint bucket count, then per bucket zigzag index delta (against the
   // previous index, the first against 0) and varint count. deserialize() rejects hostile

@@ -14,7 +14,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -31,7 +30,8 @@ struct StepCodecOptions {
 class StepEncoder {
  public:
   explicit StepEncoder(StepCodecOptions options = {});
-  // Appends the encoding of `rec` to *out.
+  // Appends the encoding of `rec` to *out. Allocates nothing in steady state beyond
+  // growing *out (and zstd's context once).
   // REQUIRES: rec is canonical (StepRecord::canonicalize()).
   void encode(const StepRecord& rec, std::string* out);
   // Forgets all history: the next record is a keyframe with fresh dense ids
@@ -48,7 +48,8 @@ class StepDecoder {
   StepDecoder();
   // Decodes one encoding into *out. Hostile input yields Corruption (never a crash,
   // never an allocation larger than the input justifies). A delta record without the
-  // matching history yields Corruption naming the missing reference.
+  // matching history yields Corruption naming the missing reference. Decoding into a
+  // reused record reuses its lists' and histograms' capacity: no allocation in steady state.
   Status decode(std::string_view in, StepRecord* out);
   void reset();
  private:
@@ -57,7 +58,12 @@ class StepDecoder {
 };
 
 // Encodes one record with no history: a keyframe that decodes alone (head rows, dumps).
+// The out-parameter form appends to *out and allocates nothing once *out has the
+// capacity (the per-thread scratch is reused). Thread-safe (per-thread state).
 std::string encodeStandalone(const StepRecord& rec);
+void encodeStandalone(const StepRecord& rec, std::string* out);
+// Decodes a keyframe into *out, reusing its lists' and histograms' capacity.
+// Thread-safe (per-thread state).
 Status decodeStandalone(std::string_view in, StepRecord* out);
 
 }  // namespace argus::model
