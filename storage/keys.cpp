@@ -30,6 +30,16 @@ std::string encodeHeadKey(const HeadKey& k) {
   return out;
 }
 
+void encodeHeadKeyTo(const HeadKey& k, char* out) {
+  auto be = [&out](uint64_t v, int bytes) {
+    for (int i = bytes - 1; i >= 0; --i) *out++ = static_cast<char>(v >> (8 * i));
+  };
+  be(k.job, 4);
+  be(k.rank, 4);
+  be(k.step, 8);
+  be(k.attempt, 2);
+}
+
 bool decodeHeadKey(std::string_view key, HeadKey* out) {
   if (key.size() != kHeadKeySize) return false;
   out->job = static_cast<uint32_t>(getBE(key, 0, 4));

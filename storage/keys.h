@@ -63,6 +63,8 @@ struct ChunkKey {
 
 // Head keys. A shorter prefix (job; job|rank) bounds a range.
 std::string encodeHeadKey(const HeadKey& k);
+// Writes the kHeadKeySize bytes of k to out (no allocation; the write path).
+void encodeHeadKeyTo(const HeadKey& k, char* out);
 bool decodeHeadKey(std::string_view key, HeadKey* out);
 std::string headPrefix(uint32_t job);
 std::string headPrefix(uint32_t job, uint32_t rank);

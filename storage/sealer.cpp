@@ -22,36 +22,45 @@ struct Sealer::Row {
 Status Sealer::run(bool all, SealStats* stats) {
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
+  // One iterator, one implicit snapshot: the seal batches written meanwhile do not move it.
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
+  auto keyOf = [&](HeadKey* k) -> Status {
+    std::string_view key(it->key().data(), it->key().size());
+    if (!decodeHeadKey(key, k)) return Status::corruption("malformed head key: " + describeKey(kHeadCf, key));
+    return Status::ok();
+  };
   std::vector<Row> block;
-  bool have = false;
-  HeadKey cur{};
-  uint64_t cur_base = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  it->SeekToFirst();
+  while (it->Valid()) {
     HeadKey k;
-    if (!decodeHeadKey(std::string_view(it->key().data(), it->key().size()), &k)) {
-      return Status::corruption("head key of " + std::to_string(it->key().size()) + " bytes: " +
-                                describeKey(kHeadCf, std::string_view(it->key().data(), it->key().size())));
-    }
+    ARGUS_RETURN_IF_ERROR(keyOf(&k));
     uint64_t base = h_.blockBase(k.step);
-    if (have && k.job == cur.job && k.rank == cur.rank) {
-      if (base != cur_base) {
-        // A later block exists for this rank: the buffered one is complete.
-        ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
-        block.clear();
-      }
-    } else {
-      if (have && all) ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
-      block.clear();
+    std::string rank_prefix = headPrefix(k.job, k.rank);
+    bool sealable = all;
+    if (!sealable && base <= UINT64_MAX - h_.block_steps) {
+      // A later block of this rank in head makes this one complete. Probe by a seek, so
+      // the rows of a rank's last (open) block are never read.
+      it->Seek(headKeyPrefix(k.job, k.rank, base + h_.block_steps));
+      sealable = it->Valid() && it->key().starts_with(rank_prefix);
+      it->Seek(headKeyPrefix(k.job, k.rank, base));
     }
-    have = true;
-    cur = k;
-    cur_base = base;
-    block.push_back(Row{k, it->key().ToString(), it->value().ToString()});
+    if (!sealable) {
+      // Next rank (or the next job after the last rank).
+      std::string next = prefixSuccessor(rank_prefix);
+      if (next.empty()) break;
+      it->Seek(next);
+      continue;
+    }
+    block.clear();
+    for (; it->Valid(); it->Next()) {
+      HeadKey r;
+      ARGUS_RETURN_IF_ERROR(keyOf(&r));
+      if (r.job != k.job || r.rank != k.rank || h_.blockBase(r.step) != base) break;
+      block.push_back(Row{r, it->key().ToString(), it->value().ToString()});
+    }
+    ARGUS_RETURN_IF_ERROR(sealBlock(k.job, k.rank, base, block, stats));
   }
-  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
-  if (have && all) ARGUS_RETURN_IF_ERROR(sealBlock(cur.job, cur.rank, cur_base, block, stats));
-  return Status::ok();
+  return fromRocks(it->status(), "sealer: iterating head");
 }
 
 Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, std::vector<Row>& rows, SealStats* stats) {

@@ -27,6 +27,9 @@ TEST_CASE("head keys sort in tuple order") {
     HeadKey back;
     std::string e = encodeHeadKey(k);
     CHECK(e.size() == kHeadKeySize);
+    char raw[kHeadKeySize];
+    encodeHeadKeyTo(k, raw);
+    CHECK(std::string(raw, kHeadKeySize) == e);
     REQUIRE(decodeHeadKey(e, &back));
     CHECK(back == k);
   }
