@@ -9,10 +9,8 @@
 
 #include "cli/record_text.h"
 #include "model/step_codec.h"
-#include "storage/chunk_format.h"
-#include "storage/column_codec.h"
+#include "storage/chunk_dump.h"
 #include "storage/keys.h"
-#include "storage/meta_records.h"
 #include "storage/rocks_store.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -26,20 +24,6 @@ struct StoreDumpOptions {
   std::string cf = "all";
   uint64_t limit = 0;  // 0: everything
 };
-
-std::string describeChunkValue(std::string_view value) {
-  storage::ChunkView chunk;
-  Status s = storage::parseChunk(value, &chunk);
-  if (!s.isOk()) return "CORRUPT: " + s.toString();
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "version=%u codec=%s type=%u rows=%" PRIu64 " steps=%" PRIu64 "..%" PRIu64 " min=%" PRId64 " max=%" PRId64
-                " sum=%.0f payload_bytes=%zu total_bytes=%zu",
-                static_cast<unsigned>(chunk.version), storage::codecName(chunk.codec), static_cast<unsigned>(chunk.type),
-                chunk.stats.rows, chunk.stats.first_step, chunk.stats.last_step, chunk.stats.min, chunk.stats.max,
-                chunk.stats.sum, chunk.payload.size(), value.size());
-  return buf;
-}
 
 int dumpStore(const StoreDumpOptions& o) {
   storage::StoreOptions options;
@@ -55,17 +39,8 @@ int dumpStore(const StoreDumpOptions& o) {
     if (o.cf != "all" && o.cf != cf) continue;
     uint64_t shown = 0;
     Status s = (*store)->forEachRaw(cf, [&](std::string_view key, std::string_view value) {
-      std::string text;
-      if (std::string_view(cf) == "meta") {
-        text = storage::describeMetaValue(key, value);
-      } else if (std::string_view(cf) == "head") {
-        model::StepRecord rec;
-        Status decoded = model::decodeStandalone(value, &rec);
-        text = decoded.isOk() ? "\n" + describeStepRecord(rec) : "CORRUPT: " + decoded.toString();
-      } else {
-        text = describeChunkValue(value);
-      }
-      std::printf("%s %s %s\n", cf, storage::describeKey(cf, key).c_str(), text.c_str());
+      std::string text = storage::describeValue(cf, key, value);
+      std::printf("%s %s\n", storage::describeKey(cf, key).c_str(), text.c_str());
       return o.limit == 0 || ++shown < o.limit;
     });
     if (!s.isOk()) {

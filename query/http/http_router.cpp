@@ -1,5 +1,6 @@
 #include "query/http/http_router.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "query/http/json_writer.h"
@@ -58,8 +59,16 @@ std::vector<std::string_view> splitCommas(std::string_view s) {
   return parts;
 }
 
-const char* typeName(storage::ColumnType t) {
-  switch (t) {
+// 64-bit hashes (kernel signatures, communicators, stacks, dictionary ids) use all 64 bits;
+// JSON numbers lose precision past 2^53, so these travel as decimal strings of type "id".
+bool isIdColumn(const storage::Column& column) {
+  static constexpr std::string_view kIds[] = {"signature", "communicator", "stack_id", "name_id"};
+  return column.type == storage::ColumnType::kUInt64 && std::find(std::begin(kIds), std::end(kIds), column.name) != std::end(kIds);
+}
+
+const char* typeName(const storage::Column& column) {
+  if (isIdColumn(column)) return "id";
+  switch (column.type) {
     case storage::ColumnType::kInt64: return "int64";
     case storage::ColumnType::kUInt64: return "uint64";
     case storage::ColumnType::kHistogram: return "histogram";
@@ -73,8 +82,11 @@ void writeCell(JsonWriter& w, const storage::Column& column, size_t row) {
       w.value(column.ints[row]);
       break;
     case storage::ColumnType::kUInt64:
-      // Ids use all 64 bits; JSON numbers lose precision past 2^53, so they travel as strings.
-      w.value(std::to_string(static_cast<uint64_t>(column.ints[row])));
+      if (isIdColumn(column)) {
+        w.value(std::to_string(static_cast<uint64_t>(column.ints[row])));
+      } else {
+        w.value(static_cast<uint64_t>(column.ints[row]));
+      }
       break;
     case storage::ColumnType::kHistogram: {
       const model::DurationHistogram& h = column.hists[row];
@@ -257,7 +269,7 @@ HttpResponse HttpRouter::scan(const std::map<std::string, std::string>& params) 
     if (!header_written && (has_rows || batch.rows == 0)) {
       w.key("columns").beginArray();
       for (const storage::Column& c : batch.columns) {
-        w.beginObject().key("name").value(c.name).key("type").value(typeName(c.type)).endObject();
+        w.beginObject().key("name").value(c.name).key("type").value(typeName(c)).endObject();
       }
       w.endArray().key("rows").beginArray();
       header_written = true;

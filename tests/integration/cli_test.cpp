@@ -1,0 +1,109 @@
+// The argus command line as a user runs it: the demo end to end, and `argus dump` on a
+// data directory and on wire frames, good and truncated.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "model/step_codec.h"
+#include "tests/support/argusd_process.h"
+#include "tests/support/synthetic_steps.h"
+#include "wire/messages.h"
+
+using namespace argus;
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult runArgus(const std::string& args) {
+  const char* bin = std::getenv("ARGUS_BIN");
+  REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
+  std::string command = std::string(bin) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank through HTTP") {
+  std::string dir = testing::makeTempDir("argus-cli-demo");
+  RunResult demo = runArgus("demo --ranks 8 --steps 12 --signatures 24 --keep " + dir);
+  INFO(demo.output);
+  CHECK(demo.exit_code == 0);
+  CHECK(contains(demo.output, "96 step records acknowledged durable"));
+  // The slow rank (5, slowed from the middle of the run) heads the table.
+  size_t table = demo.output.find("Slowest ranks");
+  REQUIRE(table != std::string::npos);
+  size_t first_row = demo.output.find("\n", demo.output.find("-----", table)) + 1;
+  CHECK(demo.output.substr(first_row, 8).find('5') != std::string::npos);
+  CHECK(contains(demo.output, "Heaviest kernels of rank 5"));
+  CHECK(contains(demo.output, "argusd stopped (exit 0)"));
+
+  SUBCASE("dump store decodes what the demo left") {
+    RunResult dump = runArgus("dump store --data " + dir + "/data");
+    INFO(dump.output.substr(0, 2000));
+    CHECK(dump.exit_code == 0);
+    CHECK(contains(dump.output, "meta format_version 1"));
+    CHECK(contains(dump.output, "chunk job=1 table=steps column=iter_ns"));
+    CHECK_FALSE(contains(dump.output, "CORRUPT"));
+    RunResult chunks = runArgus("dump store --data " + dir + "/data --cf chunk --limit 3");
+    CHECK(chunks.exit_code == 0);
+    CHECK_FALSE(contains(chunks.output, "meta "));
+  }
+  SUBCASE("dump store on a directory that is no store fails cleanly") {
+    RunResult bad = runArgus("dump store --data " + dir + "/nothing-here");
+    CHECK(bad.exit_code == 1);
+    CHECK(contains(bad.output, "cannot open"));
+  }
+  testing::removeTree(dir);
+}
+
+TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a truncated one") {
+  testing::SyntheticSteps gen(7, 8);
+  wire::Hello hello;
+  hello.job = "dump-job";
+  hello.topology.rank = 7;
+  std::string frames = wire::encodeHello(hello);
+  wire::Dictionary dict;
+  dict.kernels = gen.dictionary().kernels;
+  frames += wire::encodeDictionary(dict);
+  model::StepEncoder encoder;
+  std::vector<std::string> records(3);
+  for (std::string& r : records) encoder.encode(gen.next(), &r);
+  frames += wire::encodeStepBatch(1, records);
+  frames += wire::encodeGoodbye();
+
+  std::string dir = testing::makeTempDir("argus-cli-wire");
+  std::string path = dir + "/frames.bin";
+  std::ofstream(path, std::ios::binary) << frames;
+  RunResult dump = runArgus("dump wire " + path);
+  INFO(dump.output);
+  CHECK(dump.exit_code == 0);
+  CHECK(contains(dump.output, "client Hello protocol=1 job=dump-job"));
+  CHECK(contains(dump.output, "kernels=8"));
+  CHECK(contains(dump.output, "seq=3"));
+  CHECK(contains(dump.output, "step rank=7 step=2"));
+  CHECK(contains(dump.output, "client Goodbye"));
+
+  std::ofstream(path, std::ios::binary) << frames.substr(0, frames.size() - 30);
+  RunResult truncated = runArgus("dump wire " + path);
+  CHECK(truncated.exit_code == 1);
+  CHECK(contains(truncated.output, "truncated"));
+  testing::removeTree(dir);
+}
