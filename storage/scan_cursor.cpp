@@ -184,8 +184,8 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     }
     sources[it->second].block.append(std::move(row.rec));  // each head row feeds one block, once
   }
-  for (Source& s : sources) {
-    if (s.head) s.offsets = s.block.rowOffsets();
+  for (Source& src : sources) {
+    if (src.head) src.offsets = src.block.rowOffsets();
   }
 
   // Winner per step: highest attempt; head before chunk for the same attempt.
@@ -213,7 +213,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   for (size_t c = 0; c < cands.size(); ++c) {
     if (c > 0 && cands[c].step == cands[c - 1].step) continue;
     const Cand& w = cands[c];
-    const Source& src = sources[w.source];
+    Source& src = sources[w.source];
     size_t lo = src.offsets[w.index], hi = src.offsets[w.index + 1];
     size_t n = hi - lo;
     if (n == 0) continue;
@@ -227,8 +227,9 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
       } else if (id == 2) {
         out.ints.insert(out.ints.end(), n, static_cast<int64_t>(w.attempt));
       } else if (out.type == ColumnType::kHistogram) {
-        const auto& h = src.block.columns[id].hists;
-        out.hists.insert(out.hists.end(), h.begin() + lo, h.begin() + hi);
+        // Each (source, step) is emitted once: its histograms can move.
+        auto& h = src.block.columns[id].hists;
+        out.hists.insert(out.hists.end(), std::make_move_iterator(h.begin() + lo), std::make_move_iterator(h.begin() + hi));
       } else {
         const auto& v = src.block.columns[id].ints;
         out.ints.insert(out.ints.end(), v.begin() + lo, v.begin() + hi);
@@ -266,6 +267,18 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
   size_t avail = pending_.rows - pending_off_;
   size_t n = std::min(avail, spec_.batch_rows);
   *has_rows = n > 0;
+  if (pending_off_ == 0 && n == avail) {
+    // Everything pending fits: hand the buffers over instead of copying.
+    std::swap(*batch, pending_);
+    // pending_ now holds the caller's old buffers: reshape them for the next rows.
+    pending_.columns.resize(batch->columns.size());
+    for (size_t o = 0; o < batch->columns.size(); ++o) {
+      pending_.columns[o].name = batch->columns[o].name;
+      pending_.columns[o].type = batch->columns[o].type;
+    }
+    pending_.clear();
+    return Status::ok();
+  }
   batch->columns.resize(pending_.columns.size());
   for (size_t o = 0; o < pending_.columns.size(); ++o) {
     Column& out = batch->columns[o];
@@ -274,7 +287,8 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     out.type = in.type;
     if (in.type == ColumnType::kHistogram) {
       out.ints.clear();
-      out.hists.assign(in.hists.begin() + pending_off_, in.hists.begin() + pending_off_ + n);
+      auto& src = pending_.columns[o].hists;
+      out.hists.assign(std::make_move_iterator(src.begin() + pending_off_), std::make_move_iterator(src.begin() + pending_off_ + n));
     } else {
       out.hists.clear();
       out.ints.assign(in.ints.begin() + pending_off_, in.ints.begin() + pending_off_ + n);
