@@ -13,8 +13,6 @@
 
 namespace argus::wire {
 
-namespace schema = ::argus::wire::schema;
-
 static_assert(kProtocolVersion == schema::PROTOCOL_VERSION, "kProtocolVersion must match argus.capnp");
 
 namespace {
@@ -175,7 +173,7 @@ std::string frameOf(capnp::MessageBuilder& builder) {
 void setTopology(schema::Topology::Builder t, const model::RankTopology& in) {
   t.setRank(in.rank);
   t.setWorldSize(in.world_size);
-  t.setHost(in.host);
+  t.setHost(capnp::Text::Reader(in.host.data(), in.host.size()));  // not the std::string overload: it stops at a NUL
   t.setLocalRank(in.local_rank);
   t.setDevice(in.device);
   t.setTpRank(in.tp_rank);
