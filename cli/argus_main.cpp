@@ -4,6 +4,7 @@
 
 #include "cli/demo_command.h"
 #include "cli/dump_command.h"
+#include "cli/jobs_command.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   argus::cli::addDemoCommand(app, &exit_code);
+  argus::cli::addJobsCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;

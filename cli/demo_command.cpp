@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/duration_text.h"
 #include "cli/http_client.h"
 #include "cli/table_printer.h"
 #include "tests/support/argusd_process.h"
@@ -96,21 +97,6 @@ double num(const Json& cell) {
   return cell.is_string() ? std::stod(cell.get<std::string>()) : cell.get<double>();
 }
 
-// A duration in the unit a person reads best: "812 ns", "4.4 us", "563.1 ms", "1.15 s".
-std::string duration(double ns) {
-  char buf[32];
-  if (ns < 1e3) {
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  } else if (ns < 1e6) {
-    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  } else if (ns < 1e9) {
-    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  }
-  return buf;
-}
-
 // Streams every rank's steps through its own StepSender, like one shim per rank.
 Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes) {
   std::vector<std::unique_ptr<wire::StepSender>> senders;
@@ -178,7 +164,7 @@ Status printFindings(const DemoOptions& o, uint16_t http_port) {
   TablePrinter ranks_table({"rank", "steps", "mean iter", "mean compute", "mean exposed comm"});
   for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
     const RankSums& s = ranked[i].second;
-    ranks_table.addRow({std::to_string(ranked[i].first), std::to_string(s.n), duration(s.iter / s.n), duration(s.compute / s.n), duration(s.exposed / s.n)});
+    ranks_table.addRow({std::to_string(ranked[i].first), std::to_string(s.n), formatDurationNs(s.iter / s.n), formatDurationNs(s.compute / s.n), formatDurationNs(s.exposed / s.n)});
   }
   ranks_table.print(stdout);
 
@@ -198,8 +184,8 @@ Status printFindings(const DemoOptions& o, uint16_t http_port) {
     Result<Json> name = getJson(http_port, "/api/v1/kernels?job=demo&signature=" + (r[0].is_string() ? r[0].get<std::string>() : r[0].dump()));
     std::string text = name.isOk() ? (*name).value("name", std::string("?")) : name.status().toString();
     if (text.size() > 60) text = text.substr(0, 57) + "...";
-    kernel_table.addRow({text, std::to_string(static_cast<int64_t>(num(r[2]))), duration(num(r[3])),
-                         duration(r[4]["p50"].get<double>()), duration(r[4]["p99"].get<double>())});
+    kernel_table.addRow({text, std::to_string(static_cast<int64_t>(num(r[2]))), formatDurationNs(num(r[3])),
+                         formatDurationNs(r[4]["p50"].get<double>()), formatDurationNs(r[4]["p99"].get<double>())});
   }
   kernel_table.print(stdout);
   return Status::ok();

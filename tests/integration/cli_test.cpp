@@ -66,6 +66,28 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank thro
     CHECK(chunks.exit_code == 0);
     CHECK_FALSE(contains(chunks.output, "meta "));
   }
+  SUBCASE("jobs lists, sets retention and drops") {
+    std::string data = "--data " + dir + "/data";
+    RunResult list = runArgus("jobs " + data);
+    CHECK(list.exit_code == 0);
+    CHECK(contains(list.output, "demo"));
+    CHECK(contains(list.output, "forever"));
+    RunResult keep = runArgus("jobs " + data + " --retention demo=30d");
+    CHECK(keep.exit_code == 0);
+    CHECK(contains(keep.output, "30.0 d"));
+    RunResult bad = runArgus("jobs " + data + " --retention demo=soon");
+    CHECK(bad.exit_code == 1);
+    CHECK(contains(bad.output, "bad duration 'soon'"));
+    RunResult unknown = runArgus("jobs " + data + " --drop nosuchjob");
+    CHECK(unknown.exit_code == 1);
+    CHECK(contains(unknown.output, "no job 'nosuchjob'"));
+    RunResult drop = runArgus("jobs " + data + " --drop demo");
+    CHECK(drop.exit_code == 0);
+    CHECK(contains(drop.output, "job demo dropped"));
+    RunResult after = runArgus("dump store " + data + " --cf chunk");
+    CHECK(after.exit_code == 0);
+    CHECK_FALSE(contains(after.output, "chunk job=1"));
+  }
   SUBCASE("dump store on a directory that is no store fails cleanly") {
     RunResult bad = runArgus("dump store --data " + dir + "/nothing-here");
     CHECK(bad.exit_code == 1);
