@@ -8,7 +8,7 @@
 namespace argus::storage {
 
 std::string ChunkWriter::encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowContext* groups, uint64_t first_step,
-                                         uint64_t last_step) {
+                                         uint64_t last_step, CodecHint* hint) {
   ChunkStats s;
   s.rows = values.size();
   s.first_step = first_step;
@@ -35,12 +35,12 @@ std::string ChunkWriter::encodeIntColumn(ColumnType type, std::span<const int64_
       s.max = mx;
     }
   }
-  EncodedPayload p = encodeInts(values, groups);
+  EncodedPayload p = encodeInts(values, groups, hint);
   return encodeChunk(toStoredType(type), p.codec, s, p.bytes);
 }
 
 std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogram> values, const RowContext* groups, uint64_t first_step,
-                                          uint64_t last_step) {
+                                          uint64_t last_step, CodecHint* hint) {
   ChunkStats s;
   s.rows = values.size();
   s.first_step = first_step;
@@ -59,19 +59,20 @@ std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogr
   } else {
     s.sum = 0;
   }
-  EncodedPayload p = encodeHists(values, groups);
+  EncodedPayload p = encodeHists(values, groups, hint);
   return encodeChunk(StoredType::kHistogram, p.codec, s, p.bytes);
 }
 
 void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t step_base, const TableBlock& b,
-                             std::vector<ChunkKV>* out) {
+                             std::vector<ChunkKV>* out, CodecHints* hints) {
+  auto hintOf = [&](uint8_t column) { return hints ? hints->of(b.table, column) : nullptr; };
   uint64_t first = static_cast<uint64_t>(b.steps.front());
   uint64_t last = static_cast<uint64_t>(b.steps.back());
   ChunkKey key{job, b.table, kStepsColumnId, step_base, rank, attempt};
-  out->push_back({encodeChunkKey(key), encodeIntColumn(ColumnType::kUInt64, b.steps, nullptr, first, last)});
+  out->push_back({encodeChunkKey(key), encodeIntColumn(ColumnType::kUInt64, b.steps, nullptr, first, last, hintOf(kStepsColumnId))});
   if (isNestedTable(b.table)) {
     key.column = kRowCountColumnId;
-    out->push_back({encodeChunkKey(key), encodeIntColumn(ColumnType::kUInt64, b.row_counts, nullptr, first, last)});
+    out->push_back({encodeChunkKey(key), encodeIntColumn(ColumnType::kUInt64, b.row_counts, nullptr, first, last, hintOf(kRowCountColumnId))});
   }
   // Contexts, ordered so decoding never cycles: group keys use none; the count column uses
   // groups; the histogram column uses groups and counts; every other column may also use
@@ -81,7 +82,13 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
   RowContext with_hists = groups;
   uint8_t count_col = countColumnOf(b.table), hist_col = histColumnOf(b.table);
   if (count_col != kNoColumn) with_counts.counts = b.columns[count_col].ints;
-  if (hist_col != kNoColumn) with_hists.hists = b.columns[hist_col].hists;
+  std::vector<int64_t> hist_predictions;
+  if (hist_col != kNoColumn) {
+    with_hists.hists = b.columns[hist_col].hists;
+    hist_predictions.reserve(with_hists.hists.size());
+    for (const auto& h : with_hists.hists) hist_predictions.push_back(histPrediction(h));
+    with_hists.hist_predictions = hist_predictions;
+  }
   auto keys = groupKeyColumns(b.table);
   for (const ColumnDef& def : tableColumns(b.table)) {
     if (def.id < kFirstStoredColumnId) continue;
@@ -104,9 +111,9 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
       ctx = &predicted;
     }
     if (def.type == ColumnType::kHistogram) {
-      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, ctx, first, last)});
+      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, ctx, first, last, hintOf(def.id))});
     } else {
-      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, ctx, first, last)});
+      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, ctx, first, last, hintOf(def.id))});
     }
   }
 }

@@ -17,18 +17,25 @@ struct ChunkKV {
   std::string value;
 };
 
+// One CodecHint per (table, column id): what a sealer remembers between blocks.
+struct CodecHints {
+  CodecHint by_column[kTableCount][256];
+  CodecHint* of(Table t, uint8_t column) { return &by_column[tableIndex(t)][column]; }
+};
+
 class ChunkWriter {
  public:
   // Appends the chunks of block `b` of (job, rank, attempt) starting at step_base.
   // REQUIRES: b.steps non-empty and inside [step_base, step_base + block_steps).
+  // `hints` (optional) carries each column's codec choice from block to block (CodecHint).
   static void writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t step_base, const TableBlock& b,
-                         std::vector<ChunkKV>* out);
+                         std::vector<ChunkKV>* out, CodecHints* hints = nullptr);
 
   // One chunk value for an integer column (exposed for tests and tools).
   static std::string encodeIntColumn(ColumnType type, std::span<const int64_t> values, const RowContext* groups, uint64_t first_step,
-                                     uint64_t last_step);
+                                     uint64_t last_step, CodecHint* hint = nullptr);
   static std::string encodeHistColumn(std::span<const model::DurationHistogram> values, const RowContext* groups, uint64_t first_step,
-                                      uint64_t last_step);
+                                      uint64_t last_step, CodecHint* hint = nullptr);
 };
 
 }  // namespace argus::storage

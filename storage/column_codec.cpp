@@ -198,7 +198,11 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
     }
     case CodecId::kHistResidual: {
       if (groups == nullptr || groups->hists.size() != values.size()) return false;
-      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], histPrediction(groups->hists[i])));
+      if (groups->hist_predictions.size() == values.size()) {
+        for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], groups->hist_predictions[i]));
+      } else {
+        for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], histPrediction(groups->hists[i])));
+      }
       return true;
     }
     case CodecId::kSumResidual: {
@@ -214,7 +218,7 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
   return false;
 }
 
-EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx) {
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx, CodecHint* hint) {
   EncodedPayload best;
   if (!values.empty() && allEqual(values)) {
     best.codec = static_cast<uint8_t>(CodecId::kConstant);
@@ -225,6 +229,17 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     std::string linear;
     if (encodeIntsWith(CodecId::kLinear, values, ctx, &linear)) return EncodedPayload{static_cast<uint8_t>(CodecId::kLinear), std::move(linear)};
   }
+  if (hint != nullptr && hint->codec != 0 && hint->reuse_left > 0) {
+    --hint->reuse_left;
+    EncodedPayload p;
+    p.codec = hint->codec & kCodecIdMask;
+    if (encodeIntsWith(static_cast<CodecId>(p.codec), values, ctx, &p.bytes)) {
+      if ((hint->codec & kCodecZstdFlag) && values.size() >= 16) applyZstdIfSmaller(&p);
+      return p;
+    }
+    // The remembered codec does not apply to these values: analyse.
+  }
+  bool have_hist_predictions = ctx != nullptr && ctx->hist_predictions.size() == values.size();
   // Analysis: the exact raw size of each candidate, from one pass, without encoding.
   bool grouped = ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0;
   bool residual = ctx != nullptr && ctx->hists.size() == values.size();
@@ -249,7 +264,7 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
       gdelta += zigzagLen(sub(v, p));
       p = v;
     }
-    if (residual) hres += zigzagLen(sub(v, histPrediction(ctx->hists[i])));
+    if (residual) hres += zigzagLen(sub(v, have_hist_predictions ? ctx->hist_predictions[i] : histPrediction(ctx->hists[i])));
     if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
   }
   size_t dict = SIZE_MAX;
@@ -274,6 +289,10 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
   if (best.codec == 0) {
     best.codec = static_cast<uint8_t>(CodecId::kPlain);
     encodeIntsWith(CodecId::kPlain, values, ctx, &best.bytes);
+  }
+  if (hint != nullptr) {
+    hint->codec = best.codec;
+    hint->reuse_left = kCodecHintReuse;
   }
   return best;
 }

@@ -62,7 +62,21 @@ struct RowContext {
   std::span<const int64_t> counts;
   std::span<const model::DurationHistogram> hists;
   std::span<const int64_t> prediction;
+  // Optional, encoders only: histPrediction(hists[i]) per row, computed once per block
+  // instead of once per candidate codec. Ignored unless its size equals hists'.
+  std::span<const int64_t> hist_predictions;
 };
+
+// What the analysis pass chose for one column last time. A column's best codec is stable
+// from block to block and rank to rank, so the next chunks of that column are encoded with
+// it directly (only that codec, zstd only if it was used) and the full analysis runs again
+// every kCodecHintReuse + 1 chunks. Constant and linear are always detected first: they
+// are exact and cheap. Not thread-safe: one hint per writer.
+struct CodecHint {
+  uint8_t codec = 0;        // last choice including kCodecZstdFlag; 0: none yet
+  uint32_t reuse_left = 0;  // chunks to encode with `codec` before analysing again
+};
+inline constexpr uint32_t kCodecHintReuse = 15;
 
 struct EncodedPayload {
   uint8_t codec = 0;  // CodecId, possibly | kCodecZstdFlag
@@ -74,8 +88,9 @@ struct EncodedPayload {
 bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowContext* groups, std::string* out);
 
 // The analysis pass: tries the applicable codecs, keeps the smallest, then zstd if it saves.
-// `groups` may be null (no grouped codecs then).
-EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* groups);
+// `groups` may be null (no grouped codecs then). With a hint, reuses its choice while it
+// lasts (see CodecHint) and records the analysis pass's choice in it.
+EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* groups, CodecHint* hint = nullptr);
 
 // Decodes exactly `rows` values. REQUIRES for grouped codecs: groups with ids.size() == rows
 // (Corruption otherwise, since the groups come from other stored columns).

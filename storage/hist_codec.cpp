@@ -189,10 +189,14 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
   return true;
 }
 
-EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowContext* ctx) {
+EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowContext* ctx, CodecHint* hint) {
   EncodedPayload best;
   best.codec = static_cast<uint8_t>(CodecId::kHistWindow);
   encodeHistWindow(values, ctx, &best.bytes);
+  if (hint != nullptr && hint->codec == best.codec && hint->reuse_left > 0) {
+    --hint->reuse_left;
+    return best;
+  }
   // Dense windows waste bytes on sparse histograms (far-apart buckets): then also try the
   // sparse form and keep the smaller.
   uint64_t slots = 0, buckets = 0;
@@ -207,7 +211,11 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
     sparse.codec = static_cast<uint8_t>(c);
     encodeHistsWith(c, values, ctx, &sparse.bytes);
     applyZstdIfSmaller(&sparse);
-    if (sparse.bytes.size() < best.bytes.size()) return sparse;
+    if (sparse.bytes.size() < best.bytes.size()) best = std::move(sparse);
+  }
+  if (hint != nullptr) {
+    hint->codec = best.codec;
+    hint->reuse_left = kCodecHintReuse;
   }
   return best;
 }

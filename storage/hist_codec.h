@@ -23,7 +23,9 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
 
 // Returns false when the codec does not apply (grouped without groups, integer codec).
 bool encodeHistsWith(CodecId codec, std::span<const model::DurationHistogram> values, const RowContext* groups, std::string* out);
-EncodedPayload encodeHists(std::span<const model::DurationHistogram> values, const RowContext* groups);
+// With a hint: while the window codec keeps winning, the sparse form is not tried again
+// until the hint runs out (CodecHint).
+EncodedPayload encodeHists(std::span<const model::DurationHistogram> values, const RowContext* groups, CodecHint* hint = nullptr);
 Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups,
                    std::vector<model::DurationHistogram>* out);
 

@@ -343,7 +343,8 @@ Status RocksStore::seal(bool all) {
   std::shared_lock drop(drop_mu_);
   std::lock_guard lock(seal_mu_);
   SealStats stats;
-  Status s = Sealer(h_).run(all, &stats);
+  if (!sealer_) sealer_ = std::make_unique<Sealer>(h_);
+  Status s = sealer_->run(all, &stats);
   last_seal_ = stats;
   return s;
 }

@@ -92,6 +92,7 @@ class RocksStore final : public Store {
 
   mutable std::mutex seal_mu_;  // one sealer at a time (a re-seal reads, merges and rewrites chunks)
   SealStats last_seal_;  // GUARDED_BY(seal_mu_)
+  std::unique_ptr<Sealer> sealer_;  // GUARDED_BY(seal_mu_): kept for its reused buffers
 };
 
 }  // namespace argus::storage

@@ -7,8 +7,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include <rocksdb/write_batch.h>
+
+#include "model/step_record.h"
+#include "storage/chunk_writer.h"
 #include "storage/db_handles.h"
+#include "storage/keys.h"
+#include "storage/table_block.h"
 
 namespace argus::storage {
 
@@ -18,6 +26,8 @@ struct SealStats {
   uint64_t merged = 0;     // blocks that merged an existing chunk set
 };
 
+// Keeps its buffers (decoded records, table blocks, the write batch) between blocks and
+// between runs, so a steady seal allocates little: keep one Sealer per store.
 class Sealer {
  public:
   explicit Sealer(const DbHandles& h) : h_(h) {}
@@ -25,9 +35,18 @@ class Sealer {
   Status run(bool all, SealStats* stats);
 
  private:
-  struct Row;
-  Status sealBlock(uint32_t job, uint32_t rank, uint64_t base, std::vector<Row>& rows, SealStats* stats);
+  // Seals the first `n` rows of keys_/records_ (one (job, rank, block), in key order).
+  Status sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, SealStats* stats);
+  // Encodes one (rank, attempt)'s records (ascending steps) into batch_.
+  void writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t base, std::vector<model::StepRecord*>& recs);
+
   DbHandles h_;
+  std::vector<HeadKey> keys_;                // the block's head keys
+  std::vector<model::StepRecord> records_;  // decoded head rows; capacity reused
+  TableBlock tables_[kTableCount];
+  std::vector<ChunkKV> chunks_;
+  CodecHints hints_;
+  rocksdb::WriteBatch batch_;
 };
 
 }  // namespace argus::storage
