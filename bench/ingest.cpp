@@ -17,8 +17,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sstream>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "model/step_codec.h"
 #include "storage/rocks_store.h"
@@ -90,6 +93,23 @@ uint64_t peakRss(pid_t pid) {
   return 0;
 }
 
+// CPU time (user + system) a process has used so far, in seconds; 0 if unreadable. A
+// figure that the noise of a shared machine moves much less than wall-clock throughput.
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 uint64_t directoryBytes(const std::string& dir) {
   uint64_t total = 0;
   std::error_code ec;
@@ -108,6 +128,9 @@ struct RunResult {
   uint64_t head_rows_left = 0;
   uint64_t dir_bytes = 0;       // whole data dir after sealing and compaction
   uint64_t peak_rss = 0;
+  double cpu_acked = 0;  // argusd CPU seconds until the last ack
+  double cpu_total = 0;  // ... until it exited (its shutdown seal included)
+  double stop_seconds = 0;
   bool ok = true;
 };
 
@@ -172,8 +195,13 @@ RunResult runOnce(const Config& c, const std::vector<SenderStream>& streams, boo
   for (std::thread& t : threads) t.join();
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.peak_rss = peakRss(argusd.pid());
+  r.cpu_acked = cpuSeconds(argusd.pid());
   r.ok = failures == 0;
+  // The process is gone after stop(): sample its CPU just before (the exit seal shows
+  // in stop_seconds instead).
+  auto s0 = Clock::now();
   if (argusd.stop() != 0) r.ok = false;
+  r.stop_seconds = std::chrono::duration<double>(Clock::now() - s0).count();
 
   // After shutdown (argusd seals on SIGTERM): what the sealed data costs on disk.
   argus::storage::StoreOptions options;
@@ -223,20 +251,23 @@ int main(int argc, char** argv) {
   std::vector<SenderStream> streams;
   for (int rank = 0; rank < c.senders; ++rank) streams.push_back(encodeStream(c, static_cast<uint32_t>(rank)));
 
-  std::printf("\n%-14s %12s %10s %12s %12s %12s %10s %10s\n", "durability", "rank-steps/s", "vs sync", "wire B/step",
-              "chunk B/step", "disk B/step", "head left", "peak RSS");
+  std::printf("\n%-14s %12s %10s %12s %12s %12s %10s %10s %12s %8s\n", "durability", "rank-steps/s", "vs sync", "wire B/step",
+              "chunk B/step", "disk B/step", "head left", "peak RSS", "CPU us/step", "stop s");
   double sync_rate = 0;
   for (bool sync_wal : {true, false}) {
     RunResult r = runOnce(c, streams, sync_wal);
     double rate = r.records / r.seconds;
     if (sync_wal) sync_rate = rate;
-    std::printf("%-14s %12.0f %9.2fx %12.1f %12.1f %12.1f %10llu %8.0f MB%s\n", sync_wal ? "sync-wal on" : "sync-wal off",
+    std::printf("%-14s %12.0f %9.2fx %12.1f %12.1f %12.1f %10llu %7.0f MB %12.2f %8.2f%s\n", sync_wal ? "sync-wal on" : "sync-wal off",
                 rate, rate / sync_rate, static_cast<double>(r.record_bytes) / r.records,
                 static_cast<double>(r.chunk_bytes) / r.records, static_cast<double>(r.dir_bytes) / r.records,
-                static_cast<unsigned long long>(r.head_rows_left), r.peak_rss / 1e6, r.ok ? "" : "  (ERRORS)");
+                static_cast<unsigned long long>(r.head_rows_left), r.peak_rss / 1e6, r.cpu_acked * 1e6 / r.records, r.stop_seconds,
+                r.ok ? "" : "  (ERRORS)");
   }
   std::printf("\nwire B/step: encoded StepRecord bytes (frames add %.1f B/step of envelope); chunk B/step: sealed column\n"
-              "chunks (keys + values); disk B/step: the whole data dir after sealing and compaction.\n",
+              "chunks (keys + values); disk B/step: the whole data dir after sealing and compaction. CPU us/step:\n"
+              "argusd's CPU time (user + system, all threads, sealing included) until the last ack, per rank-step;\n"
+              "stop s: SIGTERM to exit, mostly sealing what the periodic sealer left in head.\n",
               static_cast<double>(streams[0].frames.size() - streams[0].record_bytes) / streams[0].records);
   return 0;
 }

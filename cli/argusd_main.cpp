@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   size_t session_buffer_bytes = 16u << 20;
   size_t ingest_buffer_bytes = 256u << 20;
   int64_t seal_interval_ms = 2000;
+  int seal_nice = 10;
+  int commit_threads = 2;
   int64_t hello_timeout_ms = 10000;
   int64_t drain_timeout_ms = 10000;
 
@@ -82,6 +84,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seal-interval-ms", seal_interval_ms, "How often complete blocks of head rows are sealed into chunks; 0: never")
       ->capture_default_str();
+  app.add_option("--seal-nice", seal_nice,
+                 "Nice value of the sealer thread (SCHED_BATCH): sealing takes the CPU the ack path leaves; 0: as the "
+                 "other threads")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
+  app.add_option("--commit-threads", commit_threads,
+                 "Threads writing group commits concurrently (RocksDB merges them into one WAL write and sync)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_option("--seal-on-exit", seal_on_exit, "On shutdown seal all head rows, only complete blocks, or none")
       ->check(CLI::IsMember({"all", "ready", "none"}))
       ->capture_default_str();
@@ -115,6 +126,8 @@ int main(int argc, char** argv) {
   options.session_inflight_bytes = session_buffer_bytes;
   options.global_inflight_bytes = ingest_buffer_bytes;
   options.seal_interval = std::chrono::milliseconds(seal_interval_ms);
+  options.seal_nice = seal_nice;
+  options.committer.threads = commit_threads;
   options.hello_timeout = std::chrono::milliseconds(hello_timeout_ms);
   options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
 

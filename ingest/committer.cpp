@@ -1,6 +1,7 @@
 // Committer (see committer.h).
 #include "ingest/committer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -13,8 +14,8 @@ Committer::~Committer() { stop(); }
 
 void Committer::start() {
   std::lock_guard lock(mu_);
-  if (thread_.joinable() || stopped_) return;
-  thread_ = std::thread([this] { run(); });
+  if (!threads_.empty() || stopped_) return;
+  for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { run(); });
 }
 
 void Committer::submit(CommitItem&& item) {
@@ -33,9 +34,25 @@ void Committer::submit(CommitItem&& item) {
   budget_.release(item.bytes);
 }
 
+namespace {
+// Record vectors kept for reuse. Under load hundreds of batches are in flight (the global
+// byte budget bounds them), and every one that finds the pool empty allocates afresh, so the
+// pool holds about as many as fly; when traffic drops it keeps at most this many (a batch
+// of 128 records with 64 kernels each is ~1 MB).
+constexpr size_t kMaxPooledBuffers = 256;
+}  // namespace
+
+std::vector<model::StepRecord> Committer::takeRecordBuffer() {
+  std::lock_guard lock(pool_mu_);
+  if (pool_.empty()) return {};
+  std::vector<model::StepRecord> v = std::move(pool_.back());
+  pool_.pop_back();
+  return v;
+}
+
 void Committer::drain() {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return (queue_.empty() && !busy_) || stopped_; });
+  idle_cv_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || stopped_; });
 }
 
 void Committer::stop() {
@@ -44,7 +61,8 @@ void Committer::stop() {
     stopping_ = true;
   }
   work_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
   std::deque<CommitItem> late;
   {
     std::lock_guard lock(mu_);
@@ -62,11 +80,14 @@ void Committer::stop() {
 
 void Committer::run() {
   std::vector<CommitItem> group;
+  bool was_busy = false;
   for (;;) {
+    uint64_t ticket = 0;
     {
       std::unique_lock lock(mu_);
-      busy_ = false;
-      if (queue_.empty()) idle_cv_.notify_all();
+      if (was_busy) --busy_;
+      was_busy = false;
+      if (queue_.empty() && busy_ == 0) idle_cv_.notify_all();
       work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping and drained
       // Take everything queued, up to the group bounds.
@@ -78,9 +99,11 @@ void Committer::run() {
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
-      busy_ = true;
+      ++busy_;
+      was_busy = true;
+      ticket = next_ticket_++;
     }
-    commitGroup(group);
+    commitGroup(group, ticket);
     group.clear();
   }
 }
@@ -100,7 +123,7 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 
 }  // namespace
 
-void Committer::commitGroup(std::vector<CommitItem>& group) {
+void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   std::vector<storage::WriteRequest> requests;
   requests.reserve(group.size());
   for (const auto& item : group) requests.push_back(requestOf(item));
@@ -123,6 +146,10 @@ void Committer::commitGroup(std::vector<CommitItem>& group) {
     metrics_.observeCommitLatency(ns);
   }
 
+  // Groups taken earlier report first: a sink must never hear of a later batch before an
+  // earlier one (its Ack would cover records that are not durable yet).
+  std::unique_lock order(report_mu_);
+  report_cv_.wait(order, [&] { return reported_ == ticket; });
   size_t released = 0;
   for (size_t i = 0; i < group.size(); ++i) {
     CommitItem& item = group[i];
@@ -134,6 +161,16 @@ void Committer::commitGroup(std::vector<CommitItem>& group) {
     }
     item.sink->onCommitted(item.up_to, item.bytes, outcomes[i]);
     released += item.bytes;
+  }
+  ++reported_;
+  order.unlock();
+  report_cv_.notify_all();
+  {
+    std::lock_guard lock(pool_mu_);
+    for (CommitItem& item : group) {
+      if (pool_.size() >= kMaxPooledBuffers) break;
+      if (!item.records.empty()) pool_.push_back(std::move(item.records));
+    }
   }
   metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);
   budget_.release(released);

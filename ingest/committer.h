@@ -1,8 +1,13 @@
 // Committer: group commit for all ingest sessions (docs/wire/protocol.md, "Durability").
 //
-// Sessions submit decoded batches; ONE committer thread takes everything queued, writes it
+// Sessions submit decoded batches; a committer thread takes everything queued, writes it
 // with a single Store::writeGroup (one WriteBatch, one WAL sync), and only then reports
-// back to each batch's sink, which acknowledges up to that batch's last seq. A failed
+// back to each batch's sink, which acknowledges up to that batch's last seq. Several
+// committer threads (CommitterOptions::threads) write groups concurrently: RocksDB merges
+// their WriteBatches into one WAL write and sync, and the row encoding and memtable inserts
+// run in parallel. Outcomes are reported in the order the groups were taken from the queue,
+// so every sink hears about its batches in submission order (an Ack never covers an
+// earlier batch that is still being written). A failed
 // write acknowledges nothing: every sink of the group gets the error (when the failure
 // looks data-dependent the group is retried request by request, so one bad batch cannot
 // fail its neighbours).
@@ -48,6 +53,7 @@ struct CommitItem {
 struct CommitterOptions {
   size_t max_group_records = 200000;     // split larger queues into several commits
   size_t max_group_bytes = 64u << 20;
+  int threads = 2;                       // concurrent group commits (>= 1)
 };
 
 class Committer {
@@ -62,10 +68,16 @@ class Committer {
   void drain();
   // drain(), then ends the thread. Later submits are failed with Unavailable.
   void stop();
+  // A records vector for the next batch: one a committed batch gave back (its records keep
+  // their lists' and histograms' capacity, so decoding into them does not allocate), or an
+  // empty one. The caller resizes it. Thread-safe.
+  std::vector<model::StepRecord> takeRecordBuffer();
 
  private:
   void run();
-  void commitGroup(std::vector<CommitItem>& group);
+  // Writes the group, waits until every group taken before it has reported (ticket order),
+  // then reports its own outcomes.
+  void commitGroup(std::vector<CommitItem>& group, uint64_t ticket);
 
   storage::Store& store_;
   IngestMetrics& metrics_;
@@ -76,10 +88,20 @@ class Committer {
   std::condition_variable work_cv_;
   std::condition_variable idle_cv_;
   std::deque<CommitItem> queue_;  // GUARDED_BY(mu_)
-  bool busy_ = false;             // GUARDED_BY(mu_): a group is being written
+  int busy_ = 0;                  // GUARDED_BY(mu_): groups being written
+  uint64_t next_ticket_ = 0;      // GUARDED_BY(mu_): given to the next group taken
   bool stopping_ = false;         // GUARDED_BY(mu_)
   bool stopped_ = false;          // GUARDED_BY(mu_)
-  std::thread thread_;
+  std::vector<std::thread> threads_;
+
+  // Committed batches' record vectors, handed out by takeRecordBuffer().
+  std::mutex pool_mu_;
+  std::vector<std::vector<model::StepRecord>> pool_;  // GUARDED_BY(pool_mu_)
+
+  // Reporting order: the group with ticket t reports when reported_ == t.
+  std::mutex report_mu_;
+  std::condition_variable report_cv_;
+  uint64_t reported_ = 0;  // GUARDED_BY(report_mu_)
 };
 
 }  // namespace argus::ingest

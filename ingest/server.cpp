@@ -3,6 +3,11 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cstdio>
 
 namespace argus::ingest {
@@ -96,6 +101,13 @@ Result<storage::JobId> Server::resolveJob(const std::string& job) {
 }
 
 void Server::runSealer() {
+  if (options_.seal_nice > 0) {
+    // Linux: both apply to this thread only. Best effort: a failure just leaves the default.
+    sched_param sp{};
+    sp.sched_priority = 0;
+    (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), options_.seal_nice);
+  }
   std::unique_lock lock(sealer_mu_);
   while (!sealer_cv_.wait_for(lock, options_.seal_interval, [&] { return sealer_stop_; })) {
     lock.unlock();

@@ -40,6 +40,9 @@ struct ServerOptions {
   size_t session_inflight_bytes = 16u << 20;  // per session, received but uncommitted
   size_t global_inflight_bytes = 256u << 20;  // all sessions together
   std::chrono::milliseconds seal_interval{2000};  // 0: no periodic sealing
+  // Niceness of the sealer thread (SCHED_BATCH, this nice value): sealing yields the CPU to
+  // the ack path (io and committer threads) in bursts and uses what is left; 0: no change.
+  int seal_nice = 10;
   std::chrono::milliseconds hello_timeout{10000};
   std::chrono::milliseconds drain_timeout{10000};
   uint32_t draining_ms = 1000;  // clients reconnect after this long

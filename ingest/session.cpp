@@ -274,6 +274,8 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
     return;
   }
   CommitItem item;
+  // Reused records: decoding refills their lists and histograms without allocating.
+  item.records = ctx_.committer->takeRecordBuffer();
   item.records.resize(batch.records.size());
   size_t bytes = body_.size();
   size_t encoded = 0;

@@ -271,8 +271,18 @@ Status RocksStore::writeGroup(std::span<const WriteRequest> requests) {
 Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   size_t rows = 0;
   for (const WriteRequest& r : requests) rows += r.records.size();
-  // Head values run ~1-2 KB: reserve once instead of growing the batch's buffer.
-  rocksdb::WriteBatch batch(rows * 1600 + 4096);
+  // One batch per writing thread, reused: its buffer keeps its capacity (and its pages:
+  // a fresh multi-MB buffer per commit costs page faults), reserved for ~1-2 KB head values.
+  thread_local rocksdb::WriteBatch batch;
+  batch.Clear();
+  struct ShrinkAfter {
+    rocksdb::WriteBatch& b;
+    ~ShrinkAfter() {
+      if (b.GetDataSize() > (32u << 20)) b = rocksdb::WriteBatch();  // an outsized group: give it back
+      b.Clear();
+    }
+  } shrink_after{batch};
+
   int64_t now = nowNs();
   // Jobs touched, with the JobInfo to store (last_write_ns = now).
   std::vector<JobInfo> touched;
