@@ -19,6 +19,8 @@ class FakeStore : public storage::Store {
   std::mutex mu;
   std::condition_variable cv;
   bool hold = false;
+  bool hold_first_only = false;         // with hold: only the first writeGroup call waits
+  int calls = 0;
   std::vector<size_t> group_sizes;      // requests per writeGroup call
   std::vector<uint64_t> written_steps;  // every record written
   Status fail_all;                      // returned by writeGroup when set
@@ -37,7 +39,8 @@ class FakeStore : public storage::Store {
   }
   Status writeGroup(std::span<const storage::WriteRequest> requests) override {
     std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return !hold; });
+    int call = calls++;
+    cv.wait(lock, [&] { return !hold || (hold_first_only && call > 0); });
     group_sizes.push_back(requests.size());
     if (!fail_all.isOk()) return fail_all;
     for (const auto& r : requests)
@@ -96,7 +99,9 @@ TEST_CASE("queued batches share one writeGroup and are acknowledged after it") {
   store.hold = true;
   IngestMetrics metrics;
   ByteBudget budget(1 << 20);
-  Committer c(store, metrics, budget);
+  CommitterOptions one_thread;
+  one_thread.threads = 1;  // a second thread would take the queued batches as a group of its own
+  Committer c(store, metrics, budget, one_thread);
   c.start();
   auto a = std::make_shared<Sink>(), b = std::make_shared<Sink>();
   c.submit(item(a, 0, 1, 1));  // taken alone, held in writeGroup
@@ -121,6 +126,45 @@ TEST_CASE("queued batches share one writeGroup and are acknowledged after it") {
   CHECK(budget.used() == 0);
   CHECK(metrics.records.load() == 4);
   CHECK(metrics.inflight_bytes.load() == 0);
+  c.stop();
+}
+
+TEST_CASE("with two committer threads a later group never reports before an earlier one") {
+  FakeStore store;
+  store.hold = true;
+  store.hold_first_only = true;
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  CommitterOptions two;
+  two.threads = 2;
+  Committer c(store, metrics, budget, two);
+  c.start();
+  auto a = std::make_shared<Sink>();
+  c.submit(item(a, 0, 1, 1));  // first group: held in writeGroup
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  c.submit(item(a, 0, 2, 2));  // second group, on the other thread: written at once
+  for (int i = 0; i < 100; ++i) {
+    {
+      std::lock_guard lock(store.mu);
+      if (store.written_steps.size() == 1) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  {
+    std::lock_guard lock(store.mu);
+    CHECK(store.written_steps == std::vector<uint64_t>{2});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::lock_guard lock(a->mu);
+    CHECK(a->outcomes.empty());  // seq 2 is durable, but acknowledging it would cover seq 1
+  }
+  store.release();
+  c.drain();
+  REQUIRE(a->outcomes.size() == 2);
+  CHECK(a->outcomes[0].first == 1);
+  CHECK(a->outcomes[1].first == 2);
+  CHECK(budget.used() == 0);
   c.stop();
 }
 
