@@ -8,7 +8,8 @@
 // first, so mutations reach the codecs (chunk_format_fuzz covers the checksum itself).
 // Invariants: a block that reads has every column at its row count; it re-seals
 // (ChunkWriter::writeBlock) and reads back to the same block; records rebuilt from the
-// five blocks turn back into blocks (TableBlock::append) that rebuild the same records.
+// five blocks turn back into blocks (TableBlock::append) that rebuild the same records
+// (a nested table that does not read takes part as an empty one).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -97,19 +98,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   TableBlock blocks[kTableCount];
-  bool all_read = true;
+  bool read[kTableCount] = {};
   for (Table t : kAllTables) {
     TableBlock& b = blocks[tableIndex(t)];
     uint64_t chunks_read = 0;
-    Status s = ChunkReader::readBlock(blockKey(t), nullptr, getterOf(chunks), &b, &chunks_read);
-    if (!s.isOk()) {
-      all_read = false;
-      continue;
-    }
+    if (!ChunkReader::readBlock(blockKey(t), nullptr, getterOf(chunks), &b, &chunks_read).isOk()) continue;
+    read[tableIndex(t)] = true;
     checkBlock(b);
     checkReseal(b);
   }
-  if (!all_read) return 0;
+  if (!read[tableIndex(Table::kSteps)]) return 0;
+  // A nested table that did not read stands in as one with no rows, so that most inputs
+  // reach recordsFromBlocks instead of only those whose five tables all survived mutation.
+  for (Table t : kAllTables) {
+    TableBlock& b = blocks[tableIndex(t)];
+    if (read[tableIndex(t)]) continue;
+    b.reset(t);
+    b.steps = blocks[tableIndex(Table::kSteps)].steps;
+    b.row_counts.assign(b.steps.size(), 0);
+  }
 
   std::vector<argus::model::StepRecord> records;
   if (!recordsFromBlocks(0, 0, blocks, &records).isOk()) return 0;
