@@ -3,7 +3,9 @@
 #   1. installs the Debian packages it needs (scripts/install-deps.sh, idempotent)
 #   2. a release build with warnings as errors -> every CTest test
 #   3. an address/undefined-sanitizer debug build -> the unit tests
-# Environment: ARGUS_JOBS (parallel build jobs, default: cores), ARGUS_SKIP_SANITIZE=1.
+#   4. the libFuzzer targets (clang), each fuzzed briefly from its corpus (scripts/fuzz.sh)
+# Environment: ARGUS_JOBS (parallel build jobs, default: cores), ARGUS_SKIP_SANITIZE=1,
+# ARGUS_SKIP_FUZZ=1, ARGUS_FUZZ_SECONDS (per target, default here 10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -19,5 +21,11 @@ if [ "${ARGUS_SKIP_SANITIZE:-0}" != 1 ]; then
   ctest --test-dir build-asan -L unit -j "$jobs" --output-on-failure
 fi
 
+if [ "${ARGUS_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz targets, ${ARGUS_FUZZ_SECONDS:-10} s each =="
+  ARGUS_FUZZ_SECONDS=${ARGUS_FUZZ_SECONDS:-10} bash scripts/fuzz.sh
+fi
+
+# Last, so the log ends with CTest's summary of the whole suite.
 echo "== all tests (release build) =="
 ctest --test-dir build -j "$jobs" --output-on-failure

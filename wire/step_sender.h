@@ -157,7 +157,6 @@ class StepSender {
   int flush_waiters_ = 0;             // GUARDED_BY(mu_): no lingering while > 0
   StepSenderStats stats_;             // GUARDED_BY(mu_)
   std::chrono::milliseconds reconnect_after_{0};  // from Control.draining, I/O thread only
-  bool resending_ = false;            // I/O thread: records before resend_until_ are re-sends
   size_t resend_until_ = 0;
 
   std::atomic<uint64_t> acked_total_{0};
