@@ -2,7 +2,7 @@
 # Builds Argus and runs the whole test suite: the README's test command, and all of .ci/run.
 #   1. installs the Debian packages it needs (scripts/install-deps.sh, idempotent)
 #   2. a release build with warnings as errors -> every CTest test
-#   3. an address/undefined-sanitizer debug build -> the unit tests
+#   3. an address/undefined-sanitizer debug build -> every CTest test again
 #   4. the libFuzzer targets (clang), each fuzzed briefly from its corpus (scripts/fuzz.sh)
 # Environment: ARGUS_JOBS (parallel build jobs, default: cores), ARGUS_SKIP_SANITIZE=1,
 # ARGUS_SKIP_FUZZ=1, ARGUS_FUZZ_SECONDS (per target, default here 10).
@@ -17,8 +17,8 @@ cmake --build build -j "$jobs"
 if [ "${ARGUS_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DARGUS_SANITIZE=ON >/dev/null
   cmake --build build-asan -j "$jobs"
-  echo "== unit tests under address and undefined-behaviour sanitizers =="
-  ctest --test-dir build-asan -L unit -j "$jobs" --output-on-failure
+  echo "== all tests under address and undefined-behaviour sanitizers (debug build) =="
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure
 fi
 
 if [ "${ARGUS_SKIP_FUZZ:-0}" != 1 ]; then
