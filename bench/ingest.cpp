@@ -25,8 +25,8 @@
 
 #include "model/step_codec.h"
 #include "storage/rocks_store.h"
-#include "tests/support/argusd_process.h"
-#include "tests/support/synthetic_steps.h"
+#include "cli/argusd_process.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 #include "wire/tcp.h"
 
@@ -49,9 +49,9 @@ struct SenderStream {
 };
 
 SenderStream encodeStream(const Config& c, uint32_t rank) {
-  argus::testing::SyntheticOptions options;
+  argus::simulate::SyntheticOptions options;
   options.signatures = c.signatures;
-  argus::testing::SyntheticSteps gen(rank, options);
+  argus::simulate::SyntheticSteps gen(rank, options);
   SenderStream s;
   argus::wire::Hello hello;
   hello.job = "bench";
@@ -172,7 +172,7 @@ bool runSender(uint16_t port, const SenderStream& stream) {
 
 RunResult runOnce(const Config& c, const std::vector<SenderStream>& streams, bool sync_wal) {
   RunResult r;
-  argus::testing::ArgusdProcess argusd;
+  argus::cli::ArgusdProcess argusd;
   argusd.setArgs({"--sync-wal", sync_wal ? "on" : "off"});
   if (Status s = argusd.start(); !s.isOk()) {
     std::fprintf(stderr, "bench_ingest: argusd: %s\n", s.toString().c_str());

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "model/step_codec.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 using namespace argus::model;
 using Clock = std::chrono::steady_clock;
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Ingest> ingest;
   for (int sigs : {64, 256}) {
-    argus::testing::SyntheticSteps gen(0, sigs, 1);
+    argus::simulate::SyntheticSteps gen(0, sigs, 1);
     std::vector<StepRecord> recs;
     recs.reserve(static_cast<size_t>(steps));
     uint64_t launches = 0;

@@ -13,7 +13,7 @@
 
 #include "model/step_codec.h"
 #include "storage/rocks_store.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 using namespace argus;
 using namespace argus::storage;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<model::StepRecord>> per_rank(ranks);
   auto g0 = Clock::now();
   for (size_t r = 0; r < ranks; ++r) {
-    testing::SyntheticSteps gen(static_cast<uint32_t>(r), 64);
+    simulate::SyntheticSteps gen(static_cast<uint32_t>(r), 64);
     for (size_t s = 0; s < steps; ++s) per_rank[r].push_back(gen.next());
   }
   std::printf("  generated %zu records in %.2f s\n", ranks * steps, seconds(g0, Clock::now()));

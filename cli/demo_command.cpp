@@ -16,8 +16,8 @@
 #include "cli/duration_text.h"
 #include "cli/http_client.h"
 #include "cli/table_printer.h"
-#include "tests/support/argusd_process.h"
-#include "tests/support/synthetic_steps.h"
+#include "cli/argusd_process.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/step_sender.h"
 
 namespace argus::cli {
@@ -112,9 +112,9 @@ Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes
   }
   for (uint32_t rank = 0; rank < o.ranks; ++rank) {
     threads.emplace_back([&, rank] {
-      testing::SyntheticOptions gen_options;
+      simulate::SyntheticOptions gen_options;
       gen_options.signatures = o.signatures;
-      testing::SyntheticSteps gen(rank, gen_options);
+      simulate::SyntheticSteps gen(rank, gen_options);
       wire::StepSender& sender = *senders[rank];
       sender.addKernels(gen.dictionary().kernels);
       sender.addStacks(gen.dictionary().stacks);
@@ -192,7 +192,7 @@ Status printFindings(const DemoOptions& o, uint16_t http_port) {
 }
 
 int runDemo(const DemoOptions& o) {
-  testing::ArgusdProcess argusd(o.keep_dir);
+  cli::ArgusdProcess argusd(o.keep_dir);
   argusd.setHttp(true);
   setenv("ARGUSD_BIN", siblingArgusd().c_str(), /*overwrite=*/0);
   if (Status s = argusd.start(); !s.isOk()) {

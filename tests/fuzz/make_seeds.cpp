@@ -24,7 +24,7 @@
 #include "storage/table_block.h"
 #include "tests/fuzz/codec_context.h"
 #include "tests/fuzz/fuzz_util.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 
 namespace fs = std::filesystem;
@@ -53,8 +53,8 @@ void put(const std::string& target, const std::string& name, const std::string& 
 }
 
 // Small synthetic sessions keep the seeds small.
-testing::SyntheticOptions smallOptions(uint64_t seed) {
-  testing::SyntheticOptions o;
+simulate::SyntheticOptions smallOptions(uint64_t seed) {
+  simulate::SyntheticOptions o;
   o.signatures = 6;
   o.collectives = 2;
   o.stacks = 3;
@@ -63,7 +63,7 @@ testing::SyntheticOptions smallOptions(uint64_t seed) {
 }
 
 std::vector<StepRecord> synthRecords(uint32_t rank, int n, uint64_t seed = 1) {
-  testing::SyntheticSteps gen(rank, smallOptions(seed));
+  simulate::SyntheticSteps gen(rank, smallOptions(seed));
   std::vector<StepRecord> out;
   for (int i = 0; i < n; ++i) out.push_back(gen.next());
   return out;
@@ -115,7 +115,7 @@ void histogramSeeds() {
 
 void wireSeeds() {
   auto records = synthRecords(1, 2);
-  testing::SyntheticSteps gen(1, smallOptions(1));
+  simulate::SyntheticSteps gen(1, smallOptions(1));
   (void)gen.next();
   wire::Hello hello;
   hello.job = "llama-70b.run_3";
@@ -275,7 +275,7 @@ void metaSeeds() {
   model::RankTopology topo{.rank = 5, .world_size = 16, .host = "gpu-node-07", .local_rank = 5, .device = 5, .tp_rank = 1, .tp_size = 8,
                            .pp_rank = 0, .pp_size = 2};
   put("meta_records_fuzz", "topology", sel(1, encodeTopology(topo)));
-  testing::SyntheticSteps gen(0, smallOptions(1));
+  simulate::SyntheticSteps gen(0, smallOptions(1));
   put("meta_records_fuzz", "kernel_dict", sel(2, encodeKernelDict(gen.dictionary().kernels.at(0))));
   if (!gen.dictionary().stacks.empty()) put("meta_records_fuzz", "stack_dict", sel(3, encodeStackDict(gen.dictionary().stacks.at(0))));
   put("meta_records_fuzz", "string_dict", sel(4, encodeStringDict({.id = 9, .text = "checkpoint"})));

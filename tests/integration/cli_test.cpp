@@ -9,8 +9,8 @@
 #include <string>
 
 #include "model/step_codec.h"
-#include "tests/support/argusd_process.h"
-#include "tests/support/synthetic_steps.h"
+#include "cli/argusd_process.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 
 using namespace argus;
@@ -42,7 +42,7 @@ bool contains(const std::string& text, const std::string& needle) { return text.
 }  // namespace
 
 TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank through HTTP") {
-  std::string dir = testing::makeTempDir("argus-cli-demo");
+  std::string dir = cli::makeTempDir("argus-cli-demo");
   RunResult demo = runArgus("demo --ranks 8 --steps 12 --signatures 24 --keep " + dir);
   INFO(demo.output);
   CHECK(demo.exit_code == 0);
@@ -93,11 +93,11 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank thro
     CHECK(bad.exit_code == 1);
     CHECK(contains(bad.output, "cannot open"));
   }
-  testing::removeTree(dir);
+  cli::removeTree(dir);
 }
 
 TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a truncated one") {
-  testing::SyntheticSteps gen(7, 8);
+  simulate::SyntheticSteps gen(7, 8);
   wire::Hello hello;
   hello.job = "dump-job";
   hello.topology.rank = 7;
@@ -111,7 +111,7 @@ TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a tru
   frames += wire::encodeStepBatch(1, records);
   frames += wire::encodeGoodbye();
 
-  std::string dir = testing::makeTempDir("argus-cli-wire");
+  std::string dir = cli::makeTempDir("argus-cli-wire");
   std::string path = dir + "/frames.bin";
   std::ofstream(path, std::ios::binary) << frames;
   RunResult dump = runArgus("dump wire " + path);
@@ -127,5 +127,5 @@ TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a tru
   RunResult truncated = runArgus("dump wire " + path);
   CHECK(truncated.exit_code == 1);
   CHECK(contains(truncated.output, "truncated"));
-  testing::removeTree(dir);
+  cli::removeTree(dir);
 }

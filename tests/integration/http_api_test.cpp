@@ -34,7 +34,7 @@ Json getJson(uint16_t port, const std::string& target, int expect_status = 200) 
 std::vector<model::KernelDictEntry> fill(uint16_t ingest_port) {
   std::vector<model::KernelDictEntry> kernels;
   for (uint32_t rank = 0; rank < kRanks; ++rank) {
-    testing::SyntheticSteps gen(rank, 16);
+    simulate::SyntheticSteps gen(rank, 16);
     wire::StepSender sender(testing::senderOptions(ingest_port, "http-job", rank));
     testing::addDictionary(sender, gen);
     for (uint32_t i = 0; i < kSteps; ++i) REQUIRE(sender.send(gen.next()).isOk());
@@ -47,7 +47,7 @@ std::vector<model::KernelDictEntry> fill(uint16_t ingest_port) {
 }  // namespace
 
 TEST_CASE("HTTP API answers health, metrics, jobs, scans and kernel names, and refuses bad requests") {
-  testing::ArgusdProcess argusd;
+  cli::ArgusdProcess argusd;
   argusd.setHttp(true);
   REQUIRE(argusd.start().isOk());
   const uint16_t http = argusd.httpPort();
@@ -124,7 +124,7 @@ TEST_CASE("HTTP API answers health, metrics, jobs, scans and kernel names, and r
 }
 
 TEST_CASE("an HTTP client facing a server that went away gets an error, not a hang") {
-  testing::ArgusdProcess argusd;
+  cli::ArgusdProcess argusd;
   argusd.setHttp(true);
   REQUIRE(argusd.start().isOk());
   uint16_t http = argusd.httpPort();

@@ -11,13 +11,18 @@
 
 #include "model/step_codec.h"
 #include "storage/store.h"
-#include "tests/support/argusd_process.h"
-#include "tests/support/synthetic_steps.h"
+#include "cli/argusd_process.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 #include "wire/step_sender.h"
 #include "wire/tcp.h"
 
 namespace argus::testing {
+
+// The integration tests' vocabulary: synthetic ranks and the argusd child process.
+using cli::ArgusdProcess;
+using simulate::SyntheticOptions;
+using simulate::SyntheticSteps;
 
 using namespace std::chrono_literals;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/step_codec.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 namespace {
 std::atomic<long> g_allocations{0};
@@ -36,7 +36,7 @@ struct Stream {
 };
 
 Stream makeStream(int sigs, int n) {
-  argus::testing::SyntheticSteps gen(1, sigs, 5);
+  argus::simulate::SyntheticSteps gen(1, sigs, 5);
   Stream s;
   StepEncoder enc;
   for (int i = 0; i < n; ++i) {

@@ -5,11 +5,11 @@
 #include <limits>
 #include <random>
 
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 using namespace argus::model;
-using argus::testing::SyntheticOptions;
-using argus::testing::SyntheticSteps;
+using argus::simulate::SyntheticOptions;
+using argus::simulate::SyntheticSteps;
 
 namespace {
 

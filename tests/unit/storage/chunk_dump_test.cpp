@@ -24,7 +24,7 @@ TEST_CASE("every stored value of a real store describes without error") {
   TempDir dir;
   auto store = openStore(dir.path());
   JobId job = store->ensureJob("job-a").value();
-  testing::SyntheticSteps gen(1, 8);
+  simulate::SyntheticSteps gen(1, 8);
   std::vector<model::StepRecord> recs;
   for (int i = 0; i < 40; ++i) recs.push_back(gen.next());
   WriteRequest r;

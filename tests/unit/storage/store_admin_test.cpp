@@ -17,7 +17,7 @@ using namespace argus::storage::testutil;
 namespace {
 
 std::vector<model::StepRecord> synth(uint32_t rank, int steps) {
-  testing::SyntheticSteps gen(rank, 8);
+  simulate::SyntheticSteps gen(rank, 8);
   std::vector<model::StepRecord> out;
   for (int i = 0; i < steps; ++i) out.push_back(gen.next());
   return out;

@@ -20,7 +20,7 @@ TEST_CASE("concurrent writes, seals and scans") {
   const int kSteps = 120;
   std::vector<std::vector<model::StepRecord>> recs(kRanks);
   for (uint32_t r = 0; r < kRanks; ++r) {
-    testing::SyntheticSteps gen(r, 8);
+    simulate::SyntheticSteps gen(r, 8);
     for (int s = 0; s < kSteps; ++s) recs[r].push_back(gen.next());
   }
   std::atomic<bool> done{false};

@@ -21,7 +21,7 @@ TEST_CASE("bytes per rank-step on disk (64 kernel signatures with histograms)") 
   TempDir dir;
   auto store = openStore(dir.path(), 256);
   JobId job = store->ensureJob("size-job").value();
-  std::vector<testing::SyntheticSteps> gens;
+  std::vector<simulate::SyntheticSteps> gens;
   for (uint32_t r = 0; r < kRanks; ++r) gens.emplace_back(r, 64);
   size_t head_value_bytes = 0;
   for (int s = 0; s < kSteps; s += 64) {

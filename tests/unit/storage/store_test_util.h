@@ -9,7 +9,7 @@
 #include <string>
 
 #include "storage/rocks_store.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 namespace argus::storage::testutil {
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "model/step_codec.h"
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 #include "wire/step_sender.h"
 #include "wire/tcp.h"
@@ -76,7 +76,7 @@ TEST_CASE("send() is bounded when nothing acknowledges") {
   o.max_buffered_records = 5;
   o.send_timeout = 50ms;
   StepSender sender(o);
-  testing::SyntheticSteps gen(0, 4);
+  simulate::SyntheticSteps gen(0, 4);
   for (int i = 0; i < 5; ++i) REQUIRE(sender.send(gen.next()).isOk());
   auto t0 = std::chrono::steady_clock::now();
   Status s = sender.send(gen.next());
@@ -86,13 +86,13 @@ TEST_CASE("send() is bounded when nothing acknowledges") {
   CHECK(waited < 1s);
   CHECK(sender.flush(10ms).code() == Status::Code::kAborted);
   // A record of another rank is refused outright.
-  testing::SyntheticSteps other(1, 4);
+  simulate::SyntheticSteps other(1, 4);
   CHECK(sender.send(other.next()).code() == Status::Code::kInvalidArgument);
 }
 
 TEST_CASE("dictionary first, seq from 1, acks, reconnect re-sends unacknowledged records from a keyframe") {
   FakeServer server;
-  testing::SyntheticSteps gen(3, 8);
+  simulate::SyntheticSteps gen(3, 8);
   std::vector<model::StepRecord> records;
   for (int i = 0; i < 10; ++i) records.push_back(gen.next());
 
@@ -176,7 +176,7 @@ TEST_CASE("a refusal in answer to Hello is permanent and says why") {
     REQUIRE(conn.write(encodeClose(Status::Code::kPermissionDenied, "wrong auth token for job 'unit'")).isOk());
   });
   StepSender sender(optionsFor(server.port(), 0));
-  testing::SyntheticSteps gen(0, 4);
+  simulate::SyntheticSteps gen(0, 4);
   (void)sender.send(gen.next());
   Status f = sender.flush(5s);
   CHECK(f.code() == Status::Code::kPermissionDenied);
@@ -209,7 +209,7 @@ TEST_CASE("Close{OK} after Control.draining: the sender reconnects") {
   });
   StepSender sender(optionsFor(server.port(), 0));
   std::this_thread::sleep_for(100ms);
-  testing::SyntheticSteps gen(0, 4);
+  simulate::SyntheticSteps gen(0, 4);
   REQUIRE(sender.send(gen.next()).isOk());
   CHECK(sender.flush(5s).isOk());
   CHECK(sender.stats().sessions == 2);

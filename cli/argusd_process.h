@@ -1,7 +1,7 @@
 // ArgusdProcess: starts the real argusd binary (ARGUSD_BIN) for integration tests, on a
 // free loopback port and a temporary data directory, and stops it with SIGTERM or SIGKILL.
 //
-//   argus::testing::ArgusdProcess argusd;            // temp dir, removed at destruction
+//   argus::cli::ArgusdProcess argusd;            // temp dir, removed at destruction
 //   REQUIRE(argusd.start().isOk());                  // waits for "ingest listening on"
 //   ... connect to argusd.ingestPort() ...
 //   int rc = argusd.stop();                          // SIGTERM, waits, returns exit code
@@ -19,7 +19,7 @@
 
 #include "base/status.h"
 
-namespace argus::testing {
+namespace argus::cli {
 
 // Path of the argusd binary from ARGUSD_BIN ("argusd" if unset).
 std::string argusdBinary();
@@ -74,4 +74,4 @@ class ArgusdProcess {
   int starts_ = 0;
 };
 
-}  // namespace argus::testing
+}  // namespace argus::cli

@@ -1,11 +1,11 @@
-#include "tests/support/synthetic_steps.h"
+#include "simulate/synthetic_steps.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <unordered_set>
 
-namespace argus::testing {
+namespace argus::simulate {
 
 using model::CollectiveOp;
 using model::Phase;
@@ -217,4 +217,4 @@ model::StepRecord SyntheticSteps::next() {
   return rec;
 }
 
-}  // namespace argus::testing
+}  // namespace argus::simulate

@@ -7,7 +7,7 @@
 // (AllReduce, AllGather, ReduceScatter with bytes), sampled CPU stacks, and occasional
 // events. Records come out canonical. Deterministic for a given (rank, options).
 //
-//   argus::testing::SyntheticSteps gen(/*rank=*/3);
+//   argus::simulate::SyntheticSteps gen(/*rank=*/3);
 //   argus::model::StepRecord rec = gen.next();   // step 0, 1, 2, ...
 //   const auto& dict = gen.dictionary();          // text behind the ids
 #pragma once
@@ -18,7 +18,7 @@
 
 #include "model/step_record.h"
 
-namespace argus::testing {
+namespace argus::simulate {
 
 struct SyntheticOptions {
   int signatures = 64;   // distinct kernel signatures per step
@@ -76,4 +76,4 @@ class SyntheticSteps {
   SyntheticDictionary dict_;
 };
 
-}  // namespace argus::testing
+}  // namespace argus::simulate

@@ -1,5 +1,5 @@
 // ArgusdProcess (see argusd_process.h).
-#include "tests/support/argusd_process.h"
+#include "cli/argusd_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-namespace argus::testing {
+namespace argus::cli {
 
 namespace {
 
@@ -166,4 +166,4 @@ std::string ArgusdProcess::stderrTail(size_t bytes) const {
   return text.size() > bytes ? text.substr(text.size() - bytes) : text;
 }
 
-}  // namespace argus::testing
+}  // namespace argus::cli

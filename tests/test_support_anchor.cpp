@@ -1,1 +1,0 @@
-// Keeps argus_test_support a valid library before support files exist.
