@@ -1,6 +1,8 @@
 #include "query/http/http_server.h"
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/version.hpp>
@@ -12,15 +14,34 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+struct HttpServer::Shared {
+  Shared(HttpRouter& r, const HttpOptions& o) : router(r), options(o), pool(static_cast<size_t>(std::max(1, o.query_threads))) {}
+  ~Shared() { pool.join(); }
+  HttpRouter& router;
+  const HttpOptions options;
+  asio::thread_pool pool;
+  std::atomic<size_t> connections{0};
+};
+
 namespace {
 
-// One keep-alive connection: read a request within the limits, route it, write, repeat.
+// One keep-alive connection: read a request within the limits, route it on the query
+// pool, write the answer on the connection's strand, repeat.
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(tcp::socket socket, HttpRouter& router, const HttpOptions& options)
-      : stream_(std::move(socket)), router_(router), options_(options) {}
+  HttpConnection(tcp::socket socket, std::shared_ptr<HttpServer::Shared> shared)
+      : stream_(std::move(socket)), shared_(std::move(shared)), router_(shared_->router), options_(shared_->options) {
+    shared_->connections++;
+  }
+  ~HttpConnection() { shared_->connections--; }
 
-  void start() { readRequest(); }
+  void start() {
+    if (shared_->connections > options_.max_connections) {
+      router_.countRefusal(503);
+      return writeError(http::status::service_unavailable, "too many HTTP connections");
+    }
+    readRequest();
+  }
 
  private:
   void readRequest() {
@@ -44,16 +65,21 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
       router_.countRefusal(400);
       return writeError(http::status::bad_request, "malformed HTTP request: " + ec.message());
     }
-    http::request<http::string_body> req = parser_->release();
-    HttpRequest request{std::string(req.method_string()), std::string(req.target()), std::move(req.body())};
-    HttpResponse answer = router_.handle(request);
-    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer.status), req.version());
-    res->set(http::field::server, "argusd");
-    res->set(http::field::content_type, answer.content_type);
-    res->keep_alive(req.keep_alive());
-    res->body() = std::move(answer.body);
-    res->prepare_payload();
-    write(res);
+    auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
+    // The router may scan for a long time: answer on the query pool, write on our strand.
+    asio::post(shared_->pool, [self = shared_from_this(), req] {
+      HttpRequest request{std::string(req->method_string()), std::string(req->target()), std::move(req->body())};
+      auto answer = std::make_shared<HttpResponse>(self->router_.handle(request));
+      asio::post(self->stream_.get_executor(), [self, req, answer] {
+        auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer->status), req->version());
+        res->set(http::field::server, "argusd");
+        res->set(http::field::content_type, answer->content_type);
+        res->keep_alive(req->keep_alive());
+        res->body() = std::move(answer->body);
+        res->prepare_payload();
+        self->write(res);
+      });
+    });
   }
 
   void writeError(http::status status, const std::string& message) {
@@ -85,6 +111,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<HttpServer::Shared> shared_;
   HttpRouter& router_;
   const HttpOptions& options_;
 };
@@ -92,9 +119,13 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, HttpRouter& router, HttpOptions options)
-    : io_(io), router_(router), options_(options), acceptor_(io) {}
+    : io_(io), shared_(std::make_shared<Shared>(router, options)), strand_(asio::make_strand(io)), acceptor_(strand_) {}
 
-HttpServer::~HttpServer() { stop(); }
+// REQUIRES: the io threads have stopped (argusd shuts ingest down first).
+HttpServer::~HttpServer() {
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+}
 
 Result<tcp::endpoint> HttpServer::listen(const std::string& host, uint16_t port) {
   boost::system::error_code ec;
@@ -111,14 +142,17 @@ Result<tcp::endpoint> HttpServer::listen(const std::string& host, uint16_t port)
 }
 
 void HttpServer::stop() {
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
+  // The acceptor lives on strand_: closing it there cannot race an accept being re-armed.
+  asio::dispatch(strand_, [this] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+  });
 }
 
 void HttpServer::accept() {
   acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) std::make_shared<HttpConnection>(std::move(socket), router_, options_)->start();
+    if (!ec) std::make_shared<HttpConnection>(std::move(socket), shared_)->start();
     accept();
   });
 }
