@@ -41,20 +41,7 @@ build=${ARGUS_FUZZ_BUILD:-build-fuzz}
 
 # Dependencies: the project's, plus clang and its libFuzzer/sanitizer runtimes (Debian 12
 # ships clang 14). Idempotent, like install-deps.sh.
-bash scripts/install-deps.sh
-fuzz_packages=(clang libclang-rt-14-dev)
-missing=()
-for p in "${fuzz_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz.sh: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo_cmd apt-get update -qq
-  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-deps.sh clang libclang-rt-14-dev
 
 # Every library is instrumented for coverage and the sanitizers; the fuzz targets add
 # -fsanitize=fuzzer themselves (tests/fuzz/CMakeLists.txt). UBSan findings abort, so they

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs Argus's build and test dependencies from Debian 12's packages.
+# Installs Argus's build and test dependencies from Debian 12's packages, plus any package
+# named as an argument (scripts/fuzz.sh adds clang this way).
 # Idempotent: packages already present are skipped, so a warm machine pays nothing.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ packages=(
   libcli11-dev                   # command lines
   doctest-dev                    # unit tests
   nlohmann-json3-dev             # JSON in the CLI and tests
+  "$@"
 )
 
 missing=()
