@@ -60,7 +60,7 @@ void removeTree(const std::string& path) {
 
 ArgusdProcess::ArgusdProcess(std::string work_dir) : work_dir_(std::move(work_dir)) {
   if (work_dir_.empty()) {
-    work_dir_ = makeTempDir("argusd-test");
+    work_dir_ = makeTempDir("argusd");
     own_dir_ = true;
   }
 }

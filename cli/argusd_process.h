@@ -1,5 +1,6 @@
-// ArgusdProcess: starts the real argusd binary (ARGUSD_BIN) for integration tests, on a
-// free loopback port and a temporary data directory, and stops it with SIGTERM or SIGKILL.
+// ArgusdProcess: starts the real argusd binary (ARGUSD_BIN) for the demo, integration tests
+// and benchmarks, on a free loopback port and a temporary data directory, and stops it with
+// SIGTERM or SIGKILL.
 //
 //   argus::cli::ArgusdProcess argusd;            // temp dir, removed at destruction
 //   REQUIRE(argusd.start().isOk());                  // waits for "ingest listening on"
