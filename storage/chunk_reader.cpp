@@ -59,7 +59,9 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     key.column = kStepsColumnId;
     steps_key = encodeChunkKey(key);
     if (steps_value == nullptr) {
-      ARGUS_RETURN_IF_ERROR(fetch(kStepsColumnId, false));
+      // Absent _steps means "no block" only for the steps table; every other table's layout
+      // is read once the steps table's block is known to exist, so there it is damage.
+      ARGUS_RETURN_IF_ERROR(fetch(kStepsColumnId, at.table != Table::kSteps));
       steps_value = &value;
     }
     Column c;
@@ -69,7 +71,10 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     out->steps = std::move(c.ints);
     for (size_t i = 0; i < out->steps.size(); ++i) {
       uint64_t s = static_cast<uint64_t>(out->steps[i]);
-      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1]) || static_cast<int64_t>(s) < 0) {
+      if (static_cast<int64_t>(s) < 0) {
+        return Status::corruption(describeKey(kChunkCf, steps_key) + ": step " + std::to_string(s) + " past the largest storable step (2^63-1)");
+      }
+      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1])) {
         return Status::corruption(describeKey(kChunkCf, steps_key) + ": steps not ascending inside the block");
       }
     }

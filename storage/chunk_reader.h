@@ -31,7 +31,9 @@ class ChunkReader {
   // Reads the block of (job, table, step_base, rank, attempt) named by `at` (its column is
   // ignored): the row layout, then `columns` (schema ids >= 3; null: all stored columns).
   // The layout chunk's value may be passed in (already fetched) to save a read.
-  // NotFound when the block has no layout chunk. *chunks_read counts chunk values decoded.
+  // A missing _steps is NotFound for the steps table (no such block) and Corruption naming
+  // the key for any other table (its block exists; the layout is damaged).
+  // *chunks_read counts chunk values decoded.
   static Status readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
                           uint64_t* chunks_read, const std::string* steps_value = nullptr);
 };

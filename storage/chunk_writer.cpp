@@ -63,6 +63,27 @@ std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogr
   return encodeChunk(StoredType::kHistogram, p.codec, s, p.bytes);
 }
 
+Status ChunkWriter::checkBlock(const TableBlock& b, uint64_t max_rows) {
+  max_rows = std::min(max_rows, kMaxChunkRows);
+  if (b.steps.size() > max_rows) {
+    return Status::invalidArgument(std::string("table ") + tableName(b.table) + ": " + std::to_string(b.steps.size()) +
+                                   " steps in one block exceed the per-block cap of " + std::to_string(max_rows));
+  }
+  for (int64_t s : b.steps) {
+    if (s < 0) {
+      return Status::invalidArgument(std::string("table ") + tableName(b.table) + ": step " + std::to_string(static_cast<uint64_t>(s)) +
+                                     " exceeds the largest storable step " + std::to_string(INT64_MAX));
+    }
+  }
+  uint64_t total = 0;
+  for (int64_t n : b.row_counts) total += static_cast<uint64_t>(n);
+  if (isNestedTable(b.table) && (total > max_rows || b.rows > max_rows)) {
+    return Status::invalidArgument(std::string("table ") + tableName(b.table) + ": " + std::to_string(std::max<uint64_t>(total, b.rows)) +
+                                   " rows in one block exceed the per-block cap of " + std::to_string(max_rows));
+  }
+  return Status::ok();
+}
+
 void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t step_base, const TableBlock& b,
                              std::vector<ChunkKV>* out, CodecHints* hints) {
   auto hintOf = [&](uint8_t column) { return hints ? hints->of(b.table, column) : nullptr; };

@@ -25,8 +25,15 @@ struct CodecHints {
 
 class ChunkWriter {
  public:
+  // Whether block `b` can be written so that ChunkReader reads it back: InvalidArgument
+  // naming the table and the count when it holds more than `max_rows` (kMaxChunkRows)
+  // steps or rows (docs/format/chunk.md, "Limits"), or a step past INT64_MAX.
+  static Status checkBlock(const TableBlock& b, uint64_t max_rows = kMaxChunkRows);
+
   // Appends the chunks of block `b` of (job, rank, attempt) starting at step_base.
-  // REQUIRES: b.steps non-empty and inside [step_base, step_base + block_steps).
+  // REQUIRES: b.steps non-empty and inside [step_base, step_base + block_steps);
+  // checkBlock(b) is OK (the sealer checks first; a block over the cap would be written
+  // but read back as Corruption).
   // `hints` (optional) carries each column's codec choice from block to block (CodecHint).
   static void writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t step_base, const TableBlock& b,
                          std::vector<ChunkKV>* out, CodecHints* hints = nullptr);

@@ -133,6 +133,7 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
   h_.meta = handles_[1];
   h_.head = handles_[2];
   h_.chunk = handles_[3];
+  h_.gate = &gate_;
   ARGUS_RETURN_IF_ERROR(checkFormat());
   return loadJobs();
 }
@@ -246,6 +247,9 @@ Status RocksStore::setRetention(std::string_view job, int64_t retention_ns) {
   if (options_.read_only) return Status::permissionDenied("store opened read-only");
   if (retention_ns < 0) return Status::invalidArgument("negative retention");
   std::shared_lock drop(drop_mu_);
+  // No write is in flight while this JobInfo is put, and every later write builds its
+  // JobInfo from the updated map: a write cannot put back the old retention (M2).
+  auto gate = gate_.exclusive();
   std::lock_guard lock(jobs_mu_);
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
@@ -270,7 +274,20 @@ Status RocksStore::writeGroup(std::span<const WriteRequest> requests) {
 
 Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   size_t rows = 0;
-  for (const WriteRequest& r : requests) rows += r.records.size();
+  for (const WriteRequest& r : requests) {
+    rows += r.records.size();
+    // Chunks store steps as int64 (docs/format/chunk.md, "Limits"): refuse what could be
+    // written to head but never read back once sealed.
+    for (const model::StepRecord& rec : r.records) {
+      if (rec.step > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::invalidArgument("step " + std::to_string(rec.step) + " (rank " + std::to_string(rec.rank) + ", job id " + std::to_string(r.job) +
+                                       ") exceeds the largest storable step " + std::to_string(INT64_MAX));
+      }
+    }
+  }
+  // Shared: writers commit concurrently; the sealer's validate-and-commit and setRetention
+  // wait for this batch to be applied (on disk and in jobs_) before they go on.
+  auto gate = gate_.shared();
   // One batch per writing thread, reused: its buffer keeps its capacity (and its pages:
   // a fresh multi-MB buffer per commit costs page faults), reserved for ~1-2 KB head values.
   thread_local rocksdb::WriteBatch batch;
@@ -361,6 +378,12 @@ Status RocksStore::seal(bool all) {
 
 Status RocksStore::sealReady() { return seal(false); }
 Status RocksStore::sealAll() { return seal(true); }
+
+void RocksStore::setSealerTestHooks(SealerTestHooks hooks) {
+  std::lock_guard lock(seal_mu_);
+  if (!sealer_) sealer_ = std::make_unique<Sealer>(h_);
+  sealer_->setTestHooks(std::move(hooks));
+}
 
 SealStats RocksStore::lastSealStats() const {
   std::lock_guard lock(seal_mu_);

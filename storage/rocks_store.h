@@ -57,6 +57,8 @@ class RocksStore final : public Store {
   SealStats lastSealStats() const;
   uint32_t blockSteps() const { return h_.block_steps; }
   const DbHandles& handles() const { return h_; }
+  // Tests only: hooks into the sealer (storage/sealer.h).
+  void setSealerTestHooks(SealerTestHooks hooks);
   // Raw iteration over one column family ("meta", "head", "chunk") for dumps; stops when
   // fn returns false.
   Status forEachRaw(std::string_view cf, const std::function<bool(std::string_view key, std::string_view value)>& fn) const;
@@ -79,7 +81,11 @@ class RocksStore final : public Store {
   // Writes hold it shared; dropJob/applyRetention exclusive, so no write lands in a job
   // while its ranges are being deleted.
   mutable std::shared_mutex drop_mu_;
-  // Guards the job maps and their JobInfo fields. Never held across a RocksDB write.
+  // Writes of head rows and JobInfo hold it shared from building their batch to applying it
+  // in memory; the sealer's validate-and-commit and setRetention hold it exclusive (I2, M2).
+  CommitGate gate_;
+  // Guards the job maps and their JobInfo fields. Held across a RocksDB write only by
+  // ensureJob (rare) and setRetention (which holds gate_ exclusive, so no write is in flight).
   mutable std::mutex jobs_mu_;
   std::map<std::string, JobInfo, std::less<>> jobs_;  // GUARDED_BY(jobs_mu_)
   std::unordered_map<JobId, std::string> job_names_;  // GUARDED_BY(jobs_mu_)

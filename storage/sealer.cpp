@@ -1,9 +1,11 @@
 #include "storage/sealer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include <rocksdb/write_batch.h>
+#include <xxhash.h>
 
 #include "model/step_codec.h"
 #include "storage/chunk_reader.h"
@@ -22,14 +24,27 @@ Status Sealer::run(bool all, SealStats* stats) {
     if (!decodeHeadKey(key, k)) return Status::corruption("malformed head key: " + describeKey(kHeadCf, key));
     return Status::ok();
   };
+  // A failing block is logged, counted and skipped; the pass goes on (C3).
+  Status first_error;
+  auto fail = [&](const std::string& what, const Status& s) {
+    ++stats->failed_blocks;
+    std::fprintf(stderr, "argus sealer: skipping %s: %s\n", what.c_str(), s.toString().c_str());
+    if (first_error.isOk()) first_error = s.withContext(what);
+  };
   it->SeekToFirst();
   while (it->Valid()) {
     HeadKey k;
-    ARGUS_RETURN_IF_ERROR(keyOf(&k));
+    Status ks = keyOf(&k);
+    if (!ks.isOk()) {
+      fail("a head row", ks);
+      it->Next();
+      continue;
+    }
     uint64_t base = h_.blockBase(k.step);
     std::string rank_prefix = headPrefix(k.job, k.rank);
+    bool has_next_block = base <= UINT64_MAX - h_.block_steps;
     bool sealable = all;
-    if (!sealable && base <= UINT64_MAX - h_.block_steps) {
+    if (!sealable && has_next_block) {
       // A later block of this rank in head makes this one complete. Probe by a seek, so
       // the rows of a rank's last (open) block are never read.
       it->Seek(headKeyPrefix(k.job, k.rank, base + h_.block_steps));
@@ -46,30 +61,57 @@ Status Sealer::run(bool all, SealStats* stats) {
     // Decode the block's rows straight from the iterator into reused records (their lists
     // and histograms keep their capacity from the previous block).
     size_t n = 0;
+    Status bs;
     for (; it->Valid(); it->Next()) {
       HeadKey r;
-      ARGUS_RETURN_IF_ERROR(keyOf(&r));
+      std::string_view key(it->key().data(), it->key().size());
+      if (!decodeHeadKey(key, &r)) {
+        bs = Status::corruption("malformed head key: " + describeKey(kHeadCf, key));
+        break;
+      }
       if (r.job != k.job || r.rank != k.rank || h_.blockBase(r.step) != base) break;
       if (n == records_.size()) {
         records_.emplace_back();
         keys_.emplace_back();
+        hashes_.emplace_back();
       }
       model::StepRecord& rec = records_[n];
-      Status s = model::decodeStandalone(std::string_view(it->value().data(), it->value().size()), &rec);
-      if (!s.isOk()) return Status::corruption(describeKey(kHeadCf, std::string_view(it->key().data(), it->key().size())) + ": " + s.message());
+      std::string_view value(it->value().data(), it->value().size());
+      Status s = model::decodeStandalone(value, &rec);
+      if (!s.isOk()) {
+        bs = Status::corruption(describeKey(kHeadCf, key) + ": " + s.message());
+        break;
+      }
       // The key is the row's identity; the value cannot contradict it.
       rec.rank = r.rank;
       rec.step = r.step;
       rec.attempt = r.attempt;
+      hashes_[n] = XXH3_64bits(value.data(), value.size());
       keys_[n++] = r;
     }
+    // The iterator itself failing is not one block's problem: end the pass.
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
-    ARGUS_RETURN_IF_ERROR(sealBlock(k.job, k.rank, base, n, stats));
+    if (bs.isOk()) bs = sealBlock(k.job, k.rank, base, n, stats);
+    if (!bs.isOk()) {
+      fail("block job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step_base=" + std::to_string(base), bs);
+      // Past the rest of this block: its rows stay in head.
+      if (has_next_block) {
+        it->Seek(headKeyPrefix(k.job, k.rank, base + h_.block_steps));
+      } else {
+        std::string next = prefixSuccessor(rank_prefix);
+        if (next.empty()) break;
+        it->Seek(next);
+      }
+    }
   }
-  return fromRocks(it->status(), "sealer: iterating head");
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
+  if (!first_error.isOk() && stats->failed_blocks > 1) {
+    return Status::fromCode(first_error.code(), std::to_string(stats->failed_blocks) + " blocks not sealed (sealed the rest); first: " + first_error.message());
+  }
+  return first_error;
 }
 
-void Sealer::writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t base, std::vector<model::StepRecord*>& recs) {
+Status Sealer::writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint64_t base, std::vector<model::StepRecord*>& recs) {
   for (Table t : kAllTables) {
     TableBlock& tb = tables_[tableIndex(t)];
     tb.reset(t);
@@ -80,9 +122,13 @@ void Sealer::writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint64_
     } else {
       for (const model::StepRecord* rec : recs) tb.append(*rec);
     }
-    chunks_.clear();
-    ChunkWriter::writeBlock(job, rank, attempt, base, tb, &chunks_, &hints_);
-    for (const ChunkKV& kv : chunks_) batch_.Put(h_.chunk, kv.key, kv.value);
+    // A block the reader would refuse is never written (I1): it stays in head.
+    Status ok = ChunkWriter::checkBlock(tb, hooks_.max_block_rows);
+    if (ok.isOk()) {
+      chunks_.clear();
+      ChunkWriter::writeBlock(job, rank, attempt, base, tb, &chunks_, &hints_);
+      for (const ChunkKV& kv : chunks_) batch_.Put(h_.chunk, kv.key, kv.value);
+    }
     if (t == Table::kKernels) {
       auto& hists = tb.columns[histColumnOf(t)].hists;
       size_t i = 0;
@@ -90,7 +136,32 @@ void Sealer::writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint64_
         for (auto& k : rec->kernels) k.hist = std::move(hists[i++]);
       }
     }
+    if (!ok.isOk()) return ok.withContext("attempt " + std::to_string(attempt));
   }
+  return Status::ok();
+}
+
+Status Sealer::headUnchanged(size_t n, bool* unchanged) {
+  std::vector<std::string> key_bytes(n);
+  std::vector<rocksdb::Slice> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    key_bytes[i].resize(kHeadKeySize);
+    encodeHeadKeyTo(keys_[i], key_bytes[i].data());
+    keys[i] = key_bytes[i];
+  }
+  std::vector<rocksdb::PinnableSlice> values(n);
+  std::vector<rocksdb::Status> statuses(n);
+  h_.db->MultiGet(rocksdb::ReadOptions(), h_.head, n, keys.data(), values.data(), statuses.data(), /*sorted_input=*/true);
+  *unchanged = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (statuses[i].IsNotFound()) {
+      *unchanged = false;
+      continue;
+    }
+    ARGUS_RETURN_IF_ERROR(fromRocks(statuses[i], "sealer: re-reading head"));
+    if (XXH3_64bits(values[i].data(), values[i].size()) != hashes_[i]) *unchanged = false;
+  }
+  return Status::ok();
 }
 
 Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, SealStats* stats) {
@@ -105,6 +176,7 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, S
   // Rows arrive in (step, attempt) order; each attempt is its own chunk set. Attempts are
   // few (usually one): walk the distinct ones in ascending order.
   std::vector<model::StepRecord*> head_records;
+  uint64_t sets = 0, merged_sets = 0;  // counted into stats only once the batch commits
   uint32_t attempt = 0;  // next attempt to look for (uint32 so 65535 can end the loop)
   while (attempt <= UINT16_MAX) {
     uint32_t lowest = UINT32_MAX;
@@ -124,7 +196,7 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, S
     std::string steps_value;
     Status found = get(encodeChunkKey(at), &steps_value);
     if (found.isNotFound()) {
-      writeRecords(job, rank, att, base, head_records);
+      ARGUS_RETURN_IF_ERROR(writeRecords(job, rank, att, base, head_records));
     } else if (!found.isOk()) {
       return found;
     } else {
@@ -147,19 +219,35 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, S
           merged.push_back(head_records[j++]);
         }
       }
-      writeRecords(job, rank, att, base, merged);
-      ++stats->merged;
+      ARGUS_RETURN_IF_ERROR(writeRecords(job, rank, att, base, merged));
+      ++merged_sets;
     }
-    ++stats->blocks;
+    ++sets;
   }
   char key[kHeadKeySize];
   for (size_t i = 0; i < n; ++i) {
     encodeHeadKeyTo(keys_[i], key);
     batch_.Delete(h_.head, rocksdb::Slice(key, sizeof key));
   }
-  stats->head_rows += n;
+  if (hooks_.before_commit) hooks_.before_commit(job, rank, base);
+  // The head rows were read under a snapshot; a writer may since have re-delivered one of
+  // these keys with other content. Under the gate no write is in flight: re-check, then
+  // commit, so the batch never deletes a row it did not seal (I2).
+  std::unique_lock<std::shared_mutex> gate;
+  if (h_.gate) gate = h_.gate->exclusive();
+  bool unchanged = true;
+  ARGUS_RETURN_IF_ERROR(headUnchanged(n, &unchanged));
+  if (!unchanged) {
+    ++stats->raced_blocks;  // the rows stay; the next pass seals the newer content
+    batch_.Clear();
+    return Status::ok();
+  }
   rocksdb::WriteOptions wo;  // not synced: the batch is atomic, and until it lands the head rows stay
-  return fromRocks(h_.db->Write(wo, &batch_), "sealer: writing block");
+  ARGUS_RETURN_IF_ERROR(fromRocks(h_.db->Write(wo, &batch_), "sealer: writing block"));
+  stats->blocks += sets;
+  stats->merged += merged_sets;
+  stats->head_rows += n;
+  return Status::ok();
 }
 
 }  // namespace argus::storage
