@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   int commit_threads = 2;
   int64_t hello_timeout_ms = 10000;
   int64_t drain_timeout_ms = 10000;
+  int64_t frame_timeout_ms = 30000;
+  size_t max_sessions = 20000;
+  size_t max_batch_decoded_bytes = 64u << 20;
 
   app.add_option("--data", data_dir, "Data directory of the store (created if missing)")->required();
   app.add_option("--ingest", ingest_addr, "HOST:PORT for the ingest protocol; port 0 picks a free port")
@@ -98,6 +101,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--hello-timeout-ms", hello_timeout_ms, "A connection that sends no Hello this long is closed")
       ->capture_default_str();
+  app.add_option("--frame-timeout-ms", frame_timeout_ms,
+                 "After Hello, a frame whose first bytes arrived must complete this soon or the session is closed; 0: no limit")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--max-sessions", max_sessions,
+                 "Open ingest sessions at most; a connection over it gets Close{ResourceExhausted, \"too many sessions\"}")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--max-batch-decoded-bytes", max_batch_decoded_bytes,
+                 "A StepBatch whose records decode to more than this closes its session (ResourceExhausted)")
+      ->check(CLI::Range(size_t{1} << 16, size_t{1} << 40))
+      ->capture_default_str();
   app.add_option("--drain-timeout-ms", drain_timeout_ms, "On shutdown, how long to wait for sessions to drain")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -130,6 +145,9 @@ int main(int argc, char** argv) {
   options.committer.threads = commit_threads;
   options.hello_timeout = std::chrono::milliseconds(hello_timeout_ms);
   options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
+  options.frame_timeout = std::chrono::milliseconds(frame_timeout_ms);
+  options.max_sessions = max_sessions;
+  options.batch_decoded_bytes = max_batch_decoded_bytes;
 
   // Signals are taken synchronously by this thread; every thread started below inherits
   // the blocked mask, so SIGTERM never interrupts an io or committer thread.

@@ -40,6 +40,20 @@ namespace {
 // pool holds about as many as fly; when traffic drops it keeps at most this many (a batch
 // of 128 records with 64 kernels each is ~1 MB).
 constexpr size_t kMaxPooledBuffers = 256;
+// A buffer that holds more than this (its records' lists and histograms, by capacity) is
+// freed instead of pooled: one hostile or unusually large batch must not pin its memory.
+constexpr size_t kMaxPooledBufferBytes = 4u << 20;
+
+size_t retainedBytes(const std::vector<model::StepRecord>& v) {
+  size_t bytes = v.capacity() * sizeof(model::StepRecord);
+  for (const auto& r : v) {
+    bytes += r.kernels.capacity() * sizeof(model::KernelStat) + r.collectives.capacity() * sizeof(model::CollectiveStat) +
+             r.stacks.capacity() * sizeof(model::StackStat) + r.events.capacity() * sizeof(model::EventRecord);
+    for (const auto& k : r.kernels) bytes += k.hist.buckets().capacity() * sizeof(model::DurationHistogram::Bucket);
+    if (bytes > kMaxPooledBufferBytes) break;
+  }
+  return bytes;
+}
 }  // namespace
 
 std::vector<model::StepRecord> Committer::takeRecordBuffer() {
@@ -165,6 +179,11 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   ++reported_;
   order.unlock();
   report_cv_.notify_all();
+  for (CommitItem& item : group) {
+    if (!item.records.empty() && retainedBytes(item.records) > kMaxPooledBufferBytes) {
+      std::vector<model::StepRecord>().swap(item.records);  // freed here, not pooled
+    }
+  }
   {
     std::lock_guard lock(pool_mu_);
     for (CommitItem& item : group) {

@@ -18,6 +18,7 @@ const char* rejectReasonName(RejectReason r) {
     case RejectReason::kStepOrder: return "step_order";
     case RejectReason::kWriteFailed: return "write_failed";
     case RejectReason::kTimeout: return "timeout";
+    case RejectReason::kResourceLimit: return "resource_limit";
   }
   return "unknown";
 }

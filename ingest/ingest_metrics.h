@@ -22,9 +22,10 @@ enum class RejectReason : uint8_t {
   kBadRecord = 7,        // record does not decode, or rank differs from Hello's
   kStepOrder = 8,        // out-of-order or duplicate step within a session
   kWriteFailed = 9,      // the store refused the commit
-  kTimeout = 10,         // no Hello in time
+  kTimeout = 10,         // no Hello in time, or a started frame not completed in time
+  kResourceLimit = 11,   // too many sessions, or a batch decoding past the session's budget
 };
-inline constexpr int kRejectReasonCount = 11;
+inline constexpr int kRejectReasonCount = 12;
 const char* rejectReasonName(RejectReason r);  // "bad_frame", ...
 
 // Upper bounds (ms) of the commit latency histogram buckets; +Inf is implied.

@@ -3,12 +3,15 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+
+#include "wire/messages.h"
 
 namespace argus::ingest {
 
@@ -31,6 +34,9 @@ Server::Server(storage::Store& store, IngestMetrics& metrics, ServerOptions opti
   ctx_.limits = options_.limits;
   ctx_.session_inflight_bytes = options_.session_inflight_bytes;
   ctx_.hello_timeout = options_.hello_timeout;
+  ctx_.frame_timeout = options_.frame_timeout;
+  ctx_.prehello_max_frame_bytes = options_.prehello_max_frame_bytes;
+  ctx_.batch_decoded_bytes = options_.batch_decoded_bytes;
   ctx_.draining_ms = options_.draining_ms;
   ctx_.resolve_job = [this](const std::string& job) { return resolveJob(job); };
   ctx_.on_closed = [this](uint64_t id) { onClosed(id); };
@@ -74,14 +80,39 @@ void Server::doAccept() {
     }
     std::shared_ptr<Session> session;
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       if (stopping_) return;  // socket closes as it goes out of scope
+      if (sessions_.size() >= options_.max_sessions) {
+        lock.unlock();
+        refuse(std::move(socket));
+        doAccept();
+        return;
+      }
       uint64_t id = next_session_id_++;
       session = std::make_shared<Session>(std::move(socket), id, ctx_);
       sessions_.emplace(id, session);
     }
     session->start();
     doAccept();
+  });
+}
+
+void Server::refuse(tcp::socket socket) {
+  metrics_.reject(RejectReason::kResourceLimit);
+  struct Refused {
+    tcp::socket socket;
+    std::string frame;
+  };
+  auto r = std::make_shared<Refused>(Refused{std::move(socket), {}});
+  r->frame = wire::encodeClose(Status::Code::kResourceExhausted,
+                               "too many sessions (argusd serves at most " + std::to_string(options_.max_sessions) +
+                                   " at once; --max-sessions)");
+  // A few dozen bytes into a fresh socket's send buffer: completes at once. No read, no
+  // timer: nothing of this connection stays in argusd once the write is done.
+  asio::async_write(r->socket, asio::buffer(r->frame), [r](const error_code&, size_t) {
+    error_code e;
+    r->socket.shutdown(tcp::socket::shutdown_send, e);
+    r->socket.close(e);
   });
 }
 

@@ -44,6 +44,15 @@ struct ServerOptions {
   // the ack path (io and committer threads) in bursts and uses what is left; 0: no change.
   int seal_nice = 10;
   std::chrono::milliseconds hello_timeout{10000};
+  // After Hello, a frame that started must complete within this (0: no limit).
+  std::chrono::milliseconds frame_timeout{30000};
+  // Largest frame accepted before Hello.
+  uint32_t prehello_max_frame_bytes = 64u << 10;
+  // A StepBatch decoding to more than this closes its session (ResourceExhausted).
+  size_t batch_decoded_bytes = 64u << 20;
+  // Open sessions at most; a connection over it gets Close{ResourceExhausted, "too many
+  // sessions ..."} and is closed.
+  size_t max_sessions = 20000;
   std::chrono::milliseconds drain_timeout{10000};
   uint32_t draining_ms = 1000;  // clients reconnect after this long
   CommitterOptions committer;
@@ -69,6 +78,8 @@ class Server {
 
  private:
   void doAccept();
+  // Over max_sessions: sends Close{ResourceExhausted} on the socket and closes it.
+  void refuse(boost::asio::ip::tcp::socket socket);
   void onClosed(uint64_t id);
   Result<storage::JobId> resolveJob(const std::string& job);
   void runSealer();

@@ -5,6 +5,7 @@
 #include <boost/asio/write.hpp>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 namespace argus::ingest {
 
@@ -42,7 +43,9 @@ size_t dictBytes(const wire::Dictionary& d) {
 }  // namespace
 
 Session::Session(asio::ip::tcp::socket socket, uint64_t id, const SessionContext& ctx)
-    : socket_(std::move(socket)), timer_(socket_.get_executor()), id_(id), ctx_(ctx) {
+    : socket_(std::move(socket)), timer_(socket_.get_executor()), frame_timer_(socket_.get_executor()), id_(id), ctx_(ctx) {
+  prehello_limits_ = ctx_.limits;
+  prehello_limits_.max_frame_bytes = std::min(ctx_.limits.max_frame_bytes, ctx_.prehello_max_frame_bytes);
   error_code ec;
   auto ep = socket_.remote_endpoint(ec);
   peer_ = ec ? std::string("?") : ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -63,6 +66,9 @@ std::string Session::describe() const {
 
 void Session::start() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    // drain() may have run first (the server stopped between accepting and starting us):
+    // the session is already closing and timer_ holds its close timeout; leave both alone.
+    if (self->state_ != State::kAwaitHello) return;
     self->timer_.expires_after(self->ctx_.hello_timeout);
     self->timer_.async_wait([self](const error_code& ec) {
       if (ec || self->state_ != State::kAwaitHello) return;
@@ -108,15 +114,18 @@ void Session::readIfAllowed() {
     return;
   }
   paused_ = false;
-  // Room for the frame being read (its length is already checked) or a useful chunk.
+  // Room for a useful chunk; for a frame being read (its length is already checked), room
+  // that grows with the bytes that actually arrived (at most twice them), never the announced
+  // length up front: a header alone does not make argusd allocate its frame.
   size_t want = rlen_ + kMinReadSpace;
   if (rlen_ >= wire::kFrameHeaderBytes) {
     uint32_t n = 0;
-    if (wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data()), ctx_.limits, &n).isOk()) {
-      want = std::max(want, wire::kFrameHeaderBytes + n);
+    if (wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data()), limits(), &n).isOk()) {
+      size_t frame = wire::kFrameHeaderBytes + n;
+      if (frame > rlen_) want = std::max(want, std::min(frame, 2 * rlen_));
     }
   }
-  if (rbuf_.size() < want) rbuf_.resize(std::max({want, kInitialReadBytes, std::min(rbuf_.size() * 2, want * 2)}));
+  if (rbuf_.size() < want) rbuf_.resize(std::max(want, kInitialReadBytes));
   reading_ = true;
   socket_.async_read_some(asio::buffer(rbuf_.data() + rlen_, rbuf_.size() - rlen_),
                           [self = shared_from_this()](const error_code& ec, size_t n) { self->onRead(ec, n); });
@@ -130,7 +139,7 @@ void Session::onRead(const error_code& ec, size_t n) {
     std::string got = std::to_string(rlen_) + " bytes";
     if (rlen_ >= wire::kFrameHeaderBytes) {
       uint32_t n = 0;
-      if (wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data()), ctx_.limits, &n).isOk()) {
+      if (wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data()), limits(), &n).isOk()) {
         got = std::to_string(rlen_ - wire::kFrameHeaderBytes) + " of " + std::to_string(n) + " body bytes";
       }
     }
@@ -152,15 +161,40 @@ void Session::onRead(const error_code& ec, size_t n) {
   readIfAllowed();
 }
 
+void Session::armFrameDeadline(bool frame_consumed) {
+  if (rlen_ == 0) {
+    frame_pending_ = false;  // a stale timer finds frame_pending_ false or another epoch
+    return;
+  }
+  if (state_ != State::kStreaming || ctx_.frame_timeout.count() <= 0) return;
+  if (frame_pending_ && !frame_consumed) return;  // the same frame is still arriving
+  frame_pending_ = true;
+  uint64_t epoch = ++frame_epoch_;
+  frame_timer_.expires_after(ctx_.frame_timeout);
+  frame_timer_.async_wait([self = shared_from_this(), epoch](const error_code& ec) {
+    if (ec || !self->frame_pending_ || self->frame_epoch_ != epoch || self->state_ != State::kStreaming) return;
+    if (self->paused_) {
+      // argusd stopped reading (backpressure): the client is not the one holding the frame up.
+      self->frame_pending_ = false;
+      self->armFrameDeadline(true);
+      return;
+    }
+    self->reject(RejectReason::kTimeout, Status::Code::kAborted,
+                 "frame not completed within " + std::to_string(self->ctx_.frame_timeout.count()) + " ms (" +
+                     std::to_string(self->rlen_) + " bytes of it arrived)");
+  });
+}
+
 bool Session::processBuffer() {
   size_t off = 0;
   while (rlen_ - off >= wire::kFrameHeaderBytes) {
     uint32_t n = 0;
-    Status s = wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data() + off), ctx_.limits, &n);
+    Status s = wire::parseFrameHeader(reinterpret_cast<const uint8_t*>(rbuf_.data() + off), limits(), &n);
     if (!s.isOk()) {
       bool too_large = s.message().find("exceeds the limit") != std::string::npos;
+      std::string when = too_large && state_ == State::kAwaitHello ? " before Hello" : "";
       reject(too_large ? RejectReason::kFrameTooLarge : RejectReason::kBadFrame, Status::Code::kInvalidArgument,
-             "bad frame: " + s.message());
+             "bad frame: " + s.message() + when);
       return false;
     }
     if (rlen_ - off - wire::kFrameHeaderBytes < n) break;  // body not complete yet
@@ -173,6 +207,7 @@ bool Session::processBuffer() {
     std::memmove(rbuf_.data(), rbuf_.data() + off, rlen_ - off);
     rlen_ -= off;
   }
+  armFrameDeadline(off > 0);
   if (rlen_ == 0 && rbuf_.size() > kKeepReadBytes) {
     std::vector<char>(kInitialReadBytes).swap(rbuf_);
     body_.shrink(kKeepReadBytes);
@@ -309,10 +344,23 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
         return;
       }
     }
+    if (rec.step > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      reject(RejectReason::kBadRecord, Status::Code::kInvalidArgument,
+             "record seq " + std::to_string(seq) + ": step " + std::to_string(rec.step) +
+                 " exceeds the largest step argus stores (2^63-1 = " + std::to_string(std::numeric_limits<int64_t>::max()) + ")");
+      return;
+    }
     have_last_ = true;
     last_attempt_ = rec.attempt;
     last_step_ = rec.step;
     bytes += recordBytes(rec);
+    if (bytes > ctx_.batch_decoded_bytes) {
+      reject(RejectReason::kResourceLimit, Status::Code::kResourceExhausted,
+             "StepBatch from seq " + std::to_string(batch.first_seq) + " decodes to more than " +
+                 std::to_string(ctx_.batch_decoded_bytes) + " bytes (passed at record seq " + std::to_string(seq) + " of " +
+                 std::to_string(batch.records.size()) + "); send smaller batches");
+      return;
+    }
     encoded += batch.records[i].size();
   }
   ctx_.metrics->record_bytes.fetch_add(encoded, std::memory_order_relaxed);
@@ -340,8 +388,12 @@ void Session::onCommitted(uint64_t up_to, size_t bytes, const Status& status) {
     self->inflight_bytes_ -= bytes;
     if (self->state_ == State::kClosing || self->state_ == State::kClosed) return;
     if (!status.isOk()) {
-      self->reject(RejectReason::kWriteFailed, status.code() == Status::Code::kOk ? Status::Code::kIoError : status.code(),
-                   "write failed: " + status.message());
+      // Whatever the store said (Corruption, InvalidArgument, NotFound...), the client's data
+      // was fine as far as this session could check: tell it to retry (StepSender treats
+      // IoError and Unavailable as retryable; the store's own code would make it drop data).
+      bool shutting_down = status.code() == Status::Code::kUnavailable || self->draining_;
+      self->reject(RejectReason::kWriteFailed, shutting_down ? Status::Code::kUnavailable : Status::Code::kIoError,
+                   "write failed (" + std::string(Status::codeName(status.code())) + "): " + status.message());
       return;
     }
     if (up_to > self->ack_ready_) {
@@ -444,6 +496,7 @@ void Session::finish() {
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   timer_.cancel();
+  frame_timer_.cancel();
   ctx_.metrics->sessions_open.fetch_sub(1, std::memory_order_relaxed);
   if (ctx_.on_closed) ctx_.on_closed(id_);
 }

@@ -38,7 +38,15 @@ struct SessionContext {
   const AuthTable* auth = nullptr;  // null: open mode
   wire::FrameLimits limits;
   size_t session_inflight_bytes = 16u << 20;  // stop reading above this
+  // Largest frame before Hello (a Hello is small): an unauthenticated connection cannot make
+  // argusd allocate more than this.
+  uint32_t prehello_max_frame_bytes = 64u << 10;
+  // A StepBatch whose decoded records (list entries and histogram buckets, as charged to the
+  // byte budgets) exceed this closes the session with ResourceExhausted.
+  size_t batch_decoded_bytes = 64u << 20;
   std::chrono::milliseconds hello_timeout{10000};
+  // After Hello, a frame whose first bytes arrived must complete within this (0: no limit).
+  std::chrono::milliseconds frame_timeout{30000};
   std::chrono::milliseconds close_timeout{5000};
   uint32_t draining_ms = 1000;  // told to clients in Control.draining
   std::function<Result<storage::JobId>(const std::string&)> resolve_job;
@@ -60,6 +68,10 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
  private:
   enum class State : uint8_t { kAwaitHello, kStreaming, kEnding, kClosing, kClosed };
 
+  // The frame limits in force: the small pre-Hello limit until Hello is accepted.
+  const wire::FrameLimits& limits() const { return state_ == State::kAwaitHello ? prehello_limits_ : ctx_.limits; }
+  // Arms the frame deadline when a new frame has started (after Hello).
+  void armFrameDeadline(bool frame_consumed);
   void readIfAllowed();
   void onRead(const boost::system::error_code& ec, size_t n);
   // Parses whole frames out of rbuf_; returns false when the session is closing.
@@ -81,8 +93,10 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer frame_timer_;
   const uint64_t id_;
   const SessionContext& ctx_;
+  wire::FrameLimits prehello_limits_;
   std::string peer_;
 
   State state_ = State::kAwaitHello;
@@ -95,6 +109,8 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   std::vector<char> rbuf_;
   size_t rlen_ = 0;
   wire::FrameBody body_;
+  bool frame_pending_ = false;  // a partial frame is in rbuf_ and its deadline is armed
+  uint64_t frame_epoch_ = 0;    // bumped per armed deadline; a stale timer sees another value
 
   // Session facts from Hello.
   std::string job_;

@@ -43,11 +43,28 @@ class StepEncoder {
   std::shared_ptr<State> state_;
 };
 
+// Decoded-size budget (docs/wire/step-record.md, "Decoded-size budget"). A record's
+// decoded size in units is its list entries (kernels, collectives, stacks, events) plus its
+// histogram buckets. A delta record can repeat the previous record's lists and histograms in
+// a byte or two, so without a budget a few hundred input bytes decode to megabytes. The
+// decoder refuses (Corruption naming the field) a record whose units exceed
+// decodedUnitBudget(encoded bytes): kDecodedUnitsPerByte per encoded byte, at least
+// kDecodedUnitsFloor, at most kMaxDecodedUnits.
+inline constexpr size_t kDecodedUnitsPerByte = 64;
+inline constexpr size_t kDecodedUnitsFloor = size_t{1} << 16;
+inline constexpr size_t kMaxDecodedUnits = size_t{1} << 22;  // ~32 MB of buckets
+constexpr size_t decodedUnitBudget(size_t encoded_bytes) {
+  size_t b = encoded_bytes > kMaxDecodedUnits / kDecodedUnitsPerByte ? kMaxDecodedUnits : encoded_bytes * kDecodedUnitsPerByte;
+  return b < kDecodedUnitsFloor ? kDecodedUnitsFloor : b;
+}
+// The units decodedUnitBudget() is compared with.
+size_t decodedUnits(const StepRecord& rec);
+
 class StepDecoder {
  public:
   StepDecoder();
   // Decodes one encoding into *out. Hostile input yields Corruption (never a crash,
-  // never an allocation larger than the input justifies). A delta record without the
+  // never an allocation larger than the input justifies: see decodedUnitBudget()). A delta record without the
   // matching history yields Corruption naming the missing reference. Decoding into a
   // reused record reuses its lists' and histograms' capacity: no allocation in steady state.
   Status decode(std::string_view in, StepRecord* out);

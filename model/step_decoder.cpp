@@ -38,6 +38,10 @@ struct StepDecoder::State {
   FlatIndex prev_index;  // key -> index of its first entry in prev's list (scratch)
   std::string body;             // decompressed body (scratch)
   ZSTD_DCtx* dctx = nullptr;
+  // Decoded-size budget of the record being decoded (decodedUnitBudget()).
+  size_t budget = 0;
+  size_t used = 0;
+  size_t encoded_bytes = 0;
 
   ~State() { ZSTD_freeDCtx(dctx); }
 
@@ -54,6 +58,21 @@ struct StepDecoder::State {
   // Decodes a body against `ref` (prev, or an empty history for a keyframe) into *out and
   // cur. On failure r.status() says why.
   bool decodeBody(StepReader& r, bool keyframe, const History& ref, StepRecord* out);
+
+  // Charges n units (list entries or histogram buckets) of `field` to the record's
+  // decoded-size budget before they are materialised.
+  bool spend(StepReader& r, size_t n, const char* field) {
+    if (n <= budget - used) [[likely]] {
+      used += n;
+      return true;
+    }
+    return overBudget(r, n, field);
+  }
+  [[gnu::cold, gnu::noinline]] bool overBudget(StepReader& r, size_t n, const char* field) {
+    return r.fail(std::string(field) + ": decoded size over budget (" + std::to_string(used) + " + " + std::to_string(n) +
+                  " list entries and histogram buckets > " + std::to_string(budget) + " allowed for a " +
+                  std::to_string(encoded_bytes) + "-byte record)");
+  }
 };
 
 namespace {
@@ -218,6 +237,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
     bool same;
     size_t n;
     ARGUS_STEP_TRY(getListHeader(r, keyframe, ref.kernels.size(), 2, "kernel list", &same, &n));
+    ARGUS_STEP_TRY(spend(r, n, "kernel list"));
     if (!same && !keyframe) {
       prev_index.clear();
       bool inserted;
@@ -263,6 +283,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
       // buckets or fails.
       switch (mode) {
         case kHistSame:  // prev's buckets were decoded or checked before
+          ARGUS_STEP_TRY(spend(r, prev_hist.size(), "kernel histogram (same as previous)"));
           k.hist.refill([&](std::vector<Bucket>& b) {
             b.assign(prev_hist.begin(), prev_hist.end());
             return true;
@@ -270,6 +291,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
           break;
         case kHistImplied:
           if (k.count != 1) return r.fail("implied histogram with count " + std::to_string(k.count));
+          ARGUS_STEP_TRY(spend(r, 1, "kernel histogram"));
           k.hist.refill([&](std::vector<Bucket>& b) {
             b.push_back({DurationHistogram::bucketOf(k.total_ns), 1});
             return true;
@@ -277,7 +299,9 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
           break;
         default: {
           int32_t first = prev_hist.empty() ? 0 : prev_hist.front().index;
+          // Explicit buckets cost input bytes (at most 2 per byte): charged once read.
           ARGUS_STEP_TRY(k.hist.refill([&](std::vector<Bucket>& b) { return getHist(r, mode, first, b); }));
+          ARGUS_STEP_TRY(spend(r, k.hist.buckets().size(), "kernel histogram"));
           break;
         }
       }
@@ -290,6 +314,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
     bool same;
     size_t n;
     ARGUS_STEP_TRY(getListHeader(r, keyframe, ref.collectives.size(), 4, "collective list", &same, &n));
+    ARGUS_STEP_TRY(spend(r, n, "collective list"));
     if (!same && !keyframe) {
       prev_index.clear();
       bool inserted;
@@ -345,6 +370,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
     bool same;
     size_t n;
     ARGUS_STEP_TRY(getListHeader(r, keyframe, ref.stacks.size(), 1, "stack list", &same, &n));
+    ARGUS_STEP_TRY(spend(r, n, "stack list"));
     if (!same && !keyframe) {
       prev_index.clear();
       bool inserted;
@@ -380,6 +406,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
   {
     uint64_t n = 0;
     ARGUS_STEP_TRY(r.boundedVarint(&n, std::min<uint64_t>(kMaxListSize, r.remaining() / 4), "event count"));
+    ARGUS_STEP_TRY(spend(r, static_cast<size_t>(n), "event list"));
     out->events.resize(static_cast<size_t>(n));
     int64_t ts = out->start_ns;
     for (auto& e : out->events) {
@@ -456,6 +483,9 @@ Status StepDecoder::decode(std::string_view in, StepRecord* out) {
     s.names.clear();
   }
   StepReader r(body);
+  s.encoded_bytes = in.size();
+  s.budget = decodedUnitBudget(in.size());
+  s.used = 0;
   if (!s.decodeBody(r, keyframe, ref, out)) {
     if (keyframe) {
       s.sigs.swap(s.saved_sigs);
@@ -475,6 +505,12 @@ Status StepDecoder::decode(std::string_view in, StepRecord* out) {
   s.cur.setStepFields(*out);
   std::swap(s.prev, s.cur);
   return Status::ok();
+}
+
+size_t decodedUnits(const StepRecord& rec) {
+  size_t n = rec.kernels.size() + rec.collectives.size() + rec.stacks.size() + rec.events.size();
+  for (const auto& k : rec.kernels) n += k.hist.buckets().size();
+  return n;
 }
 
 Status decodeStandalone(std::string_view in, StepRecord* out) {

@@ -1,0 +1,228 @@
+// Resource limits of the real argusd against hostile clients: decoded-size amplification,
+// frame headers that announce more than arrives, steps beyond int64, and too many sessions.
+// Each gets a Close with a clear reason, argusd's memory stays bounded, and argusd keeps
+// serving a good session.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/ingest_test_util.h"
+
+using namespace argus;
+using namespace argus::testing;
+
+namespace {
+
+constexpr long kRssLimitKb = 300 * 1024;
+
+// VmRSS of a process in KiB (0 when unreadable).
+long rssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      std::istringstream s(line.substr(6));
+      long kb = 0;
+      s >> kb;
+      return kb;
+    }
+  }
+  return 0;
+}
+
+std::string header(uint32_t n) {
+  std::string h(4, '\0');
+  wire::putFrameHeader(n, reinterpret_cast<uint8_t*>(h.data()));
+  return h;
+}
+
+void welcomed(RawClient& c, uint16_t port, const std::string& job, uint32_t rank) {
+  REQUIRE(c.connect(port).isOk());
+  wire::ServerMessage reply;
+  Status s = c.hello(makeHello(job, rank), &reply);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  REQUIRE_MESSAGE(reply.kind == wire::ServerMessage::Kind::kWelcome, reply.close.reason);
+}
+
+model::StepRecord recordAt(uint32_t rank, uint64_t step) {
+  SyntheticOptions o;
+  o.signatures = 4;
+  o.first_step = step;
+  SyntheticSteps gen(rank, o);
+  return gen.next();
+}
+
+// A keyframe with `kernels` kernels whose histograms span every bucket, then `deltas` delta
+// records saying "same kernels, same histograms" (a few hundred bytes each).
+std::vector<std::string> amplifyingRecords(int kernels, int deltas, size_t* buckets_per_kernel = nullptr) {
+  model::StepRecord r;
+  r.rank = 0;
+  r.start_ns = 1;
+  r.end_ns = 2;
+  r.iter_ns = 1;
+  for (int k = 0; k < kernels; ++k) {
+    model::KernelStat s;
+    s.signature = 1000 + static_cast<uint64_t>(k);
+    s.phase = model::Phase::kForward;
+    for (int64_t d = 1; d > 0 && d < (int64_t{1} << 62); d = d + d / 64 + 1) s.hist.add(d, 1);
+    s.count = static_cast<uint32_t>(s.hist.count());
+    s.total_ns = 12345;
+    r.kernels.push_back(std::move(s));
+  }
+  r.canonicalize();
+  if (buckets_per_kernel) *buckets_per_kernel = r.kernels.empty() ? 0 : r.kernels[0].hist.buckets().size();
+  model::StepEncoder enc;
+  std::vector<std::string> recs;
+  for (int i = 0; i <= deltas; ++i) {
+    r.step = 1 + static_cast<uint64_t>(i);
+    recs.emplace_back();
+    enc.encode(r, &recs.back());
+  }
+  return recs;
+}
+
+size_t bucketsPerWideKernel() {
+  size_t b = 0;
+  amplifyingRecords(1, 0, &b);
+  return b;
+}
+
+// A good session still gets its records acknowledged.
+void goodSessionWorks(uint16_t port, const std::string& job) {
+  RawClient c;
+  welcomed(c, port, job, 0);
+  REQUIRE(c.sendRecords({recordAt(0, 1), recordAt(0, 2)}).isOk());
+  wire::CloseMsg close;
+  Status s = c.waitAck(2, &close);
+  CHECK_MESSAGE(s.isOk(), s.toString());
+}
+
+}  // namespace
+
+TEST_CASE("amplifying delta records: the session is closed, argusd's memory stays bounded") {
+  ArgusdProcess argusd;
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  uint16_t port = argusd.ingestPort();
+
+  {
+    INFO("one 4 MB frame of 'same as previous' records that would decode to ~30 GB");
+    RawClient c;
+    welcomed(c, port, "amp", 0);
+    std::string frame = wire::encodeStepBatch(1, amplifyingRecords(200, 9000));
+    REQUIRE(frame.size() < (16u << 20));
+    REQUIRE(c.conn.write(frame, 30s).isOk());
+    wire::CloseMsg close = c.waitClose();
+    CHECK(close.code == Status::Code::kCorruption);
+    CHECK_MESSAGE(close.reason.find("decoded size over budget") != std::string::npos, close.reason);
+    CHECK_MESSAGE(close.reason.find("record seq 2") != std::string::npos, close.reason);
+    long rss = rssKb(argusd.pid());
+    CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
+  }
+  {
+    INFO("records each just under the per-record budget: the batch's decoded size closes the session");
+    size_t per_kernel = bucketsPerWideKernel() + 1;
+    int kernels = static_cast<int>(60000 / per_kernel);
+    RawClient c;
+    welcomed(c, port, "amp2", 0);
+    std::string frame = wire::encodeStepBatch(1, amplifyingRecords(kernels, 4000));
+    REQUIRE(c.conn.write(frame, 30s).isOk());
+    wire::CloseMsg close = c.waitClose();
+    CHECK(close.code == Status::Code::kResourceExhausted);
+    CHECK_MESSAGE(close.reason.find("decodes to more than") != std::string::npos, close.reason);
+    long rss = rssKb(argusd.pid());
+    CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
+  }
+  goodSessionWorks(port, "good");
+  CHECK(argusd.stop() == 0);
+}
+
+TEST_CASE("frame headers that announce 16 MiB: refused before Hello, timed out after it, memory bounded") {
+  ArgusdProcess argusd;
+  argusd.setArgs({"--frame-timeout-ms", "1000"});
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  uint16_t port = argusd.ingestPort();
+  long rss0 = rssKb(argusd.pid());
+
+  {
+    INFO("60 connections send only a 16 MiB frame header before Hello");
+    std::vector<RawClient> clients(60);
+    for (auto& c : clients) {
+      REQUIRE(c.connect(port).isOk());
+      REQUIRE(c.conn.write(header(16u << 20)).isOk());
+    }
+    long rss = rssKb(argusd.pid());
+    CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
+    for (auto& c : clients) {
+      wire::CloseMsg close = c.waitClose();
+      CHECK(close.code == Status::Code::kInvalidArgument);
+      CHECK_MESSAGE(close.reason.find("before Hello") != std::string::npos, close.reason);
+    }
+  }
+  {
+    INFO("60 sessions send Hello, then a 16 MiB header and 1000 bytes, then stall");
+    std::vector<RawClient> clients(60);
+    for (auto& c : clients) {
+      welcomed(c, port, "slow", 0);
+      REQUIRE(c.conn.write(header(16u << 20) + std::string(1000, '\0')).isOk());
+    }
+    std::this_thread::sleep_for(200ms);
+    long rss = rssKb(argusd.pid());
+    // Buffers grow with what arrived, not what was announced (60 x 16 MiB would be ~1 GB).
+    CHECK_MESSAGE(rss < rss0 + 100 * 1024, "argusd VmRSS " << rss << " KiB, " << rss0 << " KiB at start");
+    for (auto& c : clients) {
+      wire::CloseMsg close = c.waitClose();
+      CHECK(close.code == Status::Code::kAborted);
+      CHECK_MESSAGE(close.reason.find("frame not completed within 1000 ms") != std::string::npos, close.reason);
+    }
+  }
+  goodSessionWorks(port, "good");
+  CHECK(argusd.stop() == 0);
+}
+
+TEST_CASE("a step above 2^63-1 is refused at ingest, naming the step") {
+  ArgusdProcess argusd;
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  uint16_t port = argusd.ingestPort();
+  RawClient c;
+  welcomed(c, port, "bigstep", 0);
+  model::StepRecord r = recordAt(0, 1);
+  r.step = uint64_t{1} << 63;
+  REQUIRE(c.sendRecords({r}).isOk());
+  wire::CloseMsg close = c.waitClose();
+  CHECK(close.code == Status::Code::kInvalidArgument);
+  CHECK_MESSAGE(close.reason.find("step 9223372036854775808") != std::string::npos, close.reason);
+  goodSessionWorks(port, "bigstep");  // nothing of it was stored or half-stored
+  CHECK(argusd.stop() == 0);
+}
+
+TEST_CASE("--max-sessions: a connection over the limit gets 'too many sessions'") {
+  ArgusdProcess argusd;
+  argusd.setArgs({"--max-sessions", "10"});
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  uint16_t port = argusd.ingestPort();
+  {
+    std::vector<RawClient> clients(10);
+    for (size_t i = 0; i < clients.size(); ++i) welcomed(clients[i], port, "many", static_cast<uint32_t>(i));
+    RawClient extra;
+    REQUIRE(extra.connect(port).isOk());
+    wire::CloseMsg close = extra.waitClose();
+    CHECK(close.code == Status::Code::kResourceExhausted);
+    CHECK_MESSAGE(close.reason.find("too many sessions") != std::string::npos, close.reason);
+    for (auto& c : clients) REQUIRE(c.conn.write(wire::encodeGoodbye()).isOk());
+    for (auto& c : clients) CHECK(c.waitClose().code == Status::Code::kOk);
+  }
+  // Once those closed, there is room again.
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    RawClient c;
+    REQUIRE(c.connect(port).isOk());
+    wire::ServerMessage reply;
+    if (c.hello(makeHello("many", 0), &reply).isOk() && reply.kind == wire::ServerMessage::Kind::kWelcome) served = true;
+    if (!served) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(served);
+  CHECK(argusd.stop() == 0);
+}
