@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   size_t session_buffer_bytes = 16u << 20;
   size_t ingest_buffer_bytes = 256u << 20;
   int64_t seal_interval_ms = 2000;
+  int64_t retention_interval_s = 60;
   int seal_nice = 10;
   int commit_threads = 2;
   int64_t hello_timeout_ms = 10000;
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
                  "All sessions together: bytes received but not yet committed above which sessions stop reading")
       ->capture_default_str();
   app.add_option("--seal-interval-ms", seal_interval_ms, "How often complete blocks of head rows are sealed into chunks; 0: never")
+      ->capture_default_str();
+  app.add_option("--retention-interval-s", retention_interval_s,
+                 "How often jobs past their retention (set with `argus jobs --retention`) are dropped; needs sealing on")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
       ->capture_default_str();
   app.add_option("--seal-nice", seal_nice,
                  "Nice value of the sealer thread (SCHED_BATCH): sealing takes the CPU the ack path leaves; 0: as the "
@@ -141,6 +146,7 @@ int main(int argc, char** argv) {
   options.session_inflight_bytes = session_buffer_bytes;
   options.global_inflight_bytes = ingest_buffer_bytes;
   options.seal_interval = std::chrono::milliseconds(seal_interval_ms);
+  options.retention_interval = std::chrono::seconds(retention_interval_s);
   options.seal_nice = seal_nice;
   options.committer.threads = commit_threads;
   options.hello_timeout = std::chrono::milliseconds(hello_timeout_ms);

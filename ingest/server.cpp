@@ -140,6 +140,7 @@ void Server::runSealer() {
     (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), options_.seal_nice);
   }
   std::unique_lock lock(sealer_mu_);
+  auto next_retention = std::chrono::steady_clock::now();
   while (!sealer_cv_.wait_for(lock, options_.seal_interval, [&] { return sealer_stop_; })) {
     lock.unlock();
     Status s = store_.sealReady();
@@ -149,8 +150,28 @@ void Server::runSealer() {
       metrics_.seal_failures.fetch_add(1, std::memory_order_relaxed);
       std::fprintf(stderr, "argusd: periodic seal failed: %s\n", s.toString().c_str());
     }
+    if (std::chrono::steady_clock::now() >= next_retention) {
+      next_retention = std::chrono::steady_clock::now() + options_.retention_interval;
+      applyRetention();
+    }
     lock.lock();
   }
+}
+
+void Server::applyRetention() {
+  int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  size_t before = store_.listJobs().size();
+  Status s = store_.applyRetention(now_ns);
+  if (!s.isOk()) {
+    std::fprintf(stderr, "argusd: retention failed: %s\n", s.toString().c_str());
+    return;
+  }
+  if (store_.listJobs().size() == before) return;
+  // A dropped job's id is never reused: forget cached ids so a job that comes back after
+  // expiring is registered anew.
+  std::lock_guard jobs_lock(jobs_mu_);
+  jobs_.clear();
+  std::fprintf(stderr, "argusd: retention dropped %zu job(s)\n", before - store_.listJobs().size());
 }
 
 void Server::shutdown() {

@@ -39,7 +39,9 @@ struct ServerOptions {
   std::optional<AuthTable> auth;  // none: open mode
   size_t session_inflight_bytes = 16u << 20;  // per session, received but uncommitted
   size_t global_inflight_bytes = 256u << 20;  // all sessions together
-  std::chrono::milliseconds seal_interval{2000};  // 0: no periodic sealing
+  std::chrono::milliseconds seal_interval{2000};  // 0: no periodic sealing (nor retention)
+  // How often the sealer thread drops jobs past their retention (Store::applyRetention).
+  std::chrono::milliseconds retention_interval{60000};
   // Niceness of the sealer thread (SCHED_BATCH, this nice value): sealing yields the CPU to
   // the ack path (io and committer threads) in bursts and uses what is left; 0: no change.
   int seal_nice = 10;
@@ -82,6 +84,8 @@ class Server {
   void refuse(boost::asio::ip::tcp::socket socket);
   void onClosed(uint64_t id);
   Result<storage::JobId> resolveJob(const std::string& job);
+  // Drops jobs past their retention and forgets their cached ids (sealer thread).
+  void applyRetention();
   void runSealer();
 
   storage::Store& store_;

@@ -20,14 +20,6 @@ constexpr size_t kMinReadSpace = 4 * 1024;
 // so steady large-batch senders keep their buffer instead of regrowing it every frame.
 constexpr size_t kKeepReadBytes = 4u << 20;
 
-// Memory a decoded record holds (vectors and histogram buckets), for the byte budgets.
-size_t recordBytes(const model::StepRecord& r) {
-  size_t bytes = sizeof(model::StepRecord) + r.kernels.size() * sizeof(model::KernelStat) +
-                 r.collectives.size() * sizeof(model::CollectiveStat) + r.stacks.size() * sizeof(model::StackStat) +
-                 r.events.size() * sizeof(model::EventRecord);
-  for (const auto& k : r.kernels) bytes += k.hist.buckets().size() * sizeof(model::DurationHistogram::Bucket);
-  return bytes;
-}
 
 size_t dictBytes(const wire::Dictionary& d) {
   size_t bytes = 0;
@@ -353,7 +345,7 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
     have_last_ = true;
     last_attempt_ = rec.attempt;
     last_step_ = rec.step;
-    bytes += recordBytes(rec);
+    bytes += model::memoryBytes(rec);
     if (bytes > ctx_.batch_decoded_bytes) {
       reject(RejectReason::kResourceLimit, Status::Code::kResourceExhausted,
              "StepBatch from seq " + std::to_string(batch.first_seq) + " decodes to more than " +

@@ -93,4 +93,11 @@ void StepRecord::canonicalize() {
   });
 }
 
+size_t memoryBytes(const StepRecord& r) {
+  size_t bytes = sizeof(StepRecord) + r.kernels.size() * sizeof(KernelStat) + r.collectives.size() * sizeof(CollectiveStat) +
+                 r.stacks.size() * sizeof(StackStat) + r.events.size() * sizeof(EventRecord);
+  for (const KernelStat& k : r.kernels) bytes += k.hist.buckets().size() * sizeof(DurationHistogram::Bucket);
+  return bytes;
+}
+
 }  // namespace argus::model

@@ -133,6 +133,10 @@ struct StepRecord {
   bool operator==(const StepRecord&) const = default;
 };
 
+// Heap and inline bytes a record holds (vectors and histogram buckets): what buffering it
+// costs, for the byte budgets of senders and sessions.
+size_t memoryBytes(const StepRecord& r);
+
 // Where a rank sits in the job (DESIGN §2). Sizes of 0 mean "not reported".
 struct RankTopology {
   uint32_t rank = 0;

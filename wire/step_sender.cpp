@@ -25,14 +25,6 @@ int64_t clockNs(clockid_t id) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Memory held by a buffered record (an estimate: vectors and histogram buckets).
-size_t recordBytes(const model::StepRecord& r) {
-  size_t bytes = sizeof(model::StepRecord) + r.kernels.size() * sizeof(model::KernelStat) +
-                 r.collectives.size() * sizeof(model::CollectiveStat) + r.stacks.size() * sizeof(model::StackStat) +
-                 r.events.size() * sizeof(model::EventRecord);
-  for (const auto& k : r.kernels) bytes += k.hist.buckets().size() * sizeof(model::DurationHistogram::Bucket);
-  return bytes;
-}
 
 // Close codes after which a new session may succeed; any other code is final.
 bool retryableClose(Status::Code code) {
@@ -116,7 +108,7 @@ Status StepSender::enqueue(model::StepRecord&& record) {
     return Status::invalidArgument("record of rank " + std::to_string(record.rank) + " sent on the session of rank " +
                                    std::to_string(options_.topology.rank));
   }
-  size_t bytes = recordBytes(record);
+  size_t bytes = model::memoryBytes(record);
   {
     std::unique_lock lock(mu_);
     auto full = [&] {
