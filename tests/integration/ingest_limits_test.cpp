@@ -39,21 +39,6 @@ std::string header(uint32_t n) {
   return h;
 }
 
-void welcomed(RawClient& c, uint16_t port, const std::string& job, uint32_t rank) {
-  REQUIRE(c.connect(port).isOk());
-  wire::ServerMessage reply;
-  Status s = c.hello(makeHello(job, rank), &reply);
-  REQUIRE_MESSAGE(s.isOk(), s.toString());
-  REQUIRE_MESSAGE(reply.kind == wire::ServerMessage::Kind::kWelcome, reply.close.reason);
-}
-
-model::StepRecord recordAt(uint32_t rank, uint64_t step) {
-  SyntheticOptions o;
-  o.signatures = 4;
-  o.first_step = step;
-  SyntheticSteps gen(rank, o);
-  return gen.next();
-}
 
 // A keyframe with `kernels` kernels whose histograms span every bucket, then `deltas` delta
 // records saying "same kernels, same histograms" (a few hundred bytes each).

@@ -151,4 +151,22 @@ inline void addDictionary(wire::StepSender& sender, const SyntheticSteps& gen) {
   sender.addStrings(gen.dictionary().strings);
 }
 
+// Opens a session for `job`/`rank` and checks it is welcomed.
+inline void welcomed(RawClient& c, uint16_t port, const std::string& job, uint32_t rank, const std::string& token = "") {
+  REQUIRE(c.connect(port).isOk());
+  wire::ServerMessage reply;
+  Status s = c.hello(makeHello(job, rank, token), &reply);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  REQUIRE_MESSAGE(reply.kind == wire::ServerMessage::Kind::kWelcome, reply.close.reason);
+}
+
+// One small synthetic record of `rank` at `step`.
+inline model::StepRecord recordAt(uint32_t rank, uint64_t step) {
+  SyntheticOptions o;
+  o.signatures = 4;
+  o.first_step = step;
+  SyntheticSteps gen(rank, o);
+  return gen.next();
+}
+
 }  // namespace argus::testing
