@@ -44,6 +44,10 @@ constexpr size_t kMaxPooledBuffers = 256;
 // freed instead of pooled: one hostile or unusually large batch must not pin its memory.
 constexpr size_t kMaxPooledBufferBytes = 4u << 20;
 
+size_t rowCount(const CommitItem& item) { return item.records.size() + item.encoded.rows.size(); }
+
+size_t retainedBytes(const EncodedRows& e) { return e.arena.capacity() + e.rows.capacity() * sizeof(EncodedRows::Row); }
+
 size_t retainedBytes(const std::vector<model::StepRecord>& v) {
   size_t bytes = v.capacity() * sizeof(model::StepRecord);
   for (const auto& r : v) {
@@ -62,6 +66,20 @@ std::vector<model::StepRecord> Committer::takeRecordBuffer() {
   std::vector<model::StepRecord> v = std::move(pool_.back());
   pool_.pop_back();
   return v;
+}
+
+EncodedRows Committer::takeEncodedBuffer() {
+  EncodedRows e;
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!encoded_pool_.empty()) {
+      e = std::move(encoded_pool_.back());
+      encoded_pool_.pop_back();
+    }
+  }
+  e.arena.clear();
+  e.rows.clear();
+  return e;
 }
 
 void Committer::drain() {
@@ -106,9 +124,9 @@ void Committer::run() {
       if (queue_.empty()) return;  // stopping and drained
       // Take everything queued, up to the group bounds.
       size_t records = 0, bytes = 0;
-      while (!queue_.empty() && (group.empty() || (records + queue_.front().records.size() <= options_.max_group_records &&
+      while (!queue_.empty() && (group.empty() || (records + rowCount(queue_.front()) <= options_.max_group_records &&
                                                    bytes + queue_.front().bytes <= options_.max_group_bytes))) {
-        records += queue_.front().records.size();
+        records += rowCount(queue_.front());
         bytes += queue_.front().bytes;
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
@@ -140,7 +158,21 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   std::vector<storage::WriteRequest> requests;
   requests.reserve(group.size());
-  for (const auto& item : group) requests.push_back(requestOf(item));
+  // Views of the sessions' encoded rows: the items stay put in `group` until this returns.
+  // Per committer thread, reused (their capacity too).
+  thread_local std::vector<std::vector<storage::EncodedRow>> views;
+  if (views.size() < group.size()) views.resize(group.size());
+  for (size_t i = 0; i < group.size(); ++i) {
+    const CommitItem& item = group[i];
+    requests.push_back(requestOf(item));
+    if (item.encoded.rows.empty()) continue;
+    std::vector<storage::EncodedRow>& v = views[i];
+    v.clear();
+    for (const EncodedRows::Row& row : item.encoded.rows) {
+      v.push_back({row.rank, row.step, row.attempt, std::string_view(item.encoded.arena.data() + row.offset, row.size)});
+    }
+    requests.back().rows = v;
+  }
 
   auto t0 = std::chrono::steady_clock::now();
   Status s = store_.writeGroup(requests);
@@ -168,7 +200,7 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   for (size_t i = 0; i < group.size(); ++i) {
     CommitItem& item = group[i];
     if (outcomes[i].isOk()) {
-      metrics_.records.fetch_add(item.records.size(), std::memory_order_relaxed);
+      metrics_.records.fetch_add(rowCount(item), std::memory_order_relaxed);
       metrics_.dictionary_entries.fetch_add(item.kernels.size() + item.stacks.size() + item.strings.size(),
                                             std::memory_order_relaxed);
       metrics_.commit_requests.fetch_add(1, std::memory_order_relaxed);
@@ -183,12 +215,17 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
     if (!item.records.empty() && retainedBytes(item.records) > kMaxPooledBufferBytes) {
       std::vector<model::StepRecord>().swap(item.records);  // freed here, not pooled
     }
+    if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = EncodedRows();
   }
   {
     std::lock_guard lock(pool_mu_);
     for (CommitItem& item : group) {
       if (pool_.size() >= kMaxPooledBuffers) break;
       if (!item.records.empty()) pool_.push_back(std::move(item.records));
+    }
+    for (CommitItem& item : group) {
+      if (encoded_pool_.size() >= kMaxPooledBuffers) break;
+      if (item.encoded.arena.capacity() > 0 || item.encoded.rows.capacity() > 0) encoded_pool_.push_back(std::move(item.encoded));
     }
   }
   metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);

@@ -4,8 +4,8 @@
 // with a single Store::writeGroup (one WriteBatch, one WAL sync), and only then reports
 // back to each batch's sink, which acknowledges up to that batch's last seq. Several
 // committer threads (CommitterOptions::threads) write groups concurrently: RocksDB merges
-// their WriteBatches into one WAL write and sync, and the row encoding and memtable inserts
-// run in parallel. Outcomes are reported in the order the groups were taken from the queue,
+// their WriteBatches into one WAL write and sync, and the memtable inserts run in parallel
+// (sessions hand over rows already encoded; records, when given, are encoded by the store). Outcomes are reported in the order the groups were taken from the queue,
 // so every sink hears about its batches in submission order (an Ack never covers an
 // earlier batch that is still being written). A failed
 // write acknowledges nothing: every sink of the group gets the error (when the failure
@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -38,6 +39,20 @@ class CommitSink {
   virtual void onCommitted(uint64_t up_to, size_t bytes, const Status& status) = 0;
 };
 
+// Head rows a session encoded while decoding (model::encodeStandalone per record), their
+// values back to back in one arena. Offsets, not views: the item moves between threads.
+struct EncodedRows {
+  struct Row {
+    uint32_t rank = 0;
+    uint16_t attempt = 0;
+    uint64_t step = 0;
+    size_t offset = 0;  // into arena
+    size_t size = 0;
+  };
+  std::string arena;
+  std::vector<Row> rows;  // in seq order
+};
+
 struct CommitItem {
   std::shared_ptr<CommitSink> sink;
   storage::JobId job = 0;
@@ -45,8 +60,9 @@ struct CommitItem {
   std::vector<model::KernelDictEntry> kernels;
   std::vector<model::StackDictEntry> stacks;
   std::vector<model::StringDictEntry> strings;
-  std::vector<model::StepRecord> records;  // canonical, in seq order
-  uint64_t up_to = 0;                      // last seq in records; 0 when none
+  std::vector<model::StepRecord> records;  // canonical, in seq order (encoded by the store)
+  EncodedRows encoded;                     // or already encoded rows (ingest sessions)
+  uint64_t up_to = 0;                      // last seq in records/encoded; 0 when none
   size_t bytes = 0;                        // charged to the session and the global budget
 };
 
@@ -72,6 +88,9 @@ class Committer {
   // their lists' and histograms' capacity, so decoding into them does not allocate), or an
   // empty one. The caller resizes it. Thread-safe.
   std::vector<model::StepRecord> takeRecordBuffer();
+  // An EncodedRows for the next batch: one a committed batch gave back (arena and rows keep
+  // their capacity), or an empty one. Cleared. Thread-safe.
+  EncodedRows takeEncodedBuffer();
 
  private:
   void run();
@@ -97,6 +116,7 @@ class Committer {
   // Committed batches' record vectors, handed out by takeRecordBuffer().
   std::mutex pool_mu_;
   std::vector<std::vector<model::StepRecord>> pool_;  // GUARDED_BY(pool_mu_)
+  std::vector<EncodedRows> encoded_pool_;             // GUARDED_BY(pool_mu_)
 
   // Reporting order: the group with ticket t reports when reported_ == t.
   std::mutex report_mu_;

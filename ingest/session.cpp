@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -19,6 +20,8 @@ constexpr size_t kMinReadSpace = 4 * 1024;
 // Shrink the read buffer back when idle and above this. StepSender frames stay near 1 MiB,
 // so steady large-batch senders keep their buffer instead of regrowing it every frame.
 constexpr size_t kKeepReadBytes = 4u << 20;
+// The reused decode record is freed after a batch whose largest record exceeded this.
+constexpr size_t kKeepScratchBytes = 4u << 20;
 
 
 size_t dictBytes(const wire::Dictionary& d) {
@@ -301,13 +304,18 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
     return;
   }
   CommitItem item;
-  // Reused records: decoding refills their lists and histograms without allocating.
-  item.records = ctx_.committer->takeRecordBuffer();
-  item.records.resize(batch.records.size());
-  size_t bytes = body_.size();
+  // Reused arena and row list (from a committed batch): encoding appends without allocating.
+  item.encoded = ctx_.committer->takeEncodedBuffer();
+  std::string& arena = item.encoded.arena;
+  std::vector<EncodedRows::Row>& rows = item.encoded.rows;
+  rows.reserve(batch.records.size());
+  // The decoded-size limit counts what the records decode to (memoryBytes), as before; the
+  // byte budgets are charged what this batch holds while in flight: frame body and arena.
+  size_t decoded = body_.size();
   size_t encoded = 0;
+  size_t largest = 0;  // memoryBytes of the largest record
   for (size_t i = 0; i < batch.records.size(); ++i) {
-    model::StepRecord& rec = item.records[i];
+    model::StepRecord& rec = scratch_;
     uint64_t seq = batch.first_seq + i;
     Status s = decoder_.decode(batch.records[i], &rec);
     if (!s.isOk()) {
@@ -345,8 +353,10 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
     have_last_ = true;
     last_attempt_ = rec.attempt;
     last_step_ = rec.step;
-    bytes += model::memoryBytes(rec);
-    if (bytes > ctx_.batch_decoded_bytes) {
+    size_t rec_bytes = model::memoryBytes(rec);
+    largest = std::max(largest, rec_bytes);
+    decoded += rec_bytes;
+    if (decoded > ctx_.batch_decoded_bytes) {
       reject(RejectReason::kResourceLimit, Status::Code::kResourceExhausted,
              "StepBatch from seq " + std::to_string(batch.first_seq) + " decodes to more than " +
                  std::to_string(ctx_.batch_decoded_bytes) + " bytes (passed at record seq " + std::to_string(seq) + " of " +
@@ -354,11 +364,16 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
       return;
     }
     encoded += batch.records[i].size();
+    size_t offset = arena.size();
+    model::encodeStandalone(rec, &arena);
+    rows.push_back({rec.rank, rec.attempt, rec.step, offset, arena.size() - offset});
   }
+  // One outsized record must not pin its lists' capacity for the rest of the session.
+  if (largest > kKeepScratchBytes) scratch_ = model::StepRecord();
   ctx_.metrics->record_bytes.fetch_add(encoded, std::memory_order_relaxed);
   next_seq_ += batch.records.size();
   item.up_to = next_seq_ - 1;
-  item.bytes = bytes;
+  item.bytes = body_.size() + arena.size() + rows.size() * sizeof(EncodedRows::Row);
   submit(std::move(item));
 }
 

@@ -2,8 +2,8 @@
 //
 // Reads frames (length checked before the body is read), requires Hello first (protocol
 // version, job id, token), decodes StepBatch records with a per-session StepDecoder,
-// validates them (rank, contiguous seq, strictly increasing steps per attempt), hands them
-// to the Committer and acknowledges once the Committer reports them durable. Any bad input
+// validates them (rank, contiguous seq, strictly increasing steps per attempt), encodes each
+// one's head row value at once (model::encodeStandalone), hands the encoded rows to the Committer and acknowledges once the Committer reports them durable. Any bad input
 // sends Close{code, reason} and closes this connection only.
 //
 // Threading: every handler runs on the socket's strand; onCommitted() (called by the
@@ -118,6 +118,9 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   model::RankTopology topology_;
   bool topology_pending_ = true;  // stored with the first commit
   model::StepDecoder decoder_;
+  // Every StepBatch record decodes into this one record (its lists and histograms keep their
+  // capacity: no allocation in steady state), then is encoded at once into the batch's arena.
+  model::StepRecord scratch_;
   uint64_t next_seq_ = 1;
   bool have_last_ = false;
   uint16_t last_attempt_ = 0;

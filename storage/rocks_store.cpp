@@ -275,12 +275,18 @@ Status RocksStore::writeGroup(std::span<const WriteRequest> requests) {
 Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   size_t rows = 0;
   for (const WriteRequest& r : requests) {
-    rows += r.records.size();
+    rows += r.records.size() + r.rows.size();
     // Chunks store steps as int64 (docs/format/chunk.md, "Limits"): refuse what could be
     // written to head but never read back once sealed.
     for (const model::StepRecord& rec : r.records) {
       if (rec.step > static_cast<uint64_t>(INT64_MAX)) {
         return Status::invalidArgument("step " + std::to_string(rec.step) + " (rank " + std::to_string(rec.rank) + ", job id " + std::to_string(r.job) +
+                                       ") exceeds the largest storable step " + std::to_string(INT64_MAX));
+      }
+    }
+    for (const EncodedRow& row : r.rows) {
+      if (row.step > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::invalidArgument("step " + std::to_string(row.step) + " (rank " + std::to_string(row.rank) + ", job id " + std::to_string(r.job) +
                                        ") exceeds the largest storable step " + std::to_string(INT64_MAX));
       }
     }
@@ -339,6 +345,11 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
       char key[kHeadKeySize];
       encodeHeadKeyTo(HeadKey{r.job, rec.rank, rec.step, rec.attempt}, key);
       batch.Put(h_.head, rocksdb::Slice(key, sizeof key), model::encodeStandalone(rec));
+    }
+    for (const EncodedRow& row : r.rows) {
+      char key[kHeadKeySize];
+      encodeHeadKeyTo(HeadKey{r.job, row.rank, row.step, row.attempt}, key);
+      batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(row.head_value.data(), row.head_value.size()));
     }
   }
   for (const JobInfo& info : touched) batch.Put(h_.meta, jobByNameKey(info.name), encodeJobInfo(info));

@@ -37,6 +37,16 @@ struct JobInfo {
   int64_t retention_ns = 0;  // 0: keep forever
 };
 
+// One head row already encoded by the caller: head_value is exactly what
+// model::encodeStandalone() gives for the record (rank, step, attempt). The bytes must stay
+// valid until write()/writeGroup() returns.
+struct EncodedRow {
+  uint32_t rank = 0;
+  uint64_t step = 0;
+  uint16_t attempt = 0;
+  std::string_view head_value;
+};
+
 // What one ingest commit writes, atomically (one RocksDB WriteBatch).
 struct WriteRequest {
   JobId job = 0;
@@ -45,6 +55,9 @@ struct WriteRequest {
   std::span<const model::StackDictEntry> stacks;
   std::span<const model::StringDictEntry> strings;
   std::span<const model::StepRecord> records;  // canonical
+  // Rows already encoded (ingest encodes while decoding); written after `records`, with the
+  // same checks (step <= INT64_MAX).
+  std::span<const EncodedRow> rows;
 };
 
 // Which rows a scan returns. Empty `columns` means all columns of the table; empty

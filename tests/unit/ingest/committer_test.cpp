@@ -23,6 +23,7 @@ class FakeStore : public storage::Store {
   int calls = 0;
   std::vector<size_t> group_sizes;      // requests per writeGroup call
   std::vector<uint64_t> written_steps;  // every record written
+  std::vector<std::string> written_values;  // every encoded row's head value
   Status fail_all;                      // returned by writeGroup when set
   uint32_t bad_rank = UINT32_MAX;       // requests holding this rank fail with InvalidArgument
 
@@ -34,7 +35,13 @@ class FakeStore : public storage::Store {
     std::lock_guard lock(mu);
     for (const auto& rec : r.records)
       if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
+    for (const auto& row : r.rows)
+      if (row.rank == bad_rank) return Status::invalidArgument("bad rank");
     for (const auto& rec : r.records) written_steps.push_back(rec.step);
+    for (const auto& row : r.rows) {
+      written_steps.push_back(row.step);
+      written_values.emplace_back(row.head_value);
+    }
     return Status::ok();
   }
   Status writeGroup(std::span<const storage::WriteRequest> requests) override {
@@ -47,7 +54,15 @@ class FakeStore : public storage::Store {
       for (const auto& rec : r.records)
         if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
     for (const auto& r : requests)
+      for (const auto& row : r.rows)
+        if (row.rank == bad_rank) return Status::invalidArgument("bad rank");
+    for (const auto& r : requests) {
       for (const auto& rec : r.records) written_steps.push_back(rec.step);
+      for (const auto& row : r.rows) {
+        written_steps.push_back(row.step);
+        written_values.emplace_back(row.head_value);
+      }
+    }
     return Status::ok();
   }
   Status sealReady() override { return Status::ok(); }
@@ -234,4 +249,53 @@ TEST_CASE("ByteBudget wakes waiters when bytes are released") {
   CHECK(woken == 1);
   budget.release(20);
   CHECK(woken == 2);
+}
+
+TEST_CASE("encoded rows reach the store as views of their batch's arena, and their buffers are reused") {
+  FakeStore store;
+  store.hold = true;
+  IngestMetrics metrics;
+  ByteBudget budget(1 << 20);
+  CommitterOptions one_thread;
+  one_thread.threads = 1;
+  Committer c(store, metrics, budget, one_thread);
+  c.start();
+  auto a = std::make_shared<Sink>();
+  auto encodedItem = [&](std::string arena, std::vector<EncodedRows::Row> rows, uint64_t up_to) {
+    CommitItem it;
+    it.sink = a;
+    it.job = 1;
+    it.encoded = c.takeEncodedBuffer();
+    CHECK(it.encoded.arena.empty());
+    CHECK(it.encoded.rows.empty());
+    it.encoded.arena = std::move(arena);  // short arenas live inside the string (SSO): moved, they move
+    it.encoded.rows = std::move(rows);
+    it.up_to = up_to;
+    it.bytes = 100;
+    return it;
+  };
+  c.submit(encodedItem("abc", {{0, 0, 1, 0, 2}, {0, 0, 2, 2, 1}}, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string big(5000, 'x');
+  big[4999] = 'y';
+  c.submit(encodedItem(big, {{0, 0, 3, 0, 4000}, {0, 1, 3, 4000, 1000}}, 4));
+  c.submit(encodedItem("de", {{0, 1, 4, 0, 2}}, 5));
+  store.release();
+  c.drain();
+  REQUIRE(store.written_values.size() == 5);
+  CHECK(store.written_values[0] == "ab");
+  CHECK(store.written_values[1] == "c");
+  CHECK(store.written_values[2] == std::string(4000, 'x'));
+  CHECK(store.written_values[3] == std::string(999, 'x') + "y");
+  CHECK(store.written_values[4] == "de");
+  CHECK(store.written_steps == std::vector<uint64_t>{1, 2, 3, 3, 4});
+  CHECK(metrics.records.load() == 5);
+  CHECK(a->outcomes.back().first == 5);
+  CHECK(budget.used() == 0);
+  // A committed batch's buffer comes back cleared, its capacity kept.
+  EncodedRows reused = c.takeEncodedBuffer();
+  CHECK(reused.arena.empty());
+  CHECK(reused.rows.empty());
+  CHECK(reused.rows.capacity() > 0);
+  c.stop();
 }
