@@ -35,38 +35,19 @@ void Committer::submit(CommitItem&& item) {
 }
 
 namespace {
-// Record vectors kept for reuse. Under load hundreds of batches are in flight (the global
-// byte budget bounds them), and every one that finds the pool empty allocates afresh, so the
-// pool holds about as many as fly; when traffic drops it keeps at most this many (a batch
-// of 128 records with 64 kernels each is ~1 MB).
+// Encoded-row buffers kept for reuse. Under load hundreds of batches are in flight (the
+// global byte budget bounds them), and every one that finds the pool empty allocates afresh,
+// so the pool holds about as many as fly; when traffic drops it keeps at most this many.
 constexpr size_t kMaxPooledBuffers = 256;
-// A buffer that holds more than this (its records' lists and histograms, by capacity) is
-// freed instead of pooled: one hostile or unusually large batch must not pin its memory.
+// A buffer that holds more than this (arena and row index, by capacity) is freed instead
+// of pooled: one hostile or unusually large batch must not pin its memory.
 constexpr size_t kMaxPooledBufferBytes = 4u << 20;
 
 size_t rowCount(const CommitItem& item) { return item.records.size() + item.encoded.rows.size(); }
 
 size_t retainedBytes(const EncodedRows& e) { return e.arena.capacity() + e.rows.capacity() * sizeof(EncodedRows::Row); }
 
-size_t retainedBytes(const std::vector<model::StepRecord>& v) {
-  size_t bytes = v.capacity() * sizeof(model::StepRecord);
-  for (const auto& r : v) {
-    bytes += r.kernels.capacity() * sizeof(model::KernelStat) + r.collectives.capacity() * sizeof(model::CollectiveStat) +
-             r.stacks.capacity() * sizeof(model::StackStat) + r.events.capacity() * sizeof(model::EventRecord);
-    for (const auto& k : r.kernels) bytes += k.hist.buckets().capacity() * sizeof(model::DurationHistogram::Bucket);
-    if (bytes > kMaxPooledBufferBytes) break;
-  }
-  return bytes;
-}
 }  // namespace
-
-std::vector<model::StepRecord> Committer::takeRecordBuffer() {
-  std::lock_guard lock(pool_mu_);
-  if (pool_.empty()) return {};
-  std::vector<model::StepRecord> v = std::move(pool_.back());
-  pool_.pop_back();
-  return v;
-}
 
 EncodedRows Committer::takeEncodedBuffer() {
   EncodedRows e;
@@ -212,17 +193,10 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   order.unlock();
   report_cv_.notify_all();
   for (CommitItem& item : group) {
-    if (!item.records.empty() && retainedBytes(item.records) > kMaxPooledBufferBytes) {
-      std::vector<model::StepRecord>().swap(item.records);  // freed here, not pooled
-    }
-    if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = EncodedRows();
+    if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = EncodedRows();  // freed, not pooled
   }
   {
     std::lock_guard lock(pool_mu_);
-    for (CommitItem& item : group) {
-      if (pool_.size() >= kMaxPooledBuffers) break;
-      if (!item.records.empty()) pool_.push_back(std::move(item.records));
-    }
     for (CommitItem& item : group) {
       if (encoded_pool_.size() >= kMaxPooledBuffers) break;
       if (item.encoded.arena.capacity() > 0 || item.encoded.rows.capacity() > 0) encoded_pool_.push_back(std::move(item.encoded));

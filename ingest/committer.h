@@ -84,10 +84,6 @@ class Committer {
   void drain();
   // drain(), then ends the thread. Later submits are failed with Unavailable.
   void stop();
-  // A records vector for the next batch: one a committed batch gave back (its records keep
-  // their lists' and histograms' capacity, so decoding into them does not allocate), or an
-  // empty one. The caller resizes it. Thread-safe.
-  std::vector<model::StepRecord> takeRecordBuffer();
   // An EncodedRows for the next batch: one a committed batch gave back (arena and rows keep
   // their capacity), or an empty one. Cleared. Thread-safe.
   EncodedRows takeEncodedBuffer();
@@ -113,10 +109,9 @@ class Committer {
   bool stopped_ = false;          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 
-  // Committed batches' record vectors, handed out by takeRecordBuffer().
+  // Committed batches' encoded rows, handed out by takeEncodedBuffer().
   std::mutex pool_mu_;
-  std::vector<std::vector<model::StepRecord>> pool_;  // GUARDED_BY(pool_mu_)
-  std::vector<EncodedRows> encoded_pool_;             // GUARDED_BY(pool_mu_)
+  std::vector<EncodedRows> encoded_pool_;  // GUARDED_BY(pool_mu_)
 
   // Reporting order: the group with ticket t reports when reported_ == t.
   std::mutex report_mu_;
