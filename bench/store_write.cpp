@@ -5,15 +5,18 @@
 //   bench_store_write [ranks=64] [steps=400] [group=1024] [dir=/tmp/argus-bench-store]
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "model/step_codec.h"
+#include "storage/chunk_writer.h"
 #include "storage/rocks_store.h"
 #include "simulate/synthetic_steps.h"
 
@@ -78,6 +81,51 @@ Run writeAll(RocksStore& store, JobId job, std::vector<std::vector<model::StepRe
   return Run{rows / secs, secs};
 }
 
+// ChunkWriter::writeBlock alone, as the sealer drives it (TableBlock append, kernel
+// histograms moved in and back, codec hints kept across blocks), without decoding or
+// RocksDB: the encoding cost under sealAll. Best of `passes`, in us per rank-step; *bytes
+// gets the chunk values' bytes per rank-step.
+double writeBlockUsPerRow(std::vector<std::vector<model::StepRecord>>& per_rank, size_t block_steps, int passes, double* bytes) {
+  TableBlock tables[kTableCount];
+  auto hints = std::make_unique<CodecHints>();
+  std::vector<ChunkKV> out;
+  double best = 1e300;
+  for (int p = 0; p < passes; ++p) {
+    size_t rows = 0, value_bytes = 0;
+    auto t0 = Clock::now();
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      auto& recs = per_rank[r];
+      for (size_t base = 0; base < recs.size(); base += block_steps) {
+        size_t end = std::min(recs.size(), base + block_steps);
+        for (Table t : kAllTables) {
+          TableBlock& tb = tables[tableIndex(t)];
+          tb.reset(t);
+          for (size_t i = base; i < end; ++i) {
+            if (t == Table::kKernels) {
+              tb.append(std::move(recs[i]));
+            } else {
+              tb.append(recs[i]);
+            }
+          }
+          out.clear();
+          ChunkWriter::writeBlock(0, static_cast<uint32_t>(r), 0, recs[base].step, tb, &out, hints.get());
+          for (const ChunkKV& kv : out) value_bytes += kv.value.size();
+          if (t == Table::kKernels) {
+            auto& hists = tb.columns[histColumnOf(t)].hists;
+            size_t h = 0;
+            for (size_t i = base; i < end; ++i)
+              for (auto& k : recs[i].kernels) k.hist = std::move(hists[h++]);
+          }
+        }
+        rows += end - base;
+      }
+    }
+    best = std::min(best, seconds(t0, Clock::now()) * 1e6 / static_cast<double>(rows));
+    *bytes = static_cast<double>(value_bytes) / static_cast<double>(rows);
+  }
+  return best;
+}
+
 }  // namespace
 
 // CPU time of the whole process (all threads, RocksDB's included), in seconds.
@@ -102,6 +150,12 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < steps; ++s) per_rank[r].push_back(gen.next());
   }
   std::printf("  generated %zu records in %.2f s\n", ranks * steps, seconds(g0, Clock::now()));
+
+  {
+    double bytes = 0;
+    double us = writeBlockUsPerRow(per_rank, 256, 3, &bytes);
+    std::printf("  writeBlock alone (256 steps): %9.2f us/rank-step %10.0f rank-steps/s  %6.1f B/rank-step (chunk values)\n", us, 1e6 / us, bytes);
+  }
 
   // The encoding alone: the floor under the write path.
   {
