@@ -23,7 +23,7 @@
 
 #include <unistd.h>
 
-#include "model/step_codec.h"
+#include "model/step_chain.h"
 #include "storage/rocks_store.h"
 #include "cli/argusd_process.h"
 #include "simulate/synthetic_steps.h"
@@ -64,7 +64,8 @@ SenderStream encodeStream(const Config& c, uint32_t rank) {
   dict.stacks = gen.dictionary().stacks;
   dict.strings = gen.dictionary().strings;
   s.frames += argus::wire::encodeDictionary(dict);
-  argus::model::StepEncoder encoder;
+  // argusd's default block_steps: the frames are built before its Welcome says so.
+  argus::model::ChainedStepEncoder encoder({}, 256);
   std::vector<std::string> batch;
   uint64_t seq = 1;
   for (int i = 0; i < c.steps; ++i) {
@@ -125,7 +126,7 @@ struct RunResult {
   uint64_t record_bytes = 0;
   uint64_t frame_bytes = 0;
   uint64_t chunk_bytes = 0;     // chunk keys + values after sealing
-  uint64_t head_rows_left = 0;
+  uint64_t head_entries_left = 0;
   uint64_t dir_bytes = 0;       // whole data dir after sealing and compaction
   uint64_t peak_rss = 0;
   double cpu_acked = 0;  // argusd CPU seconds until the last ack
@@ -217,7 +218,7 @@ RunResult runOnce(const Config& c, const std::vector<SenderStream>& streams, boo
     return true;
   });
   (void)(*store)->forEachRaw("head", [&](std::string_view, std::string_view) {
-    r.head_rows_left++;
+    r.head_entries_left++;
     return true;
   });
   (void)(*store)->compactAll();
@@ -261,7 +262,7 @@ int main(int argc, char** argv) {
     std::printf("%-14s %12.0f %9.2fx %12.1f %12.1f %12.1f %10llu %7.0f MB %12.2f %8.2f%s\n", sync_wal ? "sync-wal on" : "sync-wal off",
                 rate, rate / sync_rate, static_cast<double>(r.record_bytes) / r.records,
                 static_cast<double>(r.chunk_bytes) / r.records, static_cast<double>(r.dir_bytes) / r.records,
-                static_cast<unsigned long long>(r.head_rows_left), r.peak_rss / 1e6, r.cpu_acked * 1e6 / r.records, r.stop_seconds,
+                static_cast<unsigned long long>(r.head_entries_left), r.peak_rss / 1e6, r.cpu_acked * 1e6 / r.records, r.stop_seconds,
                 r.ok ? "" : "  (ERRORS)");
   }
   std::printf("\nwire B/step: encoded StepRecord bytes (frames add %.1f B/step of envelope); chunk B/step: sealed column\n"

@@ -92,7 +92,8 @@ std::string describeServerMessage(const wire::ServerMessage& m) {
   switch (m.kind) {
     case wire::ServerMessage::Kind::kWelcome:
       return "server welcome protocol=" + std::to_string(m.welcome.protocol_version) + " session=" + std::to_string(m.welcome.session_id) +
-             " max_frame_bytes=" + std::to_string(m.welcome.max_frame_bytes) + "\n";
+             " max_frame_bytes=" + std::to_string(m.welcome.max_frame_bytes) +
+             " block_steps=" + std::to_string(m.welcome.block_steps) + "\n";
     case wire::ServerMessage::Kind::kAck:
       return "server ack up_to=" + std::to_string(m.ack_up_to) + "\n";
     case wire::ServerMessage::Kind::kControl:

@@ -35,22 +35,22 @@ void Committer::submit(CommitItem&& item) {
 }
 
 namespace {
-// Encoded-row buffers kept for reuse. Under load hundreds of batches are in flight (the
+// Head-entry buffers kept for reuse. Under load hundreds of batches are in flight (the
 // global byte budget bounds them), and every one that finds the pool empty allocates afresh,
 // so the pool holds about as many as fly; when traffic drops it keeps at most this many.
 constexpr size_t kMaxPooledBuffers = 256;
-// A buffer that holds more than this (arena and row index, by capacity) is freed instead
+// A buffer that holds more than this (arena and entry index, by capacity) is freed instead
 // of pooled: one hostile or unusually large batch must not pin its memory.
 constexpr size_t kMaxPooledBufferBytes = 4u << 20;
 
-size_t rowCount(const CommitItem& item) { return item.records.size() + item.encoded.rows.size(); }
+size_t recordCount(const CommitItem& item) { return item.records.size() + item.encoded.records; }
 
-size_t retainedBytes(const EncodedRows& e) { return e.arena.capacity() + e.rows.capacity() * sizeof(EncodedRows::Row); }
+size_t retainedBytes(const HeadEntries& e) { return e.arena.capacity() + e.entries.capacity() * sizeof(HeadEntries::Entry); }
 
 }  // namespace
 
-EncodedRows Committer::takeEncodedBuffer() {
-  EncodedRows e;
+HeadEntries Committer::takeEncodedBuffer() {
+  HeadEntries e;
   {
     std::lock_guard lock(pool_mu_);
     if (!encoded_pool_.empty()) {
@@ -58,8 +58,10 @@ EncodedRows Committer::takeEncodedBuffer() {
       encoded_pool_.pop_back();
     }
   }
+  e.session = 0;
   e.arena.clear();
-  e.rows.clear();
+  e.entries.clear();
+  e.records = 0;
   return e;
 }
 
@@ -105,9 +107,9 @@ void Committer::run() {
       if (queue_.empty()) return;  // stopping and drained
       // Take everything queued, up to the group bounds.
       size_t records = 0, bytes = 0;
-      while (!queue_.empty() && (group.empty() || (records + rowCount(queue_.front()) <= options_.max_group_records &&
+      while (!queue_.empty() && (group.empty() || (records + recordCount(queue_.front()) <= options_.max_group_records &&
                                                    bytes + queue_.front().bytes <= options_.max_group_bytes))) {
-        records += rowCount(queue_.front());
+        records += recordCount(queue_.front());
         bytes += queue_.front().bytes;
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
@@ -139,20 +141,20 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   std::vector<storage::WriteRequest> requests;
   requests.reserve(group.size());
-  // Views of the sessions' encoded rows: the items stay put in `group` until this returns.
+  // Views of the sessions' head entries: the items stay put in `group` until this returns.
   // Per committer thread, reused (their capacity too).
-  thread_local std::vector<std::vector<storage::EncodedRow>> views;
+  thread_local std::vector<std::vector<storage::EncodedEntry>> views;
   if (views.size() < group.size()) views.resize(group.size());
   for (size_t i = 0; i < group.size(); ++i) {
     const CommitItem& item = group[i];
     requests.push_back(requestOf(item));
-    if (item.encoded.rows.empty()) continue;
-    std::vector<storage::EncodedRow>& v = views[i];
+    if (item.encoded.entries.empty()) continue;
+    std::vector<storage::EncodedEntry>& v = views[i];
     v.clear();
-    for (const EncodedRows::Row& row : item.encoded.rows) {
-      v.push_back({row.rank, row.step, row.attempt, std::string_view(item.encoded.arena.data() + row.offset, row.size)});
+    for (const HeadEntries::Entry& e : item.encoded.entries) {
+      v.push_back({e.rank, e.block_base, item.encoded.session, e.first_seq, std::string_view(item.encoded.arena.data() + e.offset, e.size)});
     }
-    requests.back().rows = v;
+    requests.back().entries = v;
   }
 
   auto t0 = std::chrono::steady_clock::now();
@@ -181,7 +183,7 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   for (size_t i = 0; i < group.size(); ++i) {
     CommitItem& item = group[i];
     if (outcomes[i].isOk()) {
-      metrics_.records.fetch_add(rowCount(item), std::memory_order_relaxed);
+      metrics_.records.fetch_add(recordCount(item), std::memory_order_relaxed);
       metrics_.dictionary_entries.fetch_add(item.kernels.size() + item.stacks.size() + item.strings.size(),
                                             std::memory_order_relaxed);
       metrics_.commit_requests.fetch_add(1, std::memory_order_relaxed);
@@ -193,13 +195,13 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
   order.unlock();
   report_cv_.notify_all();
   for (CommitItem& item : group) {
-    if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = EncodedRows();  // freed, not pooled
+    if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = HeadEntries();  // freed, not pooled
   }
   {
     std::lock_guard lock(pool_mu_);
     for (CommitItem& item : group) {
       if (encoded_pool_.size() >= kMaxPooledBuffers) break;
-      if (item.encoded.arena.capacity() > 0 || item.encoded.rows.capacity() > 0) encoded_pool_.push_back(std::move(item.encoded));
+      if (item.encoded.arena.capacity() > 0 || item.encoded.entries.capacity() > 0) encoded_pool_.push_back(std::move(item.encoded));
     }
   }
   metrics_.inflight_bytes.fetch_sub(static_cast<int64_t>(released), std::memory_order_relaxed);

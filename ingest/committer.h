@@ -5,7 +5,8 @@
 // back to each batch's sink, which acknowledges up to that batch's last seq. Several
 // committer threads (CommitterOptions::threads) write groups concurrently: RocksDB merges
 // their WriteBatches into one WAL write and sync, and the memtable inserts run in parallel
-// (sessions hand over rows already encoded; records, when given, are encoded by the store). Outcomes are reported in the order the groups were taken from the queue,
+// (sessions hand over head entries already built; records, when given, are encoded by the
+// store). Outcomes are reported in the order the groups were taken from the queue,
 // so every sink hears about its batches in submission order (an Ack never covers an
 // earlier batch that is still being written). A failed
 // write acknowledges nothing: every sink of the group gets the error (when the failure
@@ -39,18 +40,21 @@ class CommitSink {
   virtual void onCommitted(uint64_t up_to, size_t bytes, const Status& status) = 0;
 };
 
-// Head rows a session encoded while decoding (model::encodeStandalone per record), their
-// values back to back in one arena. Offsets, not views: the item moves between threads.
-struct EncodedRows {
-  struct Row {
+// Head entries a session built while decoding (storage/head_entry.h: the records as they
+// arrived, one entry per block), their values back to back in one arena. Offsets, not
+// views: the item moves between threads.
+struct HeadEntries {
+  struct Entry {
     uint32_t rank = 0;
-    uint16_t attempt = 0;
-    uint64_t step = 0;
+    uint64_t block_base = 0;
+    uint64_t first_seq = 0;
     size_t offset = 0;  // into arena
     size_t size = 0;
   };
+  uint64_t session = 0;  // Store::newSessionId() of the session
   std::string arena;
-  std::vector<Row> rows;  // in seq order
+  std::vector<Entry> entries;  // in seq order
+  size_t records = 0;          // in all entries
 };
 
 struct CommitItem {
@@ -61,7 +65,7 @@ struct CommitItem {
   std::vector<model::StackDictEntry> stacks;
   std::vector<model::StringDictEntry> strings;
   std::vector<model::StepRecord> records;  // canonical, in seq order (encoded by the store)
-  EncodedRows encoded;                     // or already encoded rows (ingest sessions)
+  HeadEntries encoded;                     // or head entries already built (ingest sessions)
   uint64_t up_to = 0;                      // last seq in records/encoded; 0 when none
   size_t bytes = 0;                        // charged to the session and the global budget
 };
@@ -84,9 +88,9 @@ class Committer {
   void drain();
   // drain(), then ends the thread. Later submits are failed with Unavailable.
   void stop();
-  // An EncodedRows for the next batch: one a committed batch gave back (arena and rows keep
-  // their capacity), or an empty one. Cleared. Thread-safe.
-  EncodedRows takeEncodedBuffer();
+  // A HeadEntries for the next batch: one a committed batch gave back (arena and entries
+  // keep their capacity), or an empty one. Cleared. Thread-safe.
+  HeadEntries takeEncodedBuffer();
 
  private:
   void run();
@@ -109,9 +113,9 @@ class Committer {
   bool stopped_ = false;          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 
-  // Committed batches' encoded rows, handed out by takeEncodedBuffer().
+  // Committed batches' head entries, handed out by takeEncodedBuffer().
   std::mutex pool_mu_;
-  std::vector<EncodedRows> encoded_pool_;  // GUARDED_BY(pool_mu_)
+  std::vector<HeadEntries> encoded_pool_;  // GUARDED_BY(pool_mu_)
 
   // Reporting order: the group with ticket t reports when reported_ == t.
   std::mutex report_mu_;

@@ -38,6 +38,7 @@ Server::Server(storage::Store& store, IngestMetrics& metrics, ServerOptions opti
   ctx_.prehello_max_frame_bytes = options_.prehello_max_frame_bytes;
   ctx_.batch_decoded_bytes = options_.batch_decoded_bytes;
   ctx_.draining_ms = options_.draining_ms;
+  ctx_.block_steps = store.blockSteps();
   ctx_.resolve_job = [this](const std::string& job) { return resolveJob(job); };
   ctx_.on_closed = [this](uint64_t id) { onClosed(id); };
 }
@@ -88,7 +89,7 @@ void Server::doAccept() {
         doAccept();
         return;
       }
-      uint64_t id = next_session_id_++;
+      uint64_t id = store_.newSessionId();  // also names the session's head entries
       session = std::make_shared<Session>(std::move(socket), id, ctx_);
       sessions_.emplace(id, session);
     }

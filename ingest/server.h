@@ -106,7 +106,6 @@ class Server {
   std::mutex mu_;
   std::condition_variable closed_cv_;
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(mu_)
-  uint64_t next_session_id_ = 1;                                    // GUARDED_BY(mu_)
   bool stopping_ = false;                                           // GUARDED_BY(mu_)
   bool stopped_ = false;                                            // GUARDED_BY(mu_)
 

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "storage/head_entry.h"
+
 namespace argus::ingest {
 
 namespace asio = boost::asio;
@@ -283,7 +285,8 @@ void Session::handleHello(const wire::Hello& hello) {
   job_id_ = job.value();
   state_ = State::kStreaming;
   timer_.cancel();
-  queueFrame(wire::encodeWelcome({wire::kProtocolVersion, id_, ctx_.limits.max_frame_bytes}));
+  chain_.setBlockSteps(ctx_.block_steps);
+  queueFrame(wire::encodeWelcome({wire::kProtocolVersion, id_, ctx_.limits.max_frame_bytes, ctx_.block_steps}));
 }
 
 void Session::handleDictionary(wire::Dictionary&& dict) {
@@ -304,11 +307,11 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
     return;
   }
   CommitItem item;
-  // Reused arena and row list (from a committed batch): encoding appends without allocating.
+  // Reused arena and entry list (from a committed batch): appending allocates nothing.
   item.encoded = ctx_.committer->takeEncodedBuffer();
+  item.encoded.session = id_;
   std::string& arena = item.encoded.arena;
-  std::vector<EncodedRows::Row>& rows = item.encoded.rows;
-  rows.reserve(batch.records.size());
+  std::vector<HeadEntries::Entry>& entries = item.encoded.entries;
   // The decoded-size limit counts what the records decode to (memoryBytes), as before; the
   // byte budgets are charged what this batch holds while in flight: frame body and arena.
   size_t decoded = body_.size();
@@ -322,6 +325,15 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
       reject(RejectReason::kBadRecord, Status::Code::kCorruption, "record seq " + std::to_string(seq) + ": " + s.message());
       return;
     }
+    // Stored as they arrived, records must decode a block at a time (model/step_chain.h).
+    if (chain_.startsChain(rec.attempt, rec.step) && !model::isKeyframe(batch.records[i])) {
+      reject(RejectReason::kBadRecord, Status::Code::kInvalidArgument,
+             "record seq " + std::to_string(seq) + " (step " + std::to_string(rec.step) + ", attempt " + std::to_string(rec.attempt) +
+                 ") is a delta across a block boundary: protocol 2 restarts the chain with a keyframe every " +
+                 std::to_string(ctx_.block_steps) + " steps and at every new attempt");
+      return;
+    }
+    chain_.advance(rec.attempt, rec.step);
     if (rec.rank != topology_.rank) {
       reject(RejectReason::kBadRecord, Status::Code::kInvalidArgument,
              "record seq " + std::to_string(seq) + " is for rank " + std::to_string(rec.rank) + " but the session's Hello said rank " +
@@ -364,16 +376,22 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
       return;
     }
     encoded += batch.records[i].size();
-    size_t offset = arena.size();
-    model::encodeStandalone(rec, &arena);
-    rows.push_back({rec.rank, rec.attempt, rec.step, offset, arena.size() - offset});
+    uint64_t base = rec.step - rec.step % ctx_.block_steps;
+    if (entries.empty() || entries.back().block_base != base) {
+      if (!entries.empty()) entries.back().size = arena.size() - entries.back().offset;
+      entries.push_back({rec.rank, base, seq, arena.size(), 0});
+      storage::beginHeadEntry(&arena);
+    }
+    storage::appendHeadRecord(&arena, rec.step, rec.attempt, batch.records[i]);
   }
+  if (!entries.empty()) entries.back().size = arena.size() - entries.back().offset;
+  item.encoded.records = batch.records.size();
   // One outsized record must not pin its lists' capacity for the rest of the session.
   if (largest > kKeepScratchBytes) scratch_ = model::StepRecord();
   ctx_.metrics->record_bytes.fetch_add(encoded, std::memory_order_relaxed);
   next_seq_ += batch.records.size();
   item.up_to = next_seq_ - 1;
-  item.bytes = body_.size() + arena.size() + rows.size() * sizeof(EncodedRows::Row);
+  item.bytes = body_.size() + arena.size() + entries.size() * sizeof(HeadEntries::Entry);
   submit(std::move(item));
 }
 

@@ -2,9 +2,10 @@
 //
 // Reads frames (length checked before the body is read), requires Hello first (protocol
 // version, job id, token), decodes StepBatch records with a per-session StepDecoder,
-// validates them (rank, contiguous seq, strictly increasing steps per attempt), encodes each
-// one's head row value at once (model::encodeStandalone), hands the encoded rows to the Committer and acknowledges once the Committer reports them durable. Any bad input
-// sends Close{code, reason} and closes this connection only.
+// validates them (rank, contiguous seq, strictly increasing steps per attempt, delta chains
+// that end at block boundaries), copies their bytes as they arrived into head entries (one
+// per block), hands those to the Committer and acknowledges once the Committer reports
+// them durable. Any bad input sends Close{code, reason} and closes this connection only.
 //
 // Threading: every handler runs on the socket's strand; onCommitted() (called by the
 // committer thread) posts onto it.
@@ -23,6 +24,7 @@
 #include "ingest/byte_budget.h"
 #include "ingest/committer.h"
 #include "ingest/ingest_metrics.h"
+#include "model/step_chain.h"
 #include "model/step_codec.h"
 #include "storage/store.h"
 #include "wire/frame.h"
@@ -49,12 +51,14 @@ struct SessionContext {
   std::chrono::milliseconds frame_timeout{30000};
   std::chrono::milliseconds close_timeout{5000};
   uint32_t draining_ms = 1000;  // told to clients in Control.draining
+  uint32_t block_steps = 256;   // the store's; told to clients in Welcome (delta chains end at blocks)
   std::function<Result<storage::JobId>(const std::string&)> resolve_job;
   std::function<void(uint64_t session_id)> on_closed;
 };
 
 class Session : public CommitSink, public std::enable_shared_from_this<Session> {
  public:
+  // `id`: from Store::newSessionId(); it names the session's head entries.
   Session(boost::asio::ip::tcp::socket socket, uint64_t id, const SessionContext& ctx);
   ~Session() override;
 
@@ -119,8 +123,9 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   bool topology_pending_ = true;  // stored with the first commit
   model::StepDecoder decoder_;
   // Every StepBatch record decodes into this one record (its lists and histograms keep their
-  // capacity: no allocation in steady state), then is encoded at once into the batch's arena.
+  // capacity: no allocation in steady state); only its bytes as they arrived are stored.
   model::StepRecord scratch_;
+  model::ChainPosition chain_;  // where the client's delta chain must restart
   uint64_t next_seq_ = 1;
   bool have_last_ = false;
   uint16_t last_attempt_ = 0;

@@ -2,10 +2,13 @@
 
 #include <cstdio>
 
+#include "base/bytes.h"
+#include "model/step_chain.h"
 #include "model/step_codec.h"
 #include "storage/chunk_format.h"
 #include "storage/chunk_reader.h"
 #include "storage/column_codec.h"
+#include "storage/head_entry.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
 
@@ -80,12 +83,11 @@ std::string describeChunk(std::string_view key, std::string_view value, size_t m
   return out;
 }
 
-std::string describeHeadRow(std::string_view key, std::string_view value) {
-  model::StepRecord r;
-  Status s = model::decodeStandalone(value, &r);
-  if (!s.isOk()) return "<" + s.toString() + "> " + std::to_string(value.size()) + " bytes 0x" + hexPreview(value);
-  std::string out = std::to_string(value.size()) + "B start_ns=" + std::to_string(r.start_ns) + " end_ns=" + std::to_string(r.end_ns) +
-                    " iter_ns=" + std::to_string(r.iter_ns) + " flags=" + std::to_string(r.flags);
+namespace {
+
+std::string describeRecord(const model::StepRecord& r) {
+  std::string out = "start_ns=" + std::to_string(r.start_ns) + " end_ns=" + std::to_string(r.end_ns) + " iter_ns=" + std::to_string(r.iter_ns) +
+                    " flags=" + std::to_string(r.flags);
   for (int p = 0; p < model::kPhaseColumnCount; ++p) {
     out += " " + std::string(model::phaseColumnName(static_cast<model::PhaseColumn>(p))) + "=" + std::to_string(r.phase_ns[p]);
   }
@@ -101,9 +103,45 @@ std::string describeHeadRow(std::string_view key, std::string_view value) {
   return out;
 }
 
+}  // namespace
+
+std::string describeHeadEntry(std::string_view value) {
+  ByteReader r(value, "head entry");
+  uint8_t version = 0;
+  if (!r.getU8(&version).isOk() || version != kHeadEntryVersion) {
+    return "<unknown head entry version> " + std::to_string(value.size()) + " bytes 0x" + hexPreview(value);
+  }
+  // Decoded alone, an entry's records decode from its first keyframe on: a delta before it
+  // continues a chain from an earlier entry of the same session and block.
+  model::StepDecoder decoder;
+  bool chained = false;
+  model::StepRecord rec;
+  std::string out = std::to_string(value.size()) + "B";
+  while (!r.atEnd()) {
+    uint64_t step = 0, attempt = 0;
+    std::string_view encoded;
+    Status s = r.getVarint(&step);
+    if (s.isOk()) s = r.getVarint(&attempt);
+    if (s.isOk()) s = r.getString(&encoded, value.size());
+    if (!s.isOk()) return out + "\n  <" + s.toString() + ">";
+    bool key = model::isKeyframe(encoded);
+    out += "\n  step=" + std::to_string(step) + " attempt=" + std::to_string(attempt) + " " + std::to_string(encoded.size()) + "B " +
+           (key ? "keyframe" : "delta");
+    chained = chained || key;
+    if (!chained) {
+      out += " (continues an earlier entry's chain)";
+      continue;
+    }
+    s = decoder.decode(encoded, &rec);
+    out += s.isOk() ? " " + describeRecord(rec) : " <" + s.toString() + ">";
+    if (!s.isOk()) chained = false;
+  }
+  return out;
+}
+
 std::string describeValue(std::string_view cf, std::string_view key, std::string_view value) {
   if (cf == kChunkCf) return describeChunk(key, value);
-  if (cf == kHeadCf) return describeHeadRow(key, value);
+  if (cf == kHeadCf) return describeHeadEntry(value);
   if (cf == kMetaCf) return describeMetaValue(key, value);
   return "0x" + hexPreview(value);
 }

@@ -11,8 +11,10 @@ namespace argus::storage {
 // the block's other columns (up to `max_values`; context codecs say which columns they need).
 std::string describeChunk(std::string_view key, std::string_view value, size_t max_values = 16);
 
-// A head row: the decoded StepRecord in brief (step fields, phases, list sizes, first kernels).
-std::string describeHeadRow(std::string_view key, std::string_view value);
+// A head entry: one line per record (step, attempt, size, keyframe or delta) with the
+// decoded record in brief (step fields, phases, list sizes, first kernels) where the entry
+// alone decodes it.
+std::string describeHeadEntry(std::string_view value);
 
 // Any value of column family `cf` ("meta", "head", "chunk").
 std::string describeValue(std::string_view cf, std::string_view key, std::string_view value);

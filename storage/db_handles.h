@@ -11,10 +11,10 @@
 
 namespace argus::storage {
 
-// Orders head writes against a seal's validate-and-commit (I2): writers enter shared, so
-// they still commit concurrently; the sealer enters exclusive for the short span in which
-// it re-checks the head rows it read and writes its batch. The turnstile keeps a stream of
-// overlapping writers from starving the exclusive side (pthread rwlocks prefer readers).
+// Orders writes against setRetention (M2): writers enter shared, so they still commit
+// concurrently; setRetention enters exclusive while it writes the JobInfo every write also
+// rewrites. The turnstile keeps a stream of overlapping writers from starving the
+// exclusive side (pthread rwlocks prefer readers).
 class CommitGate {
  public:
   std::shared_lock<std::shared_mutex> shared() {
@@ -37,7 +37,6 @@ struct DbHandles {
   rocksdb::ColumnFamilyHandle* head = nullptr;
   rocksdb::ColumnFamilyHandle* chunk = nullptr;
   uint32_t block_steps = 256;
-  CommitGate* gate = nullptr;  // the store's; null only in tools that never write
   uint64_t blockBase(uint64_t step) const { return step - step % block_steps; }
 };
 

@@ -21,12 +21,8 @@ bool validTable(uint8_t t) { return t >= static_cast<uint8_t>(Table::kSteps) && 
 }  // namespace
 
 std::string encodeHeadKey(const HeadKey& k) {
-  std::string out;
-  out.reserve(kHeadKeySize);
-  putBE(&out, k.job, 4);
-  putBE(&out, k.rank, 4);
-  putBE(&out, k.step, 8);
-  putBE(&out, k.attempt, 2);
+  std::string out(kHeadKeySize, '\0');
+  encodeHeadKeyTo(k, out.data());
   return out;
 }
 
@@ -36,16 +32,18 @@ void encodeHeadKeyTo(const HeadKey& k, char* out) {
   };
   be(k.job, 4);
   be(k.rank, 4);
-  be(k.step, 8);
-  be(k.attempt, 2);
+  be(k.block_base, 8);
+  be(k.session, 8);
+  be(k.first_seq, 8);
 }
 
 bool decodeHeadKey(std::string_view key, HeadKey* out) {
   if (key.size() != kHeadKeySize) return false;
   out->job = static_cast<uint32_t>(getBE(key, 0, 4));
   out->rank = static_cast<uint32_t>(getBE(key, 4, 4));
-  out->step = getBE(key, 8, 8);
-  out->attempt = static_cast<uint16_t>(getBE(key, 16, 2));
+  out->block_base = getBE(key, 8, 8);
+  out->session = getBE(key, 16, 8);
+  out->first_seq = getBE(key, 24, 8);
   return true;
 }
 
@@ -61,9 +59,9 @@ std::string headPrefix(uint32_t job, uint32_t rank) {
   return out;
 }
 
-std::string headKeyPrefix(uint32_t job, uint32_t rank, uint64_t step) {
+std::string headPrefix(uint32_t job, uint32_t rank, uint64_t block_base) {
   std::string out = headPrefix(job, rank);
-  putBE(&out, step, 8);
+  putBE(&out, block_base, 8);
   return out;
 }
 
@@ -185,6 +183,9 @@ std::string describeMetaKey(std::string_view key) {
     case MetaTag::kNextJobId:
       if (key.size() == 1) return "meta next_job_id";
       break;
+    case MetaTag::kSessionEpoch:
+      if (key.size() == 1) return "meta session_epoch";
+      break;
     case MetaTag::kJobByName:
       return "meta job name=" + std::string(key.substr(1));
     case MetaTag::kJobData: {
@@ -218,8 +219,8 @@ std::string describeKey(std::string_view cf, std::string_view key) {
   if (cf == kHeadCf) {
     HeadKey k;
     if (decodeHeadKey(key, &k)) {
-      return "head job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step=" + std::to_string(k.step) +
-             " attempt=" + std::to_string(k.attempt);
+      return "head job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " block=" + std::to_string(k.block_base) +
+             " session=" + std::to_string(k.session) + " seq=" + std::to_string(k.first_seq);
     }
     return "head 0x" + hexBytes(key);
   }

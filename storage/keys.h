@@ -24,6 +24,7 @@ enum class MetaTag : uint8_t {
   kFormatVersion = 0x01,  // key: tag                       value: u32 BE version
   kBlockSteps = 0x02,     // key: tag                       value: u32 BE block_steps
   kNextJobId = 0x03,      // key: tag                       value: u32 BE next id
+  kSessionEpoch = 0x04,   // key: tag                       value: u32 BE opens so far (session ids)
   kJobByName = 0x10,      // key: tag | name bytes          value: JobInfo (meta_records.h)
   kJobData = 0x20,        // key: tag | job u32 | kind | id (job-scoped, one range per job)
 };
@@ -40,14 +41,17 @@ enum class JobDataKind : uint8_t {
 inline constexpr uint8_t kStepsColumnId = 0xF0;    // the steps present, one value per step
 inline constexpr uint8_t kRowCountColumnId = 0xF1;  // rows per present step (nested tables)
 
-inline constexpr size_t kHeadKeySize = 4 + 4 + 8 + 2;             // job|rank|step|attempt
+inline constexpr size_t kHeadKeySize = 4 + 4 + 8 + 8 + 8;         // job|rank|block_base|session|first_seq
 inline constexpr size_t kChunkKeySize = 4 + 1 + 1 + 8 + 4 + 2;    // job|table|column|step_base|rank|attempt
 
+// One head entry: records of one rank and block, as one session sent them (head_entry.h).
+// Keys are never rewritten: every session has its own id, every entry its first seq.
 struct HeadKey {
   uint32_t job = 0;
   uint32_t rank = 0;
-  uint64_t step = 0;
-  uint16_t attempt = 0;
+  uint64_t block_base = 0;  // the block's first step
+  uint64_t session = 0;     // store-wide unique (RocksStore::newSessionId)
+  uint64_t first_seq = 0;   // seq of the entry's first record in its session
   bool operator==(const HeadKey&) const = default;
 };
 
@@ -61,14 +65,14 @@ struct ChunkKey {
   bool operator==(const ChunkKey&) const = default;
 };
 
-// Head keys. A shorter prefix (job; job|rank) bounds a range.
+// Head keys. A shorter prefix (job; job|rank; job|rank|block) bounds a range.
 std::string encodeHeadKey(const HeadKey& k);
 // Writes the kHeadKeySize bytes of k to out (no allocation; the write path).
 void encodeHeadKeyTo(const HeadKey& k, char* out);
 bool decodeHeadKey(std::string_view key, HeadKey* out);
 std::string headPrefix(uint32_t job);
 std::string headPrefix(uint32_t job, uint32_t rank);
-std::string headKeyPrefix(uint32_t job, uint32_t rank, uint64_t step);
+std::string headPrefix(uint32_t job, uint32_t rank, uint64_t block_base);
 
 // Chunk keys and their prefixes.
 std::string encodeChunkKey(const ChunkKey& k);

@@ -11,7 +11,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "model/step_codec.h"
+#include "model/step_chain.h"
+#include "storage/head_entry.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
 #include "storage/scan_cursor.h"
@@ -133,9 +134,32 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
   h_.meta = handles_[1];
   h_.head = handles_[2];
   h_.chunk = handles_[3];
-  h_.gate = &gate_;
   ARGUS_RETURN_IF_ERROR(checkFormat());
+  if (!options.read_only) ARGUS_RETURN_IF_ERROR(beginSessionEpoch());
   return loadJobs();
+}
+
+Status RocksStore::beginSessionEpoch() {
+  std::string v;
+  uint32_t epoch = 0;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), h_.meta, metaKey(MetaTag::kSessionEpoch), &v);
+  if (!rs.IsNotFound()) {
+    ARGUS_RETURN_IF_ERROR(fromRocks(rs, "reading session epoch"));
+    ARGUS_RETURN_IF_ERROR(decodeU32(v, &epoch).withContext("session epoch"));
+  }
+  if (epoch == UINT32_MAX) return Status::resourceExhausted("session epochs exhausted (2^32 opens of this store)");
+  ++epoch;
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // an id handed out after a crash must not repeat one from before it
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Put(wo, h_.meta, metaKey(MetaTag::kSessionEpoch), encodeU32(epoch)), "writing session epoch"));
+  next_session_id_ = static_cast<uint64_t>(epoch) << 32;
+  return Status::ok();
+}
+
+uint64_t RocksStore::newSessionId() {
+  // 2^32 sessions per open; past that the ids run into the next epoch's, which a reopen
+  // never hands out again only while opens stay below it. Far beyond any real use.
+  return ++next_session_id_;
 }
 
 Status RocksStore::checkFormat() {
@@ -273,9 +297,9 @@ Status RocksStore::writeGroup(std::span<const WriteRequest> requests) {
 }
 
 Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
-  size_t rows = 0;
+  size_t records = 0;
   for (const WriteRequest& r : requests) {
-    rows += r.records.size() + r.rows.size();
+    records += r.records.size();
     // Chunks store steps as int64 (docs/format/chunk.md, "Limits"): refuse what could be
     // written to head but never read back once sealed.
     for (const model::StepRecord& rec : r.records) {
@@ -284,10 +308,12 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
                                        ") exceeds the largest storable step " + std::to_string(INT64_MAX));
       }
     }
-    for (const EncodedRow& row : r.rows) {
-      if (row.step > static_cast<uint64_t>(INT64_MAX)) {
-        return Status::invalidArgument("step " + std::to_string(row.step) + " (rank " + std::to_string(row.rank) + ", job id " + std::to_string(r.job) +
-                                       ") exceeds the largest storable step " + std::to_string(INT64_MAX));
+    for (const EncodedEntry& e : r.entries) {
+      // Every step of a block at or below INT64_MAX is too (block_steps is a power of two).
+      if (e.block_base > static_cast<uint64_t>(INT64_MAX) || e.block_base % h_.block_steps != 0 || e.value.empty()) {
+        return Status::invalidArgument("head entry of rank " + std::to_string(e.rank) + " with block_base " + std::to_string(e.block_base) +
+                                       " (job id " + std::to_string(r.job) + "): not a block of " + std::to_string(h_.block_steps) +
+                                       " steps at or below " + std::to_string(INT64_MAX) + ", or empty");
       }
     }
   }
@@ -341,22 +367,19 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     for (const auto& e : r.kernels) putMeta(jobDataKey(r.job, JobDataKind::kKernelDict, e.signature), encodeKernelDict(e));
     for (const auto& e : r.stacks) putMeta(jobDataKey(r.job, JobDataKind::kStackDict, e.stack_id), encodeStackDict(e));
     for (const auto& e : r.strings) putMeta(jobDataKey(r.job, JobDataKind::kStringDict, e.id), encodeStringDict(e));
-    for (const model::StepRecord& rec : r.records) {
+    if (!r.records.empty()) putRecordEntries(r.job, r.records, &batch);
+    for (const EncodedEntry& e : r.entries) {
       char key[kHeadKeySize];
-      encodeHeadKeyTo(HeadKey{r.job, rec.rank, rec.step, rec.attempt}, key);
-      batch.Put(h_.head, rocksdb::Slice(key, sizeof key), model::encodeStandalone(rec));
-    }
-    for (const EncodedRow& row : r.rows) {
-      char key[kHeadKeySize];
-      encodeHeadKeyTo(HeadKey{r.job, row.rank, row.step, row.attempt}, key);
-      batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(row.head_value.data(), row.head_value.size()));
+      encodeHeadKeyTo(HeadKey{r.job, e.rank, e.block_base, e.session, e.first_seq}, key);
+      batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(e.value.data(), e.value.size()));
     }
   }
   for (const JobInfo& info : touched) batch.Put(h_.meta, jobByNameKey(info.name), encodeJobInfo(info));
 
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync_wal;
-  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &batch), "writing " + std::to_string(rows) + " rows"));
+  ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &batch), "writing " + std::to_string(records) + " records and " +
+                                                               std::to_string(requests.size()) + " requests"));
 
   {
     std::lock_guard lock(jobs_mu_);
@@ -372,6 +395,32 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     for (auto& [k, h] : meta_new) meta_cache_[std::move(k)] = h;
   }
   return Status::ok();
+}
+
+void RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch) {
+  // The records as one session of their own: a run of one rank and block is one entry,
+  // its chain starting with a keyframe.
+  thread_local model::ChainedStepEncoder encoder;
+  thread_local std::string value, encoded;
+  encoder.setBlockSteps(h_.block_steps);
+  uint64_t session = newSessionId();
+  size_t i = 0;
+  while (i < records.size()) {
+    const uint32_t rank = records[i].rank;
+    const uint64_t base = h_.blockBase(records[i].step);
+    HeadKey key{job, rank, base, session, i + 1};
+    value.clear();
+    beginHeadEntry(&value);
+    encoder.reset();
+    for (; i < records.size() && records[i].rank == rank && h_.blockBase(records[i].step) == base; ++i) {
+      encoded.clear();
+      encoder.encode(records[i], &encoded);
+      appendHeadRecord(&value, records[i].step, records[i].attempt, encoded);
+    }
+    char k[kHeadKeySize];
+    encodeHeadKeyTo(key, k);
+    batch->Put(h_.head, rocksdb::Slice(k, sizeof k), value);
+  }
 }
 
 // --- sealing ---
@@ -516,7 +565,7 @@ Store::SizeInfo RocksStore::size() const {
   if (db_->GetSortedWalFiles(wal).ok()) {
     for (const auto& f : wal) s.live_bytes += f->SizeFileBytes();
   }
-  if (db_->GetIntProperty(h_.head, "rocksdb.estimate-num-keys", &v)) s.head_rows = v;
+  if (db_->GetIntProperty(h_.head, "rocksdb.estimate-num-keys", &v)) s.head_entries = v;
   if (db_->GetIntProperty(h_.chunk, "rocksdb.estimate-num-keys", &v)) s.chunks = v;
   return s;
 }

@@ -23,7 +23,8 @@ namespace argus::storage {
 
 // The store format version (meta key format_version). Bump on any incompatible change
 // to keys, chunks, codecs or meta records; an older build refuses a newer store.
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2: head entries (records as they arrived) replaced head rows.
+inline constexpr uint32_t kFormatVersion = 2;
 
 class RocksStore final : public Store {
  public:
@@ -37,6 +38,8 @@ class RocksStore final : public Store {
 
   Status write(const WriteRequest& request) override;
   Status writeGroup(std::span<const WriteRequest> requests) override;
+  uint64_t newSessionId() override;
+  uint32_t blockSteps() const override { return h_.block_steps; }
 
   Status sealReady() override;
   Status sealAll() override;
@@ -55,7 +58,6 @@ class RocksStore final : public Store {
   Status compactAll();
   // What the last seal did.
   SealStats lastSealStats() const;
-  uint32_t blockSteps() const { return h_.block_steps; }
   const DbHandles& handles() const { return h_; }
   // Tests only: hooks into the sealer (storage/sealer.h).
   void setSealerTestHooks(SealerTestHooks hooks);
@@ -67,9 +69,13 @@ class RocksStore final : public Store {
   RocksStore() = default;
   Status openImpl(const std::string& dir, const StoreOptions& options);
   Status checkFormat();
+  // Counts this open in meta (synced): session ids are (opens << 32) | counter.
+  Status beginSessionEpoch();
   Status loadJobs();
   Status seal(bool all);
   Status writeBatchFor(std::span<const WriteRequest> requests);
+  // Encodes records into head entries of a session id of their own, into *batch.
+  void putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch);
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
 
   std::string dir_;
@@ -78,11 +84,13 @@ class RocksStore final : public Store {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all opened, for destruction
   DbHandles h_;
 
+  std::atomic<uint64_t> next_session_id_{0};
+
   // Writes hold it shared; dropJob/applyRetention exclusive, so no write lands in a job
   // while its ranges are being deleted.
   mutable std::shared_mutex drop_mu_;
-  // Writes of head rows and JobInfo hold it shared from building their batch to applying it
-  // in memory; the sealer's validate-and-commit and setRetention hold it exclusive (I2, M2).
+  // Writes of head entries and JobInfo hold it shared from building their batch to applying
+  // it in memory; setRetention holds it exclusive (M2).
   CommitGate gate_;
   // Guards the job maps and their JobInfo fields. Held across a RocksDB write only by
   // ensureJob (rare) and setRetention (which holds gate_ exclusive, so no write is in flight).

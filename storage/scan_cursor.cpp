@@ -18,7 +18,7 @@ std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(
 }  // namespace
 
 RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
-    : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)) {
+    : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)), head_(h.block_steps) {
   if (spec_.batch_rows == 0) spec_.batch_rows = 4096;
   std::sort(spec_.ranks.begin(), spec_.ranks.end());
   spec_.ranks.erase(std::unique(spec_.ranks.begin(), spec_.ranks.end()), spec_.ranks.end());
@@ -93,50 +93,47 @@ Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSe
   HeadKey k;
   auto hit = [&](uint32_t rank) {
     std::string prefix = headPrefix(job_, rank);
-    it->Seek(headKeyPrefix(job_, rank, spec_.from_step));
-    return it->Valid() && startsWith(it->key(), prefix) && decodeHeadKey(view(it->key()), &k) && k.step < spec_.to_step;
+    it->Seek(headPrefix(job_, rank, h_.blockBase(spec_.from_step)));
+    return it->Valid() && startsWith(it->key(), prefix) && decodeHeadKey(view(it->key()), &k) && k.block_base < spec_.to_step;
   };
   if (!spec_.ranks.empty()) {
     for (uint32_t r : spec_.ranks) {
       if (hit(r)) (*out)[r];
     }
-    return fromRocks(it->status(), "scan: listing head rows");
+    return fromRocks(it->status(), "scan: listing head entries");
   }
   // Skip-scan: one seek per rank present.
   std::string job_prefix = headPrefix(job_);
   uint64_t r = 0;
   while (r <= UINT32_MAX) {
-    it->Seek(headKeyPrefix(job_, static_cast<uint32_t>(r), spec_.from_step));
+    it->Seek(headPrefix(job_, static_cast<uint32_t>(r), h_.blockBase(spec_.from_step)));
     if (!it->Valid() || !startsWith(it->key(), job_prefix)) break;
     if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
     if (k.rank != r) {
-      r = k.rank;  // the first rank at or after r; its rows may start before from_step
+      r = k.rank;  // the first rank at or after r; its entries may start before from_step
       continue;
     }
-    if (k.step < spec_.to_step) (*out)[k.rank];
+    if (k.block_base < spec_.to_step) (*out)[k.rank];
     ++r;
   }
-  return fromRocks(it->status(), "scan: listing head rows");
+  return fromRocks(it->status(), "scan: listing head entries");
 }
 
 Status RocksScanCursor::loadHeadRows(uint32_t rank) {
-  head_rows_.clear();
+  head_.clear();
+  head_rows_ = nullptr;
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
   std::string prefix = headPrefix(job_, rank);
   HeadKey k;
-  for (it->Seek(headKeyPrefix(job_, rank, spec_.from_step)); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+  for (it->Seek(headPrefix(job_, rank, h_.blockBase(spec_.from_step))); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
     if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
-    if (k.step >= spec_.to_step) break;
-    HeadRow row{k.step, k.attempt, {}};
-    Status s = model::decodeStandalone(view(it->value()), &row.rec);
-    if (!s.isOk()) return Status::corruption(describeKey(kHeadCf, view(it->key())) + ": " + s.message());
-    row.rec.rank = k.rank;
-    row.rec.step = k.step;
-    row.rec.attempt = k.attempt;
-    head_rows_.push_back(std::move(row));
-    ++stats_.head_rows_read;
+    if (k.block_base >= spec_.to_step) break;
+    ARGUS_RETURN_IF_ERROR(head_.add(k, view(it->value()), spec_.from_step, spec_.to_step));
   }
-  return fromRocks(it->status(), "scan: reading head rows");
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: reading head entries"));
+  head_rows_ = &head_.sorted();
+  stats_.head_rows_read += head_rows_->size();
+  return Status::ok();
 }
 
 Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
@@ -171,18 +168,18 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     src.offsets = src.block.rowOffsets();
     sources.push_back(std::move(src));
   }
-  // Head rows of this block, one source per attempt (rows are in (step, attempt) order).
+  // Head records of this block, one source per attempt (records are in (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
-  for (HeadRow& row : head_rows_) {
-    if (h_.blockBase(row.step) != base) continue;
-    auto [it, fresh] = head_source.try_emplace(row.attempt, sources.size());
+  for (model::StepRecord* rec : *head_rows_) {
+    if (h_.blockBase(rec->step) != base) continue;
+    auto [it, fresh] = head_source.try_emplace(rec->attempt, sources.size());
     if (fresh) {
       sources.emplace_back();
-      sources.back().attempt = row.attempt;
+      sources.back().attempt = rec->attempt;
       sources.back().head = true;
       sources.back().block.reset(spec_.table);
     }
-    sources[it->second].block.append(std::move(row.rec));  // each head row feeds one block, once
+    sources[it->second].block.append(std::move(*rec));  // each head record feeds one block, once
   }
   for (Source& src : sources) {
     if (src.head) src.offsets = src.block.rowOffsets();
@@ -247,7 +244,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       ARGUS_RETURN_IF_ERROR(loadHeadRows(plan.rank));
       blocks_.clear();
       for (const ChunkSet& s : plan.sets) blocks_.push_back(s.base);
-      for (const HeadRow& r : head_rows_) blocks_.push_back(h_.blockBase(r.step));
+      for (const model::StepRecord* r : *head_rows_) blocks_.push_back(h_.blockBase(r->step));
       std::sort(blocks_.begin(), blocks_.end());
       blocks_.erase(std::unique(blocks_.begin(), blocks_.end()), blocks_.end());
       block_ix_ = 0;
@@ -257,7 +254,8 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     if (block_ix_ >= blocks_.size()) {
       ++rank_ix_;
       rank_started_ = false;
-      head_rows_.clear();
+      head_.clear();
+      head_rows_ = nullptr;
       continue;
     }
     ARGUS_RETURN_IF_ERROR(emitBlock(plan, blocks_[block_ix_], &set_ix_));

@@ -4,7 +4,7 @@
 // layout chunks of the table, and head keys) and, per rank, the chunk sets (block,
 // attempt). next() then walks rank by rank and block by block: it reads the block's
 // chunk sets (skipping a set whose layout statistics miss the step range), the rank's head
-// rows of that block, and for each step keeps the highest attempt (head winning a tie).
+// records of that block, and for each step keeps the highest attempt (head winning a tie).
 // REQUIRES: the store outlives the cursor.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "storage/db_handles.h"
+#include "storage/head_entry.h"
 #include "storage/store.h"
 #include "storage/table_block.h"
 
@@ -37,11 +38,6 @@ class RocksScanCursor final : public ScanCursor {
     uint32_t rank;
     std::vector<ChunkSet> sets;  // sorted by (base, attempt)
   };
-  struct HeadRow {
-    uint64_t step;
-    uint16_t attempt;
-    model::StepRecord rec;
-  };
 
   Status discoverChunkSets(std::map<uint32_t, std::vector<ChunkSet>>* out);
   Status discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSet>>* out);
@@ -62,8 +58,9 @@ class RocksScanCursor final : public ScanCursor {
 
   std::vector<RankPlan> plan_;
   size_t rank_ix_ = 0;
-  // Within the current rank: head rows in range, and the blocks left to visit.
-  std::vector<HeadRow> head_rows_;
+  // Within the current rank: head records in range, and the blocks left to visit.
+  HeadDecoder head_;
+  std::vector<model::StepRecord*>* head_rows_ = nullptr;  // head_.sorted()
   std::vector<uint64_t> blocks_;
   size_t block_ix_ = 0;
   size_t set_ix_ = 0;

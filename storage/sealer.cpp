@@ -5,9 +5,7 @@
 #include <memory>
 
 #include <rocksdb/write_batch.h>
-#include <xxhash.h>
 
-#include "model/step_codec.h"
 #include "storage/chunk_reader.h"
 #include "storage/chunk_writer.h"
 #include "storage/keys.h"
@@ -40,16 +38,16 @@ Status Sealer::run(bool all, SealStats* stats) {
       it->Next();
       continue;
     }
-    uint64_t base = h_.blockBase(k.step);
+    uint64_t base = k.block_base;
     std::string rank_prefix = headPrefix(k.job, k.rank);
     bool has_next_block = base <= UINT64_MAX - h_.block_steps;
     bool sealable = all;
     if (!sealable && has_next_block) {
       // A later block of this rank in head makes this one complete. Probe by a seek, so
       // the rows of a rank's last (open) block are never read.
-      it->Seek(headKeyPrefix(k.job, k.rank, base + h_.block_steps));
+      it->Seek(headPrefix(k.job, k.rank, base + h_.block_steps));
       sealable = it->Valid() && it->key().starts_with(rank_prefix);
-      it->Seek(headKeyPrefix(k.job, k.rank, base));
+      it->Seek(headPrefix(k.job, k.rank, base));
     }
     if (!sealable) {
       // Next rank (or the next job after the last rank).
@@ -58,9 +56,10 @@ Status Sealer::run(bool all, SealStats* stats) {
       it->Seek(next);
       continue;
     }
-    // Decode the block's rows straight from the iterator into reused records (their lists
-    // and histograms keep their capacity from the previous block).
-    size_t n = 0;
+    // Decode the block's entries straight from the iterator into reused records (their
+    // lists and histograms keep their capacity from the previous block).
+    head_.clear();
+    keys_.clear();
     Status bs;
     for (; it->Valid(); it->Next()) {
       HeadKey r;
@@ -69,34 +68,19 @@ Status Sealer::run(bool all, SealStats* stats) {
         bs = Status::corruption("malformed head key: " + describeKey(kHeadCf, key));
         break;
       }
-      if (r.job != k.job || r.rank != k.rank || h_.blockBase(r.step) != base) break;
-      if (n == records_.size()) {
-        records_.emplace_back();
-        keys_.emplace_back();
-        hashes_.emplace_back();
-      }
-      model::StepRecord& rec = records_[n];
-      std::string_view value(it->value().data(), it->value().size());
-      Status s = model::decodeStandalone(value, &rec);
-      if (!s.isOk()) {
-        bs = Status::corruption(describeKey(kHeadCf, key) + ": " + s.message());
-        break;
-      }
-      // The key is the row's identity; the value cannot contradict it.
-      rec.rank = r.rank;
-      rec.step = r.step;
-      rec.attempt = r.attempt;
-      hashes_[n] = XXH3_64bits(value.data(), value.size());
-      keys_[n++] = r;
+      if (r.job != k.job || r.rank != k.rank || r.block_base != base) break;
+      bs = head_.add(r, std::string_view(it->value().data(), it->value().size()));
+      if (!bs.isOk()) break;
+      keys_.push_back(r);
     }
     // The iterator itself failing is not one block's problem: end the pass.
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
-    if (bs.isOk()) bs = sealBlock(k.job, k.rank, base, n, stats);
+    if (bs.isOk()) bs = sealBlock(k.job, k.rank, base, stats);
     if (!bs.isOk()) {
       fail("block job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step_base=" + std::to_string(base), bs);
       // Past the rest of this block: its rows stay in head.
       if (has_next_block) {
-        it->Seek(headKeyPrefix(k.job, k.rank, base + h_.block_steps));
+        it->Seek(headPrefix(k.job, k.rank, base + h_.block_steps));
       } else {
         std::string next = prefixSuccessor(rank_prefix);
         if (next.empty()) break;
@@ -141,31 +125,9 @@ Status Sealer::writeRecords(uint32_t job, uint32_t rank, uint16_t attempt, uint6
   return Status::ok();
 }
 
-Status Sealer::headUnchanged(size_t n, bool* unchanged) {
-  std::vector<std::string> key_bytes(n);
-  std::vector<rocksdb::Slice> keys(n);
-  for (size_t i = 0; i < n; ++i) {
-    key_bytes[i].resize(kHeadKeySize);
-    encodeHeadKeyTo(keys_[i], key_bytes[i].data());
-    keys[i] = key_bytes[i];
-  }
-  std::vector<rocksdb::PinnableSlice> values(n);
-  std::vector<rocksdb::Status> statuses(n);
-  h_.db->MultiGet(rocksdb::ReadOptions(), h_.head, n, keys.data(), values.data(), statuses.data(), /*sorted_input=*/true);
-  *unchanged = true;
-  for (size_t i = 0; i < n; ++i) {
-    if (statuses[i].IsNotFound()) {
-      *unchanged = false;
-      continue;
-    }
-    ARGUS_RETURN_IF_ERROR(fromRocks(statuses[i], "sealer: re-reading head"));
-    if (XXH3_64bits(values[i].data(), values[i].size()) != hashes_[i]) *unchanged = false;
-  }
-  return Status::ok();
-}
-
-Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, SealStats* stats) {
-  if (n == 0) return Status::ok();
+Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* stats) {
+  if (keys_.empty()) return Status::ok();
+  std::vector<model::StepRecord*>& rows = head_.sorted();
   batch_.Clear();
   rocksdb::ReadOptions ro;
   ChunkGetter get = [&](const std::string& key, std::string* value) -> Status {
@@ -173,22 +135,22 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, S
     if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
     return fromRocks(s, "reading chunk");
   };
-  // Rows arrive in (step, attempt) order; each attempt is its own chunk set. Attempts are
+  // Rows come in (step, attempt) order; each attempt is its own chunk set. Attempts are
   // few (usually one): walk the distinct ones in ascending order.
   std::vector<model::StepRecord*> head_records;
   uint64_t sets = 0, merged_sets = 0;  // counted into stats only once the batch commits
   uint32_t attempt = 0;  // next attempt to look for (uint32 so 65535 can end the loop)
   while (attempt <= UINT16_MAX) {
     uint32_t lowest = UINT32_MAX;
-    for (size_t i = 0; i < n; ++i) {
-      if (keys_[i].attempt >= attempt && keys_[i].attempt < lowest) lowest = keys_[i].attempt;
+    for (const model::StepRecord* rec : rows) {
+      if (rec->attempt >= attempt && rec->attempt < lowest) lowest = rec->attempt;
     }
     if (lowest == UINT32_MAX) break;
     auto att = static_cast<uint16_t>(lowest);
     attempt = lowest + 1;
     head_records.clear();
-    for (size_t i = 0; i < n; ++i) {
-      if (keys_[i].attempt == att) head_records.push_back(&records_[i]);
+    for (model::StepRecord* rec : rows) {
+      if (rec->attempt == att) head_records.push_back(rec);
     }
 
     // Merge with what an earlier seal of this block wrote (re-delivered rows).
@@ -224,29 +186,19 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, size_t n, S
     }
     ++sets;
   }
+  // Exactly the entries read: head keys are never rewritten, so an entry written since
+  // (a re-delivery) has a key of its own and stays for the next pass (I2).
   char key[kHeadKeySize];
-  for (size_t i = 0; i < n; ++i) {
-    encodeHeadKeyTo(keys_[i], key);
+  for (const HeadKey& k : keys_) {
+    encodeHeadKeyTo(k, key);
     batch_.Delete(h_.head, rocksdb::Slice(key, sizeof key));
   }
   if (hooks_.before_commit) hooks_.before_commit(job, rank, base);
-  // The head rows were read under a snapshot; a writer may since have re-delivered one of
-  // these keys with other content. Under the gate no write is in flight: re-check, then
-  // commit, so the batch never deletes a row it did not seal (I2).
-  std::unique_lock<std::shared_mutex> gate;
-  if (h_.gate) gate = h_.gate->exclusive();
-  bool unchanged = true;
-  ARGUS_RETURN_IF_ERROR(headUnchanged(n, &unchanged));
-  if (!unchanged) {
-    ++stats->raced_blocks;  // the rows stay; the next pass seals the newer content
-    batch_.Clear();
-    return Status::ok();
-  }
-  rocksdb::WriteOptions wo;  // not synced: the batch is atomic, and until it lands the head rows stay
+  rocksdb::WriteOptions wo;  // not synced: the batch is atomic, and until it lands the entries stay
   ARGUS_RETURN_IF_ERROR(fromRocks(h_.db->Write(wo, &batch_), "sealer: writing block"));
   stats->blocks += sets;
   stats->merged += merged_sets;
-  stats->head_rows += n;
+  stats->head_rows += rows.size();
   return Status::ok();
 }
 

@@ -1,8 +1,9 @@
 // Store: the columnar store on RocksDB (DESIGN §5, docs/format/).
 //
 // Column families: `meta` (format version, jobs, topology, dictionaries), `head` (recent
-// rows in row form, made durable by the WAL: where an acknowledged record first lives),
-// `chunk` (sealed column chunks). Thread-safety: all methods may be called concurrently.
+// records as they arrived, encoded, made durable by the WAL: where an acknowledged record
+// first lives), `chunk` (sealed column chunks). Thread-safety: all methods may be called
+// concurrently.
 #pragma once
 
 #include <cstdint>
@@ -37,14 +38,16 @@ struct JobInfo {
   int64_t retention_ns = 0;  // 0: keep forever
 };
 
-// One head row already encoded by the caller: head_value is exactly what
-// model::encodeStandalone() gives for the record (rank, step, attempt). The bytes must stay
-// valid until write()/writeGroup() returns.
-struct EncodedRow {
+// One head entry built by the caller (storage/head_entry.h): records of one rank and block
+// from one session, as encoded on the wire, their chains starting with a keyframe
+// (model/step_chain.h). The store checks the key, not the records (the session decoded
+// them). The bytes must stay valid until write()/writeGroup() returns.
+struct EncodedEntry {
   uint32_t rank = 0;
-  uint64_t step = 0;
-  uint16_t attempt = 0;
-  std::string_view head_value;
+  uint64_t block_base = 0;  // a multiple of the store's block_steps, <= INT64_MAX
+  uint64_t session = 0;     // from Store::newSessionId()
+  uint64_t first_seq = 0;   // unique per entry within the session
+  std::string_view value;
 };
 
 // What one ingest commit writes, atomically (one RocksDB WriteBatch).
@@ -54,10 +57,9 @@ struct WriteRequest {
   std::span<const model::KernelDictEntry> kernels;
   std::span<const model::StackDictEntry> stacks;
   std::span<const model::StringDictEntry> strings;
-  std::span<const model::StepRecord> records;  // canonical
-  // Rows already encoded (ingest encodes while decoding); written after `records`, with the
-  // same checks (step <= INT64_MAX).
-  std::span<const EncodedRow> rows;
+  std::span<const model::StepRecord> records;  // canonical; the store encodes them
+  // Entries already built (ingest sessions store records as they arrived).
+  std::span<const EncodedEntry> entries;
 };
 
 // Which rows a scan returns. Empty `columns` means all columns of the table; empty
@@ -104,6 +106,10 @@ class Store {
   virtual Status write(const WriteRequest& request) = 0;
   // Write several requests in one WriteBatch and one WAL sync (group commit).
   virtual Status writeGroup(std::span<const WriteRequest> requests) = 0;
+  // A session id no other session of this store ever had (EncodedEntry::session).
+  virtual uint64_t newSessionId() = 0;
+  // Steps per block: head entries and sealed chunks are cut by it.
+  virtual uint32_t blockSteps() const = 0;
 
   // Moves head rows of complete blocks (a later block exists for the rank) into chunks.
   virtual Status sealReady() = 0;
@@ -122,7 +128,7 @@ class Store {
 
   struct SizeInfo {
     uint64_t live_bytes = 0;  // SST + WAL bytes on disk
-    uint64_t head_rows = 0;   // estimate
+    uint64_t head_entries = 0;  // estimate
     uint64_t chunks = 0;      // estimate
   };
   virtual SizeInfo size() const = 0;

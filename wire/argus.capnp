@@ -1,4 +1,4 @@
-# Argus wire protocol, version 1 (docs/wire/protocol.md).
+# Argus wire protocol, version 2 (docs/wire/protocol.md).
 # Every message travels in a frame: a 4-byte little-endian length, then one Cap'n Proto
 # message in the standard (unpacked) serialization. Field numbers are never reused;
 # retired fields stay in the schema, marked as such.
@@ -7,7 +7,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("argus::wire::schema");
 
-const protocolVersion :UInt16 = 1;
+const protocolVersion :UInt16 = 2;
 
 # --- client -> server -------------------------------------------------------------------
 
@@ -103,6 +103,7 @@ struct Welcome {
   protocolVersion @0 :UInt16;
   sessionId @1 :UInt64;         # for matching logs on both sides
   maxFrameBytes @2 :UInt32;     # the server's frame limit; larger frames close the session
+  blockSteps @3 :UInt32;        # delta chains restart at every multiple of this step (a power of two)
 }
 
 # Every record with seq <= upTo is durable (docs/wire/protocol.md, "Durability").

@@ -229,7 +229,7 @@ Status decodeServerMessage(const FrameBody& body, const FrameLimits& limits, Ser
       case schema::ServerMessage::WELCOME: {
         auto w = m.getWelcome();
         out->kind = ServerMessage::Kind::kWelcome;
-        out->welcome = {w.getProtocolVersion(), w.getSessionId(), w.getMaxFrameBytes()};
+        out->welcome = {w.getProtocolVersion(), w.getSessionId(), w.getMaxFrameBytes(), w.getBlockSteps()};
         return Status::ok();
       }
       case schema::ServerMessage::ACK:
@@ -346,6 +346,7 @@ std::string encodeWelcome(const Welcome& welcome) {
   w.setProtocolVersion(welcome.protocol_version);
   w.setSessionId(welcome.session_id);
   w.setMaxFrameBytes(welcome.max_frame_bytes);
+  w.setBlockSteps(welcome.block_steps);
   return frameOf(builder);
 }
 

@@ -20,7 +20,7 @@
 namespace argus::wire {
 
 // Must equal argus.capnp's protocolVersion (checked in messages.cpp).
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 // The StepRecord encoding that Hello.encoding names (model::StepEncoder's format).
 inline constexpr uint8_t kStepEncodingVersion = 1;
 // Upper bound on records in one StepBatch: bounds per-frame work before decoding.
@@ -69,6 +69,9 @@ struct Welcome {
   uint16_t protocol_version = kProtocolVersion;
   uint64_t session_id = 0;
   uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // Every record whose (attempt, step / block_steps) differs from the previous record's
+  // must be a keyframe (docs/wire/step-record.md, "Chains"). A power of two.
+  uint32_t block_steps = 256;
 };
 
 struct Control {

@@ -277,6 +277,12 @@ Status StepSender::handshake(int fd) {
       if (m.welcome.max_frame_bytes >= 4096) {
         max_frame_bytes_ = m.welcome.max_frame_bytes;
       }
+      uint32_t bs = m.welcome.block_steps;
+      if (bs == 0 || (bs & (bs - 1)) != 0) {
+        result = Status::corruption("Welcome names block_steps " + std::to_string(bs) + ", not a power of two");
+        break;
+      }
+      encoder_.setBlockSteps(bs);
       result = Status::ok();
       break;
     }

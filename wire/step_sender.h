@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "model/step_codec.h"
+#include "model/step_chain.h"
 #include "model/step_record.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
@@ -164,7 +164,7 @@ class StepSender {
   int wake_fd_ = -1;  // eventfd: send()/close() wake the I/O thread
 
   // I/O thread state.
-  model::StepEncoder encoder_;
+  model::ChainedStepEncoder encoder_;  // chains cut at the server's block_steps (Welcome)
   std::string out_;       // bytes to write
   size_t out_off_ = 0;
   std::string in_;        // bytes read, not yet a whole frame

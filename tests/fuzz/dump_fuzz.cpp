@@ -1,10 +1,11 @@
 // Fuzzes what `argus dump` runs on stored data: storage::describeKey and describeValue for
-// each column family, and the key decoders decodeHeadKey / decodeChunkKey.
+// each column family, the key decoders decodeHeadKey / decodeChunkKey, and the HeadDecoder
+// that scans and seals run on head entries.
 //
 // Input: one selector byte (bits 0-1: 0 meta, 1 head, 2 chunk, 3 an unknown family; bit 2
 // set: keep a chunk value's checksum as given instead of fixing it), then the key and the
 // value joined by fuzz::kSeparator. Invariants: describing never fails or crashes; a key
-// that decodes re-encodes to the same bytes.
+// that decodes re-encodes to the same bytes; a head entry decodes or is Corruption.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include "base/bytes.h"
 #include "storage/chunk_dump.h"
 #include "storage/chunk_format.h"
+#include "storage/head_entry.h"
 #include "storage/keys.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -33,6 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   HeadKey hk;
   if (decodeHeadKey(key, &hk)) FUZZ_CHECK(encodeHeadKey(hk) == key);
+  if (cf == kHeadCf) {
+    HeadDecoder head(16);
+    hk = HeadKey{};
+    (void)decodeHeadKey(key, &hk);
+    argus::Status s = head.add(hk, value);
+    FUZZ_CHECK(s.isOk() || s.isCorruption());
+    for (const auto* rec : head.sorted()) FUZZ_CHECK(rec->rank == hk.rank && rec->step - rec->step % 16 == hk.block_base);
+  }
   ChunkKey ck;
   if (decodeChunkKey(key, &ck)) FUZZ_CHECK(encodeChunkKey(ck) == key);
 

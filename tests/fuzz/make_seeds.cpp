@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "model/step_chain.h"
 #include "model/step_codec.h"
 #include "storage/chunk_format.h"
 #include "storage/chunk_writer.h"
 #include "storage/column_codec.h"
+#include "storage/head_entry.h"
 #include "storage/hist_codec.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
@@ -142,7 +144,7 @@ void wireSeeds() {
   put("wire_client_fuzz", "steps", wire::encodeStepBatch(1, encoded));
   put("wire_client_fuzz", "goodbye", wire::encodeGoodbye());
 
-  put("wire_server_fuzz", "welcome", wire::encodeWelcome({.protocol_version = 1, .session_id = 77, .max_frame_bytes = 1 << 20}));
+  put("wire_server_fuzz", "welcome", wire::encodeWelcome({.protocol_version = 2, .session_id = 77, .max_frame_bytes = 1 << 20, .block_steps = 256}));
   put("wire_server_fuzz", "ack", wire::encodeAck(12345));
   put("wire_server_fuzz", "control_dump",
       wire::encodeControl({.kind = wire::Control::Kind::kDumpFlightRecorder, .from_step = 10, .to_step = 20}));
@@ -291,7 +293,20 @@ void metaSeeds() {
   put("dump_fuzz", "meta_topology", dump(0, jobDataKey(3, JobDataKind::kTopology, 5), encodeTopology(topo)));
   put("dump_fuzz", "meta_kernel", dump(0, jobDataKey(3, JobDataKind::kKernelDict, gen.dictionary().kernels.at(0).signature),
                                        encodeKernelDict(gen.dictionary().kernels.at(0))));
-  put("dump_fuzz", "head_row", dump(1, encodeHeadKey({.job = 3, .rank = 0, .step = 1, .attempt = 0}), model::encodeStandalone(gen.next())));
+  {
+    // A keyframe and a delta of one chain, as an ingest session stores them.
+    model::ChainedStepEncoder encoder({}, 16);
+    std::string entry, encoded;
+    beginHeadEntry(&entry);
+    for (int i = 0; i < 2; ++i) {
+      model::StepRecord rec = gen.next();
+      rec.step = 16 + static_cast<uint64_t>(i);
+      encoded.clear();
+      encoder.encode(rec, &encoded);
+      appendHeadRecord(&entry, rec.step, rec.attempt, encoded);
+    }
+    put("dump_fuzz", "head_entry", dump(1, encodeHeadKey({.job = 3, .rank = 0, .block_base = 16, .session = 5, .first_seq = 1}), entry));
+  }
   std::vector<int64_t> steps = {0, 1, 2};
   put("dump_fuzz", "chunk_steps",
       dump(2, encodeChunkKey({.job = 3, .table = Table::kSteps, .column = kStepsColumnId}),

@@ -39,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(back.welcome.protocol_version == msg.welcome.protocol_version);
       FUZZ_CHECK(back.welcome.session_id == msg.welcome.session_id);
       FUZZ_CHECK(back.welcome.max_frame_bytes == msg.welcome.max_frame_bytes);
+      FUZZ_CHECK(back.welcome.block_steps == msg.welcome.block_steps);
       break;
     case ServerMessage::Kind::kAck: FUZZ_CHECK(back.ack_up_to == msg.ack_up_to); break;
     case ServerMessage::Kind::kControl:

@@ -59,7 +59,7 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank thro
     RunResult dump = runArgus("dump store --data " + dir + "/data");
     INFO(dump.output.substr(0, 2000));
     CHECK(dump.exit_code == 0);
-    CHECK(contains(dump.output, "meta format_version 1"));
+    CHECK(contains(dump.output, "meta format_version 2"));
     CHECK(contains(dump.output, "chunk job=1 table=steps column=iter_ns"));
     CHECK_FALSE(contains(dump.output, "CORRUPT"));
     RunResult chunks = runArgus("dump store --data " + dir + "/data --cf chunk --limit 3");
@@ -117,7 +117,7 @@ TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a tru
   RunResult dump = runArgus("dump wire " + path);
   INFO(dump.output);
   CHECK(dump.exit_code == 0);
-  CHECK(contains(dump.output, "client Hello protocol=1 job=dump-job"));
+  CHECK(contains(dump.output, "client Hello protocol=2 job=dump-job"));
   CHECK(contains(dump.output, "kernels=8"));
   CHECK(contains(dump.output, "seq=3"));
   CHECK(contains(dump.output, "step rank=7 step=2"));

@@ -22,8 +22,8 @@ class FakeStore : public storage::Store {
   bool hold_first_only = false;         // with hold: only the first writeGroup call waits
   int calls = 0;
   std::vector<size_t> group_sizes;      // requests per writeGroup call
-  std::vector<uint64_t> written_steps;  // every record written
-  std::vector<std::string> written_values;  // every encoded row's head value
+  std::vector<uint64_t> written_steps;  // every record's step, every entry's first seq
+  std::vector<std::string> written_values;  // every head entry's value
   Status fail_all;                      // returned by writeGroup when set
   uint32_t bad_rank = UINT32_MAX;       // requests holding this rank fail with InvalidArgument
 
@@ -35,12 +35,12 @@ class FakeStore : public storage::Store {
     std::lock_guard lock(mu);
     for (const auto& rec : r.records)
       if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
-    for (const auto& row : r.rows)
-      if (row.rank == bad_rank) return Status::invalidArgument("bad rank");
+    for (const auto& e : r.entries)
+      if (e.rank == bad_rank) return Status::invalidArgument("bad rank");
     for (const auto& rec : r.records) written_steps.push_back(rec.step);
-    for (const auto& row : r.rows) {
-      written_steps.push_back(row.step);
-      written_values.emplace_back(row.head_value);
+    for (const auto& e : r.entries) {
+      written_steps.push_back(e.first_seq);
+      written_values.emplace_back(e.value);
     }
     return Status::ok();
   }
@@ -54,17 +54,20 @@ class FakeStore : public storage::Store {
       for (const auto& rec : r.records)
         if (rec.rank == bad_rank) return Status::invalidArgument("bad rank");
     for (const auto& r : requests)
-      for (const auto& row : r.rows)
-        if (row.rank == bad_rank) return Status::invalidArgument("bad rank");
+      for (const auto& e : r.entries)
+        if (e.rank == bad_rank) return Status::invalidArgument("bad rank");
     for (const auto& r : requests) {
       for (const auto& rec : r.records) written_steps.push_back(rec.step);
-      for (const auto& row : r.rows) {
-        written_steps.push_back(row.step);
-        written_values.emplace_back(row.head_value);
+      for (const auto& e : r.entries) {
+        written_steps.push_back(e.first_seq);
+        written_values.emplace_back(e.value);
       }
     }
     return Status::ok();
   }
+  uint64_t newSessionId() override { return ++sessions; }
+  uint32_t blockSteps() const override { return 256; }
+  uint64_t sessions = 0;
   Status sealReady() override { return Status::ok(); }
   Status sealAll() override { return Status::ok(); }
   Result<std::unique_ptr<storage::ScanCursor>> scan(const storage::ScanSpec&) const override {
@@ -261,15 +264,16 @@ TEST_CASE("encoded rows reach the store as views of their batch's arena, and the
   Committer c(store, metrics, budget, one_thread);
   c.start();
   auto a = std::make_shared<Sink>();
-  auto encodedItem = [&](std::string arena, std::vector<EncodedRows::Row> rows, uint64_t up_to) {
+  auto encodedItem = [&](std::string arena, std::vector<HeadEntries::Entry> entries, uint64_t up_to) {
     CommitItem it;
     it.sink = a;
     it.job = 1;
     it.encoded = c.takeEncodedBuffer();
     CHECK(it.encoded.arena.empty());
-    CHECK(it.encoded.rows.empty());
+    CHECK(it.encoded.entries.empty());
     it.encoded.arena = std::move(arena);  // short arenas live inside the string (SSO): moved, they move
-    it.encoded.rows = std::move(rows);
+    it.encoded.records = entries.size();
+    it.encoded.entries = std::move(entries);
     it.up_to = up_to;
     it.bytes = 100;
     return it;
@@ -293,9 +297,9 @@ TEST_CASE("encoded rows reach the store as views of their batch's arena, and the
   CHECK(a->outcomes.back().first == 5);
   CHECK(budget.used() == 0);
   // A committed batch's buffer comes back cleared, its capacity kept.
-  EncodedRows reused = c.takeEncodedBuffer();
+  HeadEntries reused = c.takeEncodedBuffer();
   CHECK(reused.arena.empty());
-  CHECK(reused.rows.empty());
-  CHECK(reused.rows.capacity() > 0);
+  CHECK(reused.entries.empty());
+  CHECK(reused.entries.capacity() > 0);
   c.stop();
 }

@@ -15,9 +15,9 @@ TEST_CASE("head keys sort in tuple order") {
   const uint64_t steps[] = {0, 1, 255, 256, 65535, 65536, 1ull << 32, UINT64_MAX};
   for (int i = 0; i < 2000; ++i) {
     keys.push_back(HeadKey{jobs[rng() % 5], static_cast<uint32_t>(rng() % 3 == 0 ? rng() : rng() % 300), steps[rng() % 8] - rng() % 2,
-                           static_cast<uint16_t>(rng() % 3 == 0 ? 0xffff : rng() % 3)});
+                           steps[rng() % 8] - rng() % 2, steps[rng() % 8] - rng() % 2});
   }
-  auto tup = [](const HeadKey& k) { return std::make_tuple(k.job, k.rank, k.step, k.attempt); };
+  auto tup = [](const HeadKey& k) { return std::make_tuple(k.job, k.rank, k.block_base, k.session, k.first_seq); };
   std::vector<HeadKey> by_tuple = keys;
   std::sort(by_tuple.begin(), by_tuple.end(), [&](const auto& a, const auto& b) { return tup(a) < tup(b); });
   std::vector<HeadKey> by_bytes = keys;
@@ -76,7 +76,7 @@ TEST_CASE("prefix successor") {
 TEST_CASE("describeKey names the tuple") {
   std::string k = encodeChunkKey(ChunkKey{3, Table::kKernels, 6, 1024, 7, 1});
   CHECK(describeKey(kChunkCf, k) == "chunk job=3 table=kernels column=total_ns step_base=1024 rank=7 attempt=1 (0x" + hexBytes(k) + ")");
-  CHECK(describeKey(kHeadCf, encodeHeadKey(HeadKey{1, 2, 3, 4})) == "head job=1 rank=2 step=3 attempt=4");
+  CHECK(describeKey(kHeadCf, encodeHeadKey(HeadKey{1, 2, 256, 4, 5})) == "head job=1 rank=2 block=256 session=4 seq=5");
   CHECK(describeKey(kMetaCf, jobDataKey(2, JobDataKind::kKernelDict, 0xabcdef)) == "meta job=2 kernel signature=0000000000abcdef");
   CHECK(describeKey(kMetaCf, jobByNameKey("llama")) == "meta job name=llama");
   CHECK(describeKey(kHeadCf, "xy") == "head 0x7879");

@@ -64,19 +64,23 @@ TEST_CASE("a flipped byte in a stored chunk is Corruption naming the key") {
   CHECK(store->sealAll().isCorruption());
 }
 
-TEST_CASE("a garbled head row is Corruption naming its key") {
-  TempDir dir;
-  auto store = openStore(dir.path());
-  JobId job = store->ensureJob("job-a").value();
-  REQUIRE(writeRecords(*store, job, synth(2, 3)).isOk());
-  const DbHandles& h = store->handles();
-  std::string key = encodeHeadKey(HeadKey{job, 2, 1, 0});
-  REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.head, key, std::string("\xff\x01garbage", 9)).ok());
-  ColumnBatch b;
-  Status st = scanAll(*store, spec("job-a", Table::kSteps), &b);
-  REQUIRE(st.isCorruption());
-  CHECK(st.message().find("head job=1 rank=2 step=1 attempt=0") != std::string::npos);
-  CHECK(store->sealAll().isCorruption());
+TEST_CASE("a garbled or truncated head entry is Corruption naming its key") {
+  for (bool truncate : {false, true}) {
+    TempDir dir;
+    auto store = openStore(dir.path());
+    JobId job = store->ensureJob("job-a").value();
+    REQUIRE(writeRecords(*store, job, synth(2, 3)).isOk());
+    std::string key, value;
+    REQUIRE(store->forEachRaw(kHeadCf, [&](std::string_view k, std::string_view v) { return key = k, value = v, false; }).isOk());
+    std::string bad = truncate ? value.substr(0, value.size() - 3) : std::string("\x01\x01\x00\x09garbage..", 13);
+    const DbHandles& h = store->handles();
+    REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.head, key, bad).ok());
+    ColumnBatch b;
+    Status st = scanAll(*store, spec("job-a", Table::kSteps), &b);
+    REQUIRE(st.isCorruption());
+    CHECK(st.message().find("head job=1 rank=2 block=0 session=") != std::string::npos);
+    CHECK(store->sealAll().isCorruption());
+  }
 }
 
 TEST_CASE("format version: newer is VersionMismatch, missing on a non-empty store is Corruption") {

@@ -4,7 +4,9 @@
 
 #include <map>
 
+#include "model/step_chain.h"
 #include "model/step_codec.h"
+#include "storage/head_entry.h"
 #include "storage/keys.h"
 #include "store_test_util.h"
 
@@ -352,45 +354,83 @@ TEST_CASE("topology and dictionaries are stored once and read back") {
   CHECK(store->write(unknown).code() == Status::Code::kInvalidArgument);
 }
 
-TEST_CASE("pre-encoded rows write the same head rows as records, with the same checks") {
+// Head entries as an ingest session builds them: records as they arrived, one entry per
+// block and batch, chains cut at block boundaries.
+struct BuiltEntries {
+  std::string arena;
+  std::vector<size_t> ends;
+  std::vector<EncodedEntry> entries;
+};
+BuiltEntries buildEntries(const std::vector<model::StepRecord>& recs, uint64_t session, uint32_t block_steps, size_t batch) {
+  BuiltEntries b;
+  model::ChainedStepEncoder encoder({}, block_steps);
+  std::vector<std::pair<size_t, EncodedEntry>> starts;
+  std::string encoded;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    uint64_t base = recs[i].step - recs[i].step % block_steps;
+    if (i % batch == 0 || starts.back().second.block_base != base) {
+      if (!starts.empty()) b.ends.push_back(b.arena.size());
+      starts.push_back({b.arena.size(), EncodedEntry{recs[i].rank, base, session, i + 1, {}}});
+      beginHeadEntry(&b.arena);
+    }
+    encoded.clear();
+    encoder.encode(recs[i], &encoded);
+    appendHeadRecord(&b.arena, recs[i].step, recs[i].attempt, encoded);
+  }
+  b.ends.push_back(b.arena.size());
+  for (size_t i = 0; i < starts.size(); ++i) {
+    EncodedEntry e = starts[i].second;
+    e.value = std::string_view(b.arena).substr(starts[i].first, b.ends[i] - starts[i].first);
+    b.entries.push_back(e);
+  }
+  return b;
+}
+
+TEST_CASE("pre-built head entries store the same records as records; re-deliveries are stored once") {
   TempDir dir;
   auto store = openStore(dir.path());
   auto job = store->ensureJob("job-a");
   REQUIRE(job.isOk());
-  // Rank 1 as records, rank 4 as encoded rows (one arena), in one group.
+  // Rank 1 as records, rank 4 as head entries (batches of 7: entries that split a block
+  // continue their chain), in one group.
   std::vector<model::StepRecord> as_records = synth(1, 40);
-  std::vector<model::StepRecord> as_rows = synth(4, 40);
-  std::string arena;
-  std::vector<size_t> ends;
-  for (const auto& rec : as_rows) {
-    model::encodeStandalone(rec, &arena);
-    ends.push_back(arena.size());
-  }
-  std::vector<EncodedRow> rows;
-  for (size_t i = 0, off = 0; i < as_rows.size(); off = ends[i], ++i) {
-    rows.push_back({as_rows[i].rank, as_rows[i].step, as_rows[i].attempt, std::string_view(arena).substr(off, ends[i] - off)});
-  }
+  std::vector<model::StepRecord> as_entries = synth(4, 40);
+  BuiltEntries built = buildEntries(as_entries, store->newSessionId(), store->blockSteps(), 7);
   std::vector<WriteRequest> reqs(2);
   reqs[0].job = *job;
   reqs[0].records = as_records;
   reqs[1].job = *job;
-  reqs[1].rows = rows;
+  reqs[1].entries = built.entries;
   REQUIRE(store->writeGroup(reqs).isOk());
   std::vector<model::StepRecord> all = as_records;
-  all.insert(all.end(), as_rows.begin(), as_rows.end());
+  all.insert(all.end(), as_entries.begin(), as_entries.end());
   all = ordered(all);
   checkAll(*store, all);
-  REQUIRE(store->sealAll().isOk());
-  checkAll(*store, all);
 
-  // Refused like records: a step past INT64_MAX, an unknown job.
-  std::vector<EncodedRow> bad = {rows[0]};
-  bad[0].step = uint64_t{1} << 63;
+  // A reconnect re-delivers steps 20-39 in a new session: scans and seals keep one each.
+  std::vector<model::StepRecord> again(as_entries.begin() + 20, as_entries.end());
+  BuiltEntries redelivered = buildEntries(again, store->newSessionId(), store->blockSteps(), 5);
   WriteRequest r;
   r.job = *job;
-  r.rows = bad;
+  r.entries = redelivered.entries;
+  REQUIRE(store->write(r).isOk());
+  checkAll(*store, all);
+  REQUIRE(store->sealAll().isOk());
+  CHECK(store->lastSealStats().head_rows == 80);
+  checkAll(*store, all);
+
+  // Refused: a block base that is not one, or past INT64_MAX; an empty value; an unknown job.
+  for (uint64_t base : {uint64_t{3}, uint64_t{1} << 63}) {
+    std::vector<EncodedEntry> bad = {built.entries[0]};
+    bad[0].block_base = base;
+    r.entries = bad;
+    CHECK(store->write(r).code() == Status::Code::kInvalidArgument);
+  }
+  std::vector<EncodedEntry> empty = {built.entries[0]};
+  empty[0].value = {};
+  r.entries = empty;
   CHECK(store->write(r).code() == Status::Code::kInvalidArgument);
-  r.rows = rows;
+  r.entries = built.entries;
   r.job = 999;
   CHECK(store->write(r).code() == Status::Code::kInvalidArgument);
 }

@@ -173,10 +173,11 @@ TEST_CASE("StepBatch protocol rules") {
 TEST_CASE("Goodbye and server messages round trip") {
   CHECK(decodeClient(encodeGoodbye()).kind == ClientMessage::Kind::kGoodbye);
 
-  ServerMessage w = decodeServer(encodeWelcome({kProtocolVersion, 99, 1 << 20}));
+  ServerMessage w = decodeServer(encodeWelcome({kProtocolVersion, 99, 1 << 20, 1024}));
   REQUIRE(w.kind == ServerMessage::Kind::kWelcome);
   CHECK(w.welcome.session_id == 99);
   CHECK(w.welcome.max_frame_bytes == (1u << 20));
+  CHECK(w.welcome.block_steps == 1024);
 
   ServerMessage a = decodeServer(encodeAck(123456789012ull));
   REQUIRE(a.kind == ServerMessage::Kind::kAck);

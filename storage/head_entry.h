@@ -1,0 +1,59 @@
+// Head entries: the values of the `head` column family (docs/format/keys.md, "head").
+//
+// An ingest session stores the records of a StepBatch exactly as they arrived (encoded,
+// docs/wire/step-record.md), one entry per block they fall in: nothing is re-encoded on
+// the acknowledged path. The records of one (session, block) form delta chains that start
+// with a keyframe (model/step_chain.h), so the entries of one block decode on their own.
+//
+// Value: u8 kHeadEntryVersion, then per record in seq order:
+//   varint step | varint attempt | varint length | `length` bytes of the record's encoding
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/step_codec.h"
+#include "model/step_record.h"
+#include "storage/keys.h"
+
+namespace argus::storage {
+
+inline constexpr uint8_t kHeadEntryVersion = 1;
+
+// Builds an entry value at the end of *out: begin it, then append its records.
+void beginHeadEntry(std::string* out);
+void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded);
+
+// Decodes the head entries of one (job, rank), fed in key order, into records: one per
+// (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records
+// between uses (clear()), so a steady seal or scan reuses their capacity.
+class HeadDecoder {
+ public:
+  explicit HeadDecoder(uint32_t block_steps) : block_steps_(block_steps) {}
+
+  void clear();
+  // Decodes every record of the entry; keeps those with from <= step < to. A record that
+  // does not decode, or whose step, attempt, rank or block contradicts its entry, is
+  // Corruption naming the key (the decoder then holds only the entries before it).
+  Status add(const HeadKey& key, std::string_view value, uint64_t from_step = 0, uint64_t to_step = UINT64_MAX);
+  // The kept records sorted by (step, attempt), duplicates dropped. Valid until the next
+  // add() or clear(); the records may be moved from.
+  std::vector<model::StepRecord*>& sorted();
+  // Records decoded (kept or not) since clear().
+  uint64_t decoded() const { return decoded_; }
+
+ private:
+  uint32_t block_steps_;
+  model::StepDecoder decoder_;
+  bool have_chain_ = false;
+  uint64_t chain_session_ = 0, chain_block_ = 0;
+  std::vector<model::StepRecord> records_;  // [0, kept_) hold kept records; capacity reused
+  size_t kept_ = 0;
+  uint64_t decoded_ = 0;
+  std::vector<model::StepRecord*> sorted_;
+};
+
+}  // namespace argus::storage
