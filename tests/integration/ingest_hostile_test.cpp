@@ -197,6 +197,18 @@ TEST_CASE("bad input closes only the offending session, with a reason") {
     CHECK_MESSAGE(close.reason.find("duplicate step 6") != std::string::npos, close.reason);
   }
   {
+    INFO("a delta record across a block boundary (protocol 2 restarts chains at blocks)");
+    RawClient c;
+    welcomed(c, port, "hostile", 14, tok);
+    c.encoder.setBlockSteps(0);  // a client that ignores Welcome.block_steps
+    REQUIRE(c.sendRecords({recordAt(14, 254), recordAt(14, 255)}).isOk());
+    REQUIRE(c.waitAck(2).isOk());
+    REQUIRE(c.sendRecords({recordAt(14, 256)}).isOk());
+    wire::CloseMsg close = c.waitClose();
+    CHECK(close.code == Status::Code::kInvalidArgument);
+    CHECK_MESSAGE(close.reason.find("record seq 3 (step 256, attempt 0) is a delta across a block boundary") != std::string::npos, close.reason);
+  }
+  {
     INFO("sequence gap");
     RawClient c;
     welcomed(c, port, "hostile", 10, tok);
@@ -273,9 +285,10 @@ TEST_CASE("bad input closes only the offending session, with a reason") {
   }
   StoredRows hostile;
   REQUIRE(scanSteps(argusd.dataDir(), "hostile", &hostile).isOk());
-  // Only what was acknowledged: rank 9 steps 5 and 6, rank 20 steps 1 and 2.
+  // Only what was acknowledged: rank 9 steps 5 and 6, rank 14 steps 254 and 255, rank 20
+  // steps 1 and 2.
   std::vector<std::pair<uint32_t, uint64_t>> keys;
   for (const auto& [k, v] : hostile) keys.push_back(k);
-  CHECK(keys == std::vector<std::pair<uint32_t, uint64_t>>{{9, 5}, {9, 6}, {20, 1}, {20, 2}});
+  CHECK(keys == std::vector<std::pair<uint32_t, uint64_t>>{{9, 5}, {9, 6}, {14, 254}, {14, 255}, {20, 1}, {20, 2}});
   MESSAGE("good session records while under attack: " << good_sent.load());
 }

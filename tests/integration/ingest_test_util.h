@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/step_codec.h"
+#include "model/step_chain.h"
 #include "storage/store.h"
 #include "cli/argusd_process.h"
 #include "simulate/synthetic_steps.h"
@@ -84,7 +84,7 @@ inline wire::Hello makeHello(const std::string& job, uint32_t rank, const std::s
 // A raw protocol client for tests that need to misbehave.
 struct RawClient {
   wire::FrameConnection conn;
-  model::StepEncoder encoder;
+  model::ChainedStepEncoder encoder;  // cut at the block_steps of the Welcome hello() read
   uint64_t next_seq = 1;
 
   Status connect(uint16_t port) {
@@ -96,7 +96,9 @@ struct RawClient {
   // Sends Hello and returns the first reply (Welcome or Close).
   Status hello(const wire::Hello& h, wire::ServerMessage* reply) {
     ARGUS_RETURN_IF_ERROR(conn.write(wire::encodeHello(h)));
-    return conn.readServerMessage(reply, 10s);
+    ARGUS_RETURN_IF_ERROR(conn.readServerMessage(reply, 10s));
+    if (reply->kind == wire::ServerMessage::Kind::kWelcome) encoder.setBlockSteps(reply->welcome.block_steps);
+    return Status::ok();
   }
   Status sendRecords(const std::vector<model::StepRecord>& records) {
     std::vector<std::string> encoded;

@@ -8,7 +8,7 @@
 
 #include <thread>
 
-#include "model/step_codec.h"
+#include "model/step_chain.h"
 #include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 #include "wire/step_sender.h"
@@ -90,7 +90,7 @@ TEST_CASE("send() is bounded when nothing acknowledges") {
   CHECK(sender.send(other.next()).code() == Status::Code::kInvalidArgument);
 }
 
-TEST_CASE("dictionary first, seq from 1, acks, reconnect re-sends unacknowledged records from a keyframe") {
+TEST_CASE("dictionary first, seq from 1, chains cut at block_steps, acks, reconnect re-sends unacknowledged records from a keyframe") {
   FakeServer server;
   simulate::SyntheticSteps gen(3, 8);
   std::vector<model::StepRecord> records;
@@ -105,7 +105,7 @@ TEST_CASE("dictionary first, seq from 1, acks, reconnect re-sends unacknowledged
       REQUIRE(hello.kind == ClientMessage::Kind::kHello);
       CHECK(hello.hello.job == "unit");
       CHECK(hello.hello.topology.rank == 3);
-      REQUIRE(conn.write(encodeWelcome({kProtocolVersion, 1, 1 << 20})).isOk());
+      REQUIRE(conn.write(encodeWelcome({kProtocolVersion, 1, 1 << 20, 4})).isOk());
       ClientMessage dict = readClient(conn, &body);
       REQUIRE(dict.kind == ClientMessage::Kind::kDictionary);
       CHECK(dict.dictionary.kernels.size() == gen.dictionary().kernels.size());
@@ -119,6 +119,8 @@ TEST_CASE("dictionary first, seq from 1, acks, reconnect re-sends unacknowledged
           model::StepRecord rec;
           REQUIRE(decoder.decode(r, &rec).isOk());
           CHECK(rec.step == records[received].step);
+          // Chains restart at the Welcome's block_steps (4).
+          CHECK(model::isKeyframe(r) == (received == 0 || rec.step % 4 == 0));
           ++received;
         }
       }

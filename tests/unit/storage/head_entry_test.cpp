@@ -1,0 +1,122 @@
+// HeadDecoder: head entries decode a (session, block) chain at a time, keep one record per
+// (step, attempt) with the latest delivery winning, and refuse what contradicts its key.
+#include "storage/head_entry.h"
+
+#include <doctest/doctest.h>
+
+#include "model/step_chain.h"
+#include "simulate/synthetic_steps.h"
+
+using namespace argus;
+using namespace argus::storage;
+
+namespace {
+
+constexpr uint32_t kBlock = 16;
+
+std::vector<model::StepRecord> synth(uint32_t rank, uint64_t from, uint64_t to, int64_t start = 0) {
+  simulate::SyntheticSteps gen(rank, 8);
+  std::vector<model::StepRecord> out;
+  for (uint64_t s = from; s < to; ++s) {
+    model::StepRecord r = gen.next();
+    r.step = s;
+    r.start_ns = start + static_cast<int64_t>(s);
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The records of one session as entries of at most `per_entry` records, split at blocks.
+std::vector<std::pair<HeadKey, std::string>> entries(const std::vector<model::StepRecord>& recs, uint64_t session, size_t per_entry) {
+  model::ChainedStepEncoder encoder({}, kBlock);
+  std::vector<std::pair<HeadKey, std::string>> out;
+  std::string encoded;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    uint64_t base = recs[i].step - recs[i].step % kBlock;
+    if (out.empty() || out.back().first.block_base != base || i % per_entry == 0) {
+      out.push_back({HeadKey{1, recs[i].rank, base, session, i + 1}, ""});
+      beginHeadEntry(&out.back().second);
+    }
+    encoded.clear();
+    encoder.encode(recs[i], &encoded);
+    appendHeadRecord(&out.back().second, recs[i].step, recs[i].attempt, encoded);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("entries of one session decode across entry boundaries; a step range keeps its records only") {
+  auto recs = synth(2, 3, 40);
+  HeadDecoder head(kBlock);
+  for (const auto& [key, value] : entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
+  CHECK(head.decoded() == recs.size());
+  auto& rows = head.sorted();
+  REQUIRE(rows.size() == 25);
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(*rows[i] == recs[10 - 3 + i]);
+}
+
+TEST_CASE("re-deliveries in a later session win; attempts are kept apart") {
+  auto first = synth(0, 0, 16, 1000);
+  auto again = synth(0, 8, 16, 2000);  // same steps, other content, later session
+  auto retry = synth(0, 4, 6, 3000);
+  for (auto& r : retry) r.attempt = 1;
+  HeadDecoder head(kBlock);
+  for (const auto& [key, value] : entries(first, 5, 100)) REQUIRE(head.add(key, value).isOk());
+  for (const auto& [key, value] : entries(again, 9, 3)) REQUIRE(head.add(key, value).isOk());
+  for (const auto& [key, value] : entries(retry, 11, 100)) REQUIRE(head.add(key, value).isOk());
+  auto& rows = head.sorted();
+  REQUIRE(rows.size() == 18);
+  size_t i = 0;
+  for (uint64_t s = 0; s < 16; ++s) {
+    CHECK(rows[i]->step == s);
+    CHECK(rows[i]->attempt == 0);
+    CHECK(rows[i]->start_ns == (s < 8 ? 1000 : 2000) + static_cast<int64_t>(s));
+    ++i;
+    if (s == 4 || s == 5) {
+      CHECK(rows[i]->step == s);
+      CHECK(rows[i]->attempt == 1);
+      ++i;
+    }
+  }
+}
+
+TEST_CASE("an entry that contradicts its key, breaks its chain or is cut short is Corruption naming the key") {
+  auto recs = synth(4, 0, 20);
+  auto good = entries(recs, 3, 6);  // block 0: steps 0-5, 6-11, 12-15; block 16: 16-17, 18-19
+  REQUIRE(good.size() == 5);
+  auto expectCorrupt = [](const HeadKey& key, const std::string& value, const char* why) {
+    HeadDecoder head(kBlock);
+    Status s = head.add(key, value);
+    CAPTURE(why);
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
+  };
+  // A chain's later entry alone (its first record is a delta).
+  expectCorrupt(good[1].first, good[1].second, "delta without its chain");
+  // The key says another rank, another block.
+  HeadKey k = good[0].first;
+  k.rank = 5;
+  expectCorrupt(k, good[0].second, "rank");
+  k = good[0].first;
+  k.block_base = 16;
+  expectCorrupt(k, good[0].second, "block");
+  // The entry header says another step than the record.
+  std::string value;
+  beginHeadEntry(&value);
+  model::ChainedStepEncoder encoder({}, kBlock);
+  std::string bytes;
+  encoder.encode(recs[0], &bytes);
+  appendHeadRecord(&value, 1, 0, bytes);
+  expectCorrupt(good[0].first, value, "header step");
+  // Truncated; unknown version; empty.
+  expectCorrupt(good[0].first, good[0].second.substr(0, good[0].second.size() - 1), "truncated");
+  expectCorrupt(good[0].first, "\x09" + good[0].second.substr(1), "version");
+  expectCorrupt(good[0].first, "", "empty");
+  // A new session restarts the chain even within the same block.
+  HeadDecoder head(kBlock);
+  REQUIRE(head.add(good[0].first, good[0].second).isOk());
+  k = good[1].first;
+  k.session = 4;
+  CHECK(head.add(k, good[1].second).isCorruption());
+}
