@@ -45,13 +45,22 @@ std::string ChunkWriter::encodeHistColumn(std::span<const model::DurationHistogr
   s.rows = values.size();
   s.first_step = first_step;
   s.last_step = last_step;
+  std::span<const HistRow> rows;
+  thread_local std::vector<HistRow> own_rows;
+  thread_local std::vector<model::DurationHistogram::Bucket> own_buckets;
+  if (groups != nullptr && groups->hist_rows.size() == values.size()) {
+    rows = groups->hist_rows;
+  } else {
+    summarizeHists(values, &own_rows, &own_buckets);
+    rows = own_rows;
+  }
   int32_t mn = INT32_MAX, mx = INT32_MIN;
-  for (const auto& h : values) {
-    if (h.empty()) continue;
+  for (const HistRow& r : rows) {
+    if (r.buckets == 0) continue;
     s.has_min_max = true;
-    mn = std::min(mn, h.buckets().front().index);
-    mx = std::max(mx, h.buckets().back().index);
-    s.sum += static_cast<double>(h.count());
+    mn = std::min(mn, r.first);
+    mx = std::max(mx, r.last);
+    s.sum += static_cast<double>(r.count);
   }
   if (s.has_min_max) {
     s.min = mn;
@@ -97,44 +106,54 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
   }
   // Contexts, ordered so decoding never cycles: group keys use none; the count column uses
   // groups; the histogram column uses groups and counts; every other column may also use
-  // the histograms (kernels.total_ns is coded against them).
-  RowContext groups = b.groups();
-  RowContext with_counts = groups;
-  RowContext with_hists = groups;
+  // the histograms (kernels.total_ns is coded against them). One RowContext serves all:
+  // each column sees only the members its place in that order allows.
+  RowContext ctx = b.groups();
   uint8_t count_col = countColumnOf(b.table), hist_col = histColumnOf(b.table);
-  if (count_col != kNoColumn) with_counts.counts = b.columns[count_col].ints;
-  std::vector<int64_t> hist_predictions;
+  std::span<const int64_t> counts;
+  std::span<const model::DurationHistogram> hists;
+  // Per-thread scratch, capacity reused.
+  thread_local std::vector<HistRow> hist_rows;
+  thread_local std::vector<model::DurationHistogram::Bucket> hist_buckets;
+  hist_rows.clear();
+  hist_buckets.clear();
+  if (count_col != kNoColumn) counts = b.columns[count_col].ints;
   if (hist_col != kNoColumn) {
-    with_hists.hists = b.columns[hist_col].hists;
-    hist_predictions.reserve(with_hists.hists.size());
-    for (const auto& h : with_hists.hists) hist_predictions.push_back(histPrediction(h));
-    with_hists.hist_predictions = hist_predictions;
+    hists = b.columns[hist_col].hists;
+    summarizeHists(hists, &hist_rows, &hist_buckets);
   }
   auto keys = groupKeyColumns(b.table);
   for (const ColumnDef& def : tableColumns(b.table)) {
     if (def.id < kFirstStoredColumnId) continue;
     key.column = def.id;
     const Column& c = b.columns[def.id];
-    const RowContext* ctx = &with_hists;
+    const RowContext* column_ctx = &ctx;
+    ctx.counts = {};
+    ctx.hists = {};
+    ctx.hist_rows = {};
+    ctx.hist_buckets = {};
+    ctx.prediction = {};
     if (std::find(keys.begin(), keys.end(), def.id) != keys.end()) {
-      ctx = nullptr;
-    } else if (def.id == count_col) {
-      ctx = &groups;
+      column_ctx = nullptr;
     } else if (def.id == hist_col) {
-      ctx = &with_counts;
+      ctx.counts = counts;
+      ctx.hist_rows = hist_rows;  // the column's own summary, not a context column
+      ctx.hist_buckets = hist_buckets;
+    } else if (def.id != count_col) {
+      ctx.hists = hists;
+      ctx.hist_rows = hist_rows;
+      ctx.hist_buckets = hist_buckets;
     }
-    RowContext predicted;
     std::vector<int64_t> prediction;
     if (const SumPredictor* p = sumPredictorOf(b.table, def.id)) {
       prediction = b.predict(*p);
-      predicted = ctx ? *ctx : RowContext{};
-      predicted.prediction = prediction;
-      ctx = &predicted;
+      ctx.prediction = prediction;
+      column_ctx = &ctx;
     }
     if (def.type == ColumnType::kHistogram) {
-      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, ctx, first, last, hintOf(def.id))});
+      out->push_back({encodeChunkKey(key), encodeHistColumn(c.hists, column_ctx, first, last, hintOf(def.id))});
     } else {
-      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, ctx, first, last, hintOf(def.id))});
+      out->push_back({encodeChunkKey(key), encodeIntColumn(def.type, c.ints, column_ctx, first, last, hintOf(def.id))});
     }
   }
 }

@@ -44,6 +44,38 @@ bool distinctValues(std::span<const int64_t> v, size_t limit, std::vector<int64_
   return true;
 }
 
+// Value -> its position in a dictionary (open addressing, built once per chunk).
+class DictIndex {
+ public:
+  explicit DictIndex(const std::vector<int64_t>& dict) {
+    size_t cap = 16;
+    while (cap < 2 * dict.size()) cap <<= 1;
+    mask_ = cap - 1;
+    slots_.assign(cap, Slot{0, kEmpty});
+    for (size_t i = 0; i < dict.size(); ++i) {
+      size_t s = slotOf(dict[i]);
+      while (slots_[s].index != kEmpty) s = (s + 1) & mask_;
+      slots_[s] = Slot{dict[i], static_cast<uint32_t>(i)};
+    }
+  }
+  // REQUIRES: v is in the dictionary.
+  size_t find(int64_t v) const {
+    size_t s = slotOf(v);
+    while (slots_[s].value != v || slots_[s].index == kEmpty) s = (s + 1) & mask_;
+    return slots_[s].index;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    int64_t value;
+    uint32_t index;
+  };
+  size_t slotOf(int64_t v) const { return static_cast<size_t>((static_cast<U>(v) * 0x9E3779B97F4A7C15ull) >> 32) & mask_; }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
 bool allEqual(std::span<const int64_t> v) {
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i] != v[0]) return false;
@@ -123,99 +155,125 @@ const char* codecName(uint8_t codec_byte) {
 }
 
 bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowContext* groups, std::string* out) {
-  ByteWriter w(out);
+  VarintWriter w(out);
+  // Once a codec applies: at most one varint per value plus two header varints (the
+  // dictionary reserves for its values itself).
+  const size_t bound = 10 * values.size() + 20;
+  char* p = nullptr;
+  bool applies = true;
   switch (codec) {
     case CodecId::kPlain:
-      for (int64_t v : values) w.putSignedVarint(v);
-      return true;
+      p = w.reserve(bound);
+      for (int64_t v : values) p = putZigzag(p, v);
+      break;
     case CodecId::kConstant:
-      if (values.empty() || !allEqual(values)) return false;
-      w.putSignedVarint(values[0]);
-      return true;
-    case CodecId::kDelta:
-      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(i == 0 ? values[0] : sub(values[i], values[i - 1]));
-      return true;
+      applies = !values.empty() && allEqual(values);
+      if (applies) p = putZigzag(w.reserve(10), values[0]);
+      break;
+    case CodecId::kDelta: {
+      p = w.reserve(bound);
+      int64_t prev = 0;
+      for (int64_t v : values) {
+        p = putZigzag(p, sub(v, prev));
+        prev = v;
+      }
+      break;
+    }
     case CodecId::kDeltaOfDelta: {
+      p = w.reserve(bound);
       int64_t prev_delta = 0;
       for (size_t i = 0; i < values.size(); ++i) {
         if (i == 0) {
-          w.putSignedVarint(values[0]);
+          p = putZigzag(p, values[0]);
           continue;
         }
         int64_t d = sub(values[i], values[i - 1]);
-        w.putSignedVarint(i == 1 ? d : sub(d, prev_delta));
+        p = putZigzag(p, i == 1 ? d : sub(d, prev_delta));
         prev_delta = d;
       }
-      return true;
+      break;
     }
     case CodecId::kDictionary: {
       // Past a few thousand distinct values a dictionary never wins; skip the work.
       std::vector<int64_t> distinct;
-      if (values.empty() || !distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct)) return false;
+      applies = !values.empty() && distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct);
+      if (!applies) break;
       std::sort(distinct.begin(), distinct.end());
-      w.putVarint(distinct.size());
+      p = w.reserve(10 * distinct.size() + 10 + 10 * values.size());
+      p = putVarint(p, distinct.size());
       for (size_t i = 0; i < distinct.size(); ++i) {
         // Sorted ascending as signed values: differences are non-negative (mod 2^64).
         if (i == 0) {
-          w.putSignedVarint(distinct[0]);
+          p = putZigzag(p, distinct[0]);
         } else {
-          w.putVarint(static_cast<U>(distinct[i]) - static_cast<U>(distinct[i - 1]));
+          p = putVarint(p, static_cast<U>(distinct[i]) - static_cast<U>(distinct[i - 1]));
         }
       }
       bool narrow = distinct.size() <= 256;
+      DictIndex index(distinct);
       size_t last = 0;
       for (int64_t v : values) {
         // Runs are common (the same value row after row): try the previous index first.
-        size_t ix = distinct[last] == v ? last : static_cast<size_t>(std::lower_bound(distinct.begin(), distinct.end(), v) - distinct.begin());
+        size_t ix = distinct[last] == v ? last : index.find(v);
         last = ix;
         if (narrow) {
-          w.putU8(static_cast<uint8_t>(ix));
+          *p++ = static_cast<char>(ix);
         } else {
-          w.putVarint(ix);
+          p = putVarint(p, ix);
         }
       }
-      return true;
+      break;
     }
     case CodecId::kGroupDelta: {
-      if (groups == nullptr || groups->ids.size() != values.size()) return false;
+      applies = groups != nullptr && groups->ids.size() == values.size();
+      if (!applies) break;
+      p = w.reserve(bound);
       std::vector<int64_t> prev(groups->count, 0);
+      const uint32_t* const ids = groups->ids.data();  // a local: stores through p may alias
       for (size_t i = 0; i < values.size(); ++i) {
-        int64_t& p = prev[groups->ids[i]];
-        w.putSignedVarint(sub(values[i], p));
-        p = values[i];
+        int64_t& last = prev[ids[i]];
+        p = putZigzag(p, sub(values[i], last));
+        last = values[i];
       }
-      return true;
+      break;
     }
     case CodecId::kLinear: {
-      if (values.size() < 2) return false;
-      int64_t stride = sub(values[1], values[0]);
-      for (size_t i = 2; i < values.size(); ++i) {
-        if (sub(values[i], values[i - 1]) != stride) return false;
-      }
-      w.putSignedVarint(values[0]);
-      w.putSignedVarint(stride);
-      return true;
+      applies = values.size() >= 2;
+      int64_t stride = applies ? sub(values[1], values[0]) : 0;
+      for (size_t i = 2; i < values.size() && applies; ++i) applies = sub(values[i], values[i - 1]) == stride;
+      if (!applies) break;
+      p = putZigzag(w.reserve(20), values[0]);
+      p = putZigzag(p, stride);
+      break;
     }
     case CodecId::kHistResidual: {
-      if (groups == nullptr || groups->hists.size() != values.size()) return false;
-      if (groups->hist_predictions.size() == values.size()) {
-        for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], groups->hist_predictions[i]));
+      applies = groups != nullptr && groups->hists.size() == values.size();
+      if (!applies) break;
+      p = w.reserve(bound);
+      if (groups->hist_rows.size() == values.size()) {
+        const HistRow* const rows = groups->hist_rows.data();  // a local: stores through p may alias
+        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], rows[i].prediction));
       } else {
-        for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], histPrediction(groups->hists[i])));
+        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], histPrediction(groups->hists[i])));
       }
-      return true;
+      break;
     }
     case CodecId::kSumResidual: {
-      if (groups == nullptr || groups->prediction.size() != values.size()) return false;
-      for (size_t i = 0; i < values.size(); ++i) w.putSignedVarint(sub(values[i], groups->prediction[i]));
-      return true;
+      applies = groups != nullptr && groups->prediction.size() == values.size();
+      if (!applies) break;
+      p = w.reserve(bound);
+      for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], groups->prediction[i]));
+      break;
     }
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
     case CodecId::kHistWindow:
-      return false;
+      applies = false;
+      break;
   }
-  return false;
+  if (applies) w.commit(p);
+  w.finish();
+  return applies;
 }
 
 EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx, CodecHint* hint) {
@@ -239,7 +297,7 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     }
     // The remembered codec does not apply to these values: analyse.
   }
-  bool have_hist_predictions = ctx != nullptr && ctx->hist_predictions.size() == values.size();
+  bool have_hist_rows = ctx != nullptr && ctx->hist_rows.size() == values.size();
   // Analysis: the exact raw size of each candidate, from one pass, without encoding.
   bool grouped = ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0;
   bool residual = ctx != nullptr && ctx->hists.size() == values.size();
@@ -264,7 +322,7 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
       gdelta += zigzagLen(sub(v, p));
       p = v;
     }
-    if (residual) hres += zigzagLen(sub(v, have_hist_predictions ? ctx->hist_predictions[i] : histPrediction(ctx->hists[i])));
+    if (residual) hres += zigzagLen(sub(v, have_hist_rows ? ctx->hist_rows[i].prediction : histPrediction(ctx->hists[i])));
     if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
   }
   size_t dict = SIZE_MAX;
@@ -432,20 +490,27 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
   return Status::corruption(std::string("codec ") + std::to_string(codec_byte) + " is not an integer codec");
 }
 
-bool applyZstdIfSmaller(EncodedPayload* p, int level) {
-  if (p->bytes.size() < 32) return false;  // the frame header alone eats what it could save
-  std::string out;
-  ByteWriter(&out).putVarint(p->bytes.size());
-  size_t header = out.size();
-  size_t bound = ZSTD_compressBound(p->bytes.size());
-  out.resize(header + bound);
+bool zstdCompress(std::string_view raw, std::string* frame, int level) {
+  size_t bound = ZSTD_compressBound(raw.size());
+  if (frame->size() < bound) frame->resize(bound);
   // One context per thread: ZSTD_compress would allocate and free one per call.
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  size_t n = ZSTD_compressCCtx(cctx.get(), out.data() + header, bound, p->bytes.data(), p->bytes.size(), level);
+  size_t n = ZSTD_compressCCtx(cctx.get(), frame->data(), frame->size(), raw.data(), raw.size(), level);
   if (ZSTD_isError(n)) return false;
-  out.resize(header + n);
-  if (out.size() >= p->bytes.size()) return false;
-  p->bytes = std::move(out);
+  frame->resize(n);
+  return true;
+}
+
+bool applyZstdIfSmaller(EncodedPayload* p, int level) {
+  if (p->bytes.size() < 32) return false;  // the frame header alone eats what it could save
+  // Per-thread scratch; p->bytes then takes the result into its own capacity.
+  thread_local std::string frame;
+  if (!zstdCompress(p->bytes, &frame, level)) return false;
+  if (varintLen(p->bytes.size()) + frame.size() >= p->bytes.size()) return false;
+  size_t raw_size = p->bytes.size();
+  p->bytes.clear();
+  ByteWriter(&p->bytes).putVarint(raw_size);
+  p->bytes.append(frame);
   p->codec |= kCodecZstdFlag;
   return true;
 }

@@ -9,12 +9,14 @@
 // row count (from the chunk header, itself bounded) justifies.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/bytes.h"
 #include "base/status.h"
 #include "model/duration_histogram.h"
 
@@ -44,6 +46,19 @@ const char* codecName(uint8_t codec_byte);  // "delta", "delta+zstd", "unknown(9
 // Most rows a chunk may hold (bounds decoder allocations).
 inline constexpr uint64_t kMaxChunkRows = 1u << 24;
 
+// One histogram row in summary, from a single pass over its buckets (summarizeHists in
+// hist_codec.h), which also copies the buckets back to back: the codecs and statistics
+// that follow read contiguous memory instead of every row's own heap block again (those
+// cache misses were most of a kernels chunk's encoding time).
+struct HistRow {
+  int32_t first = 0, last = -1;  // bucket index window; last < first when empty
+  int32_t mode = 0;              // index of the largest count, lowest on ties; 0 when empty
+  uint32_t buckets = 0;          // non-empty buckets
+  size_t begin = 0;              // of its buckets in RowContext::hist_buckets
+  uint64_t count = 0;            // sum of the counts
+  int64_t prediction = 0;        // histPrediction()
+};
+
 // What a codec may know about a chunk's rows besides its own values: other columns of the
 // same block, decoded before it (docs/format/codecs.md#context).
 //   ids/count: rows grouped by a key (kernels: signature+phase). ids[i] is the dense group
@@ -62,9 +77,10 @@ struct RowContext {
   std::span<const int64_t> counts;
   std::span<const model::DurationHistogram> hists;
   std::span<const int64_t> prediction;
-  // Optional, encoders only: histPrediction(hists[i]) per row, computed once per block
-  // instead of once per candidate codec. Ignored unless its size equals hists'.
-  std::span<const int64_t> hist_predictions;
+  // Optional, encoders only: summarizeHists(hists), computed once per block instead of
+  // once per codec and candidate. Ignored unless its size equals hists'.
+  std::span<const HistRow> hist_rows;
+  std::span<const model::DurationHistogram::Bucket> hist_buckets;  // every row's, back to back
 };
 
 // What the analysis pass chose for one column last time. A column's best codec is stable
@@ -98,6 +114,43 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
 
 // The kHistResidual prediction of a total from a histogram: round(approxTotal()), saturated.
 int64_t histPrediction(const model::DurationHistogram& h);
+
+// Writes a varint at p; returns the end. REQUIRES: 10 bytes of room at p.
+inline char* putVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+inline char* putZigzag(char* p, int64_t v) { return putVarint(p, zigzagEncode(v)); }
+
+// Appends to a string through a raw pointer, for the encoders' per-value loops (ByteWriter
+// appends byte by byte): reserve(n) returns where to write up to n bytes, commit(end) keeps
+// what was written up to `end`. REQUIRES: finish() before the string is used; until then
+// it is longer than what was written.
+class VarintWriter {
+ public:
+  explicit VarintWriter(std::string* out) : out_(out), used_(out->size()) {}
+  char* reserve(size_t n) {
+    if (out_->size() - used_ < n) [[unlikely]]
+      out_->resize(std::max(used_ + n, 2 * out_->size()));
+    return out_->data() + used_;
+  }
+  void commit(char* end) { used_ = static_cast<size_t>(end - out_->data()); }
+  void varint(uint64_t v) { commit(putVarint(reserve(10), v)); }
+  void zz(int64_t v) { varint(zigzagEncode(v)); }
+  void finish() { out_->resize(used_); }
+
+ private:
+  std::string* out_;
+  size_t used_;  // bytes written
+};
+
+// Compresses `raw` into *frame (replacing its contents) with a per-thread context.
+// Returns false when zstd fails.
+bool zstdCompress(std::string_view raw, std::string* frame, int level = 3);
 
 // zstd layer: replaces p->bytes with varint(raw size) + zstd frame and sets the flag when
 // that is smaller. Returns whether it did.

@@ -11,6 +11,7 @@
 #include "storage/hist_codec.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "base/bytes.h"
 
@@ -77,45 +78,37 @@ namespace {
 constexpr uint8_t kWindowGrouped = 1;
 constexpr uint8_t kWindowImplied = 2;
 
-// The slot whose count is implied by the row's total: the reference's mode (its largest
-// count, lowest index on ties) when that lies inside [first, last], else `last`. The mode
-// is where a count varies most, so leaving it out saves the most bits.
-int64_t impliedSlot(const std::vector<Bucket>* ref, int64_t first, int64_t last) {
-  if (ref != nullptr && !ref->empty()) {
-    uint32_t best = 0;
-    int64_t mode = 0;
-    for (const Bucket& b : *ref) {
-      if (b.count > best) {
-        best = b.count;
-        mode = b.index;
-      }
+size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
+
+// Index of the largest count, lowest index on ties; 0 for no buckets.
+int32_t modeOf(const std::vector<Bucket>& h) {
+  uint32_t best = 0;
+  int32_t mode = 0;
+  for (const Bucket& b : h) {
+    if (b.count > best) {
+      best = b.count;
+      mode = b.index;
     }
-    if (mode >= first && mode <= last) return mode;
   }
+  return mode;
+}
+
+// The slot whose count is implied by the row's total: the reference's mode when that lies
+// inside [first, last], else `last`. The mode is where a count varies most, so leaving it
+// out saves the most bits. `ref_mode` is null without a non-empty reference.
+int64_t impliedSlot(const int32_t* ref_mode, int64_t first, int64_t last) {
+  if (ref_mode != nullptr && *ref_mode >= first && *ref_mode <= last) return *ref_mode;
   return last;
 }
 
 // A stream of the window codec: varint raw length, varint stored length, bytes; zstd'ed
-// on its own when that is smaller (stored < raw).
+// on its own when that is smaller (stored < raw, with applyZstdIfSmaller's rule).
 void putStream(ByteWriter& w, const std::string& raw) {
-  EncodedPayload p;
-  p.codec = 0;
-  p.bytes = raw;
-  if (applyZstdIfSmaller(&p)) {
-    // applyZstdIfSmaller prefixes the raw size; strip it, the stream header carries it.
-    ByteReader r(p.bytes);
-    uint64_t n = 0;
-    (void)r.getVarint(&n);
-    std::string_view frame;
-    (void)r.getBytes(r.remaining(), &frame);
-    w.putVarint(raw.size());
-    w.putVarint(frame.size());
-    w.putBytes(frame);
-    return;
-  }
+  thread_local std::string frame;
+  bool z = raw.size() >= 32 && zstdCompress(raw, &frame) && varintBytes(raw.size()) + frame.size() < raw.size();
   w.putVarint(raw.size());
-  w.putVarint(raw.size());
-  w.putBytes(raw);
+  w.putVarint(z ? frame.size() : raw.size());
+  w.putBytes(z ? std::string_view(frame) : std::string_view(raw));
 }
 
 Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::string_view* out) {
@@ -138,49 +131,100 @@ Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::strin
 
 }  // namespace
 
+void summarizeHists(std::span<const DurationHistogram> values, std::vector<HistRow>* rows, std::vector<Bucket>* buckets) {
+  rows->resize(values.size());
+  buckets->clear();
+  // Each row's buckets are a heap block of their own: fetch a few rows ahead.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i + kAhead < values.size()) __builtin_prefetch(values[i + kAhead].buckets().data());
+    const auto& h = values[i].buckets();
+    HistRow& row = (*rows)[i];
+    row = HistRow{};
+    row.begin = buckets->size();
+    if (h.empty()) continue;
+    row.first = h.front().index;
+    row.last = h.back().index;
+    row.mode = modeOf(h);
+    row.buckets = static_cast<uint32_t>(h.size());
+    for (const Bucket& b : h) row.count += b.count;
+    row.prediction = histPrediction(values[i]);
+    buckets->insert(buckets->end(), h.begin(), h.end());
+  }
+}
+
 bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+  std::span<const HistRow> rows;
+  std::span<const Bucket> flat;
+  thread_local std::vector<HistRow> own_rows;
+  thread_local std::vector<Bucket> own_buckets;
+  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
+    rows = ctx->hist_rows;
+    flat = ctx->hist_buckets;
+  } else {
+    summarizeHists(values, &own_rows, &own_buckets);
+    rows = own_rows;
+    flat = own_buckets;
+  }
   uint8_t flags = 0;
   if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kWindowGrouped;
   if (ctx != nullptr && ctx->counts.size() == values.size()) {
     bool consistent = true;
     for (size_t i = 0; i < values.size() && consistent; ++i) {
-      consistent = ctx->counts[i] >= 0 && values[i].count() == static_cast<uint64_t>(ctx->counts[i]);
+      consistent = ctx->counts[i] >= 0 && rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
     }
     if (consistent) flags |= kWindowImplied;
   }
-  std::string sa, sb, sd;
-  ByteWriter a(&sa), b(&sb), d(&sd);
-  std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
+  const bool implied = flags & kWindowImplied;
+  // Streams and the group table are per-thread scratch: sealing reuses their capacity.
+  thread_local std::string sa, sb, sd;
+  thread_local std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
+  sa.clear();
+  sb.clear();
+  sd.clear();
+  VarintWriter a(&sa), b(&sb), d(&sd);
   if (flags & kWindowGrouped) prev.assign(ctx->count, -1);
+  // Loop-invariant pointers in locals: the byte stores below may alias anything in memory,
+  // which would otherwise make the compiler reload these after every store.
+  int64_t* const prev_of = prev.data();
+  const uint32_t* const ids = (flags & kWindowGrouped) ? ctx->ids.data() : nullptr;
+  const Bucket* const flat_buckets = flat.data();
   for (size_t i = 0; i < values.size(); ++i) {
-    const auto& h = values[i].buckets();
+    const HistRow& row = rows[i];
     int64_t ref_first = 0, ref_width = 0;
-    const std::vector<Bucket>* ref = nullptr;
-    if (flags & kWindowGrouped) {
-      int64_t& p = prev[ctx->ids[i]];
+    const int32_t* ref_mode = nullptr;
+    if (ids != nullptr) {
+      int64_t& p = prev_of[ids[i]];
       if (p >= 0) {
-        const auto& r = values[static_cast<size_t>(p)].buckets();
-        ref = &r;
-        if (!r.empty()) {
-          ref_first = r.front().index;
-          ref_width = static_cast<int64_t>(r.back().index) - r.front().index + 1;
+        const HistRow& r = rows[static_cast<size_t>(p)];
+        if (r.buckets > 0) {
+          ref_first = r.first;
+          ref_width = static_cast<int64_t>(r.last) - r.first + 1;
+          ref_mode = &r.mode;
         }
       }
       p = static_cast<int64_t>(i);
     }
-    int64_t width = h.empty() ? 0 : static_cast<int64_t>(h.back().index) - h.front().index + 1;
-    a.putSignedVarint(width - ref_width);
-    if (h.empty()) continue;
-    b.putSignedVarint(h.front().index - ref_first);
-    size_t j = 0;
-    int64_t last = h.back().index;
-    int64_t skip = (flags & kWindowImplied) ? impliedSlot(ref, h.front().index, last) : INT64_MIN;
-    for (int64_t ix = h.front().index; ix <= last; ++ix) {
-      uint32_t c = 0;
-      if (h[j].index == ix) c = h[j++].count;
-      if (ix != skip) d.putVarint(c);
+    int64_t width = row.buckets == 0 ? 0 : static_cast<int64_t>(row.last) - row.first + 1;
+    a.zz(width - ref_width);
+    if (width == 0) continue;
+    b.zz(row.first - ref_first);
+    int64_t skip = implied ? impliedSlot(ref_mode, row.first, row.last) : INT64_MIN;
+    // Slots first..last: each bucket's count, a zero byte for each empty slot between.
+    char* p = d.reserve(static_cast<size_t>(width) + 5 * row.buckets);
+    int64_t ix = row.first;
+    for (const Bucket *x = flat_buckets + row.begin, *end = x + row.buckets; x != end; ++x) {
+      for (; ix < x->index; ++ix) {
+        if (ix != skip) *p++ = 0;
+      }
+      if (ix != skip) p = putVarint(p, x->count);
+      ++ix;
     }
+    d.commit(p);
   }
+  a.finish();
+  b.finish();
+  d.finish();
   ByteWriter w(out);
   w.putU8(flags);
   putStream(w, sa);
@@ -200,10 +244,17 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
   // Dense windows waste bytes on sparse histograms (far-apart buckets): then also try the
   // sparse form and keep the smaller.
   uint64_t slots = 0, buckets = 0;
-  for (const auto& h : values) {
-    if (h.empty()) continue;
-    buckets += h.buckets().size();
-    slots += static_cast<uint64_t>(static_cast<int64_t>(h.buckets().back().index) - h.buckets().front().index + 1);
+  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
+    for (const HistRow& r : ctx->hist_rows) {
+      buckets += r.buckets;
+      if (r.buckets > 0) slots += static_cast<uint64_t>(static_cast<int64_t>(r.last) - r.first + 1);
+    }
+  } else {
+    for (const auto& h : values) {
+      if (h.empty()) continue;
+      buckets += h.buckets().size();
+      slots += static_cast<uint64_t>(static_cast<int64_t>(h.buckets().back().index) - h.buckets().front().index + 1);
+    }
   }
   if (slots > 2 * buckets + values.size()) {
     EncodedPayload sparse;
@@ -280,7 +331,8 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       return Status::corruption("hist-window: row " + std::to_string(i) + " bucket range out of range");
     }
     int64_t last = first + width - 1;
-    int64_t skip = implied ? impliedSlot(ref, first, last) : INT64_MIN;
+    int32_t ref_mode = ref != nullptr && !ref->empty() ? modeOf(*ref) : 0;
+    int64_t skip = implied ? impliedSlot(ref != nullptr && !ref->empty() ? &ref_mode : nullptr, first, last) : INT64_MIN;
     uint64_t sum = 0;
     size_t skip_pos = SIZE_MAX;
     for (int64_t ix = first; ix <= last; ++ix) {

@@ -15,6 +15,11 @@
 
 namespace argus::storage {
 
+// One pass over the histograms: their HistRow summaries (RowContext::hist_rows) into *rows
+// and their buckets, back to back, into *buckets (RowContext::hist_buckets).
+void summarizeHists(std::span<const model::DurationHistogram> values, std::vector<HistRow>* rows,
+                    std::vector<model::DurationHistogram::Bucket>* buckets);
+
 // kHistWindow: the window [first, last] of each histogram coded densely (zero counts
 // included) against the previous histogram of the row's group, in three separately
 // zstd'ed streams; with RowContext::counts the last count is implied. Always applies.

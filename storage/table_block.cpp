@@ -1,9 +1,9 @@
 // Row extraction (StepRecord -> table rows) and its inverse.
 #include "storage/table_block.h"
 
+#include <cassert>
 #include <limits>
 #include <type_traits>
-#include <unordered_map>
 
 namespace argus::storage {
 namespace {
@@ -128,54 +128,109 @@ void TableBlock::append(model::StepRecord&& rec) {
     return;
   }
   steps.push_back(u(rec.step));
-  for (auto& k : rec.kernels) {
-    columns[3].ints.push_back(u(k.signature));
-    columns[4].ints.push_back(static_cast<int64_t>(k.phase));
-    columns[5].ints.push_back(k.count);
-    columns[6].ints.push_back(k.total_ns);
-    columns[7].hists.push_back(std::move(k.hist));
+  // Sized once per record, then filled: no capacity check per value.
+  const size_t n = rec.kernels.size();
+  int64_t* col[4];
+  for (int c = 0; c < 4; ++c) {
+    columns[3 + c].ints.resize(rows + n);
+    col[c] = columns[3 + c].ints.data() + rows;
+  }
+  auto& hists = columns[7].hists;
+  hists.resize(rows + n);
+  for (size_t i = 0; i < n; ++i) {
+    model::KernelStat& k = rec.kernels[i];
+    col[0][i] = u(k.signature);
+    col[1][i] = static_cast<int64_t>(k.phase);
+    col[2][i] = k.count;
+    col[3][i] = k.total_ns;
+    hists[rows + i] = std::move(k.hist);
   }
   row_counts.push_back(static_cast<int64_t>(rec.kernels.size()));
   rows += rec.kernels.size();
 }
+
+namespace {
+
+// Open addressing from a key tuple's hash to its group; equal hashes are told apart by
+// the caller's key comparison. Holds groups, not rows: tiny for real blocks.
+class GroupTable {
+ public:
+  // Returns the group whose key hashes to h and satisfies same(group), else adds
+  // `fresh` and returns it.
+  template <typename Same>
+  uint32_t findOrAdd(uint64_t h, uint32_t fresh, Same&& same) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    for (size_t i = slotOf(h);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.group == kEmpty) {
+        s = Slot{h, fresh};
+        ++size_;
+        return fresh;
+      }
+      if (s.hash == h && same(s.group)) return s.group;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t group = kEmpty;
+  };
+  size_t slotOf(uint64_t h) const { return static_cast<size_t>((h * 0x9e3779b97f4a7c15ull) >> 32) & mask_; }
+  void grow() {
+    std::vector<Slot> old(slots_.size() < 64 ? 64 : 2 * slots_.size());
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.group == kEmpty) continue;
+      size_t i = slotOf(s.hash);
+      while (slots_[i].group != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace
 
 RowContext TableBlock::groups() const {
   RowContext g;
   auto keys = groupKeyColumns(table);
   if (keys.empty()) return g;
   g.ids.resize(rows);
-  if (keys.size() == 1) {
-    std::unordered_map<int64_t, uint32_t> ids;
-    const auto& k0 = columns[keys[0]].ints;
-    for (size_t i = 0; i < rows; ++i) {
-      auto [it, fresh] = ids.try_emplace(k0[i], g.count);
-      if (fresh) ++g.count;
-      g.ids[i] = it->second;
+  const int64_t* key_cols[4];
+  assert(keys.size() <= 4 && "BUG: more group-key columns than groups() handles");
+  for (size_t k = 0; k < keys.size(); ++k) key_cols[k] = columns[keys[k]].ints.data();
+  auto sameKey = [&](size_t r, size_t i) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (key_cols[k][r] != key_cols[k][i]) return false;
     }
-    return g;
-  }
-  // Composite key: hash the tuple, resolve collisions by comparing the first row's tuple.
-  std::unordered_multimap<uint64_t, uint32_t> by_hash;  // hash -> first row of that group
-  std::vector<size_t> first_row;
+    return true;
+  };
+  // Steps repeat their rows in the same order, so the group that followed row i-1's group
+  // last time is checked first; the hash table only sees new groups and changes of order.
+  std::vector<uint32_t> first_row, next;  // per group: its first row; the group that followed it
+  GroupTable table_of_groups;
   for (size_t i = 0; i < rows; ++i) {
-    uint64_t h = 1469598103934665603ull;
-    for (uint8_t k : keys) h = (h ^ static_cast<uint64_t>(columns[k].ints[i])) * 1099511628211ull + (h >> 29);
-    uint32_t id = UINT32_MAX;
-    auto range = by_hash.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it) {
-      size_t r = first_row[it->second];
-      bool same = true;
-      for (uint8_t k : keys) same = same && columns[k].ints[r] == columns[k].ints[i];
-      if (same) {
-        id = it->second;
-        break;
+    if (i > 0) {
+      uint32_t guess = next[g.ids[i - 1]];
+      if (guess != UINT32_MAX && sameKey(first_row[guess], i)) {
+        g.ids[i] = guess;
+        continue;
       }
     }
-    if (id == UINT32_MAX) {
-      id = g.count++;
-      first_row.push_back(i);
-      by_hash.emplace(h, id);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t k = 0; k < keys.size(); ++k) h = (h ^ static_cast<uint64_t>(key_cols[k][i])) * 1099511628211ull + (h >> 29);
+    uint32_t id = table_of_groups.findOrAdd(h, g.count, [&](uint32_t group) { return sameKey(first_row[group], i); });
+    if (id == g.count) {
+      ++g.count;
+      first_row.push_back(static_cast<uint32_t>(i));
+      next.push_back(UINT32_MAX);
     }
+    if (i > 0) next[g.ids[i - 1]] = id;
     g.ids[i] = id;
   }
   return g;

@@ -1,0 +1,85 @@
+// TableBlock::groups (dense group ids in order of first appearance, as grouped codecs and
+// the chunk reader require) and the histogram summaries the chunk writer codes from.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "storage/hist_codec.h"
+#include "storage/table_block.h"
+
+using namespace argus;
+using namespace argus::storage;
+
+namespace {
+
+// The reference: a std::map from the key tuple to the next fresh id.
+std::vector<uint32_t> referenceGroups(const TableBlock& b) {
+  std::map<std::vector<int64_t>, uint32_t> seen;
+  std::vector<uint32_t> ids;
+  for (size_t i = 0; i < b.rows; ++i) {
+    std::vector<int64_t> key;
+    for (uint8_t k : groupKeyColumns(b.table)) key.push_back(b.columns[k].ints[i]);
+    auto [it, fresh] = seen.try_emplace(key, static_cast<uint32_t>(seen.size()));
+    ids.push_back(it->second);
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("groups are dense ids in order of first appearance, whatever the row order") {
+  std::mt19937_64 rng(7);
+  for (Table t : {Table::kKernels, Table::kCollectives, Table::kStacks}) {
+    for (int shape = 0; shape < 4; ++shape) {
+      CAPTURE(tableName(t));
+      CAPTURE(shape);
+      TableBlock b;
+      b.reset(t);
+      size_t rows = shape == 3 ? 5000 : 300;
+      for (size_t i = 0; i < rows; ++i) {
+        // 0: a repeating cycle (steps), 1: random order, 2: few keys with equal first
+        // columns (tuple comparison matters), 3: many groups (the table grows).
+        uint64_t g = shape == 0 ? i % 17 : shape == 1 ? rng() % 23 : shape == 2 ? rng() % 4 : rng() % 3000;
+        for (uint8_t k : groupKeyColumns(t)) {
+          int64_t v = shape == 2 && k != groupKeyColumns(t).back() ? 42 : static_cast<int64_t>(g * 0x9e3779b97f4a7c15ull + k);
+          b.columns[k].ints.push_back(v);
+        }
+      }
+      b.rows = rows;
+      RowContext g = b.groups();
+      std::vector<uint32_t> want = referenceGroups(b);
+      CHECK(g.ids == want);
+      uint32_t count = 0;
+      for (uint32_t id : want) count = std::max(count, id + 1);
+      CHECK(g.count == count);
+    }
+  }
+}
+
+TEST_CASE("histogram summaries match the histograms") {
+  std::mt19937_64 rng(3);
+  std::vector<model::DurationHistogram> hists(200);
+  for (size_t i = 0; i < hists.size(); ++i) {
+    if (i % 7 == 0) continue;  // some empty rows
+    for (int j = 0; j < 1 + static_cast<int>(i % 11); ++j) hists[i].add(static_cast<int64_t>(1000 + rng() % 100000), 1 + static_cast<uint32_t>(rng() % 5));
+  }
+  std::vector<HistRow> rows;
+  std::vector<model::DurationHistogram::Bucket> buckets;
+  summarizeHists(hists, &rows, &buckets);
+  REQUIRE(rows.size() == hists.size());
+  for (size_t i = 0; i < hists.size(); ++i) {
+    const auto& h = hists[i].buckets();
+    CAPTURE(i);
+    CHECK(rows[i].count == hists[i].count());
+    CHECK(rows[i].prediction == histPrediction(hists[i]));
+    CHECK(rows[i].buckets == h.size());
+    CHECK(std::equal(h.begin(), h.end(), buckets.begin() + static_cast<std::ptrdiff_t>(rows[i].begin)));
+    if (h.empty()) continue;
+    CHECK(rows[i].first == h.front().index);
+    CHECK(rows[i].last == h.back().index);
+    auto mode = std::max_element(h.begin(), h.end(), [](const auto& a, const auto& b) { return a.count < b.count; });
+    CHECK(rows[i].mode == mode->index);
+  }
+}
