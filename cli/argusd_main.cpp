@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   int64_t seal_interval_ms = 2000;
   int64_t retention_interval_s = 60;
   int seal_nice = 10;
+  uint64_t max_head_bytes = uint64_t{1} << 30;
   int commit_threads = 2;
   int64_t hello_timeout_ms = 10000;
   int64_t drain_timeout_ms = 10000;
@@ -86,11 +87,15 @@ int main(int argc, char** argv) {
   app.add_option("--ingest-buffer-bytes", ingest_buffer_bytes,
                  "All sessions together: bytes received but not yet committed above which sessions stop reading")
       ->capture_default_str();
-  app.add_option("--seal-interval-ms", seal_interval_ms, "How often complete blocks of head rows are sealed into chunks; 0: never")
+  app.add_option("--seal-interval-ms", seal_interval_ms, "How often complete blocks of head entries are sealed into chunks; 0: never")
       ->capture_default_str();
   app.add_option("--retention-interval-s", retention_interval_s,
                  "How often jobs past their retention (set with `argus jobs --retention`) are dropped; needs sealing on")
       ->check(CLI::Range(int64_t{1}, int64_t{86400}))
+      ->capture_default_str();
+  app.add_option("--max-head-bytes", max_head_bytes,
+                 "Unsealed head data above which sessions stop reading while the sealer seals complete blocks "
+                 "(open blocks of live ranks are not held to it); 0: no limit")
       ->capture_default_str();
   app.add_option("--seal-nice", seal_nice,
                  "Nice value of the sealer thread (SCHED_BATCH): sealing takes the CPU the ack path leaves; 0: as the "
@@ -101,7 +106,7 @@ int main(int argc, char** argv) {
                  "Threads writing group commits concurrently (RocksDB merges them into one WAL write and sync)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
-  app.add_option("--seal-on-exit", seal_on_exit, "On shutdown seal all head rows, only complete blocks, or none")
+  app.add_option("--seal-on-exit", seal_on_exit, "On shutdown seal all head entries, only complete blocks, or none")
       ->check(CLI::IsMember({"all", "ready", "none"}))
       ->capture_default_str();
   app.add_option("--hello-timeout-ms", hello_timeout_ms, "A connection that sends no Hello this long is closed")
@@ -148,6 +153,7 @@ int main(int argc, char** argv) {
   options.seal_interval = std::chrono::milliseconds(seal_interval_ms);
   options.retention_interval = std::chrono::seconds(retention_interval_s);
   options.seal_nice = seal_nice;
+  options.max_head_bytes = max_head_bytes;
   options.committer.threads = commit_threads;
   options.hello_timeout = std::chrono::milliseconds(hello_timeout_ms);
   options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);

@@ -60,6 +60,10 @@ void writePrometheus(const IngestMetrics& m, std::string* out) {
   metric(out, "argus_ingest_backpressure_pauses_total", "counter", "Times a session stopped reading over its byte budget.", load(m.backpressure_pauses));
   metric(out, "argus_ingest_seals_total", "counter", "Periodic seal passes that succeeded.", load(m.seals));
   metric(out, "argus_ingest_seal_failures_total", "counter", "Periodic seal passes that failed.", load(m.seal_failures));
+  metric(out, "argus_ingest_head_full_pauses_total", "counter", "Times a session stopped reading because unsealed head data was over --max-head-bytes.",
+         load(m.head_full_pauses));
+  metric(out, "argus_ingest_forced_seals_total", "counter", "Seal passes run at once because head was over --max-head-bytes.",
+         load(m.forced_seals));
 
   out->append("# HELP argus_ingest_commit_latency_seconds Latency of one group commit (Store::writeGroup).\n");
   out->append("# TYPE argus_ingest_commit_latency_seconds histogram\n");

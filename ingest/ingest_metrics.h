@@ -47,6 +47,8 @@ struct IngestMetrics {
   std::atomic<uint64_t> backpressure_pauses{0}; // times a session stopped reading
   std::atomic<uint64_t> seals{0};
   std::atomic<uint64_t> seal_failures{0};
+  std::atomic<uint64_t> head_full_pauses{0};  // times a session stopped reading: head over its limit
+  std::atomic<uint64_t> forced_seals{0};      // seal passes run because head was over its limit
   std::array<std::atomic<uint64_t>, kRejectReasonCount> rejected{};
 
   void reject(RejectReason r) { rejected[static_cast<size_t>(r)].fetch_add(1, std::memory_order_relaxed); }

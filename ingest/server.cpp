@@ -39,6 +39,7 @@ Server::Server(storage::Store& store, IngestMetrics& metrics, ServerOptions opti
   ctx_.batch_decoded_bytes = options_.batch_decoded_bytes;
   ctx_.draining_ms = options_.draining_ms;
   ctx_.block_steps = store.blockSteps();
+  ctx_.head_full = [this] { return headFull(); };
   ctx_.resolve_job = [this](const std::string& job) { return resolveJob(job); };
   ctx_.on_closed = [this](uint64_t id) { onClosed(id); };
 }
@@ -132,6 +133,25 @@ Result<storage::JobId> Server::resolveJob(const std::string& job) {
   return id.value();
 }
 
+bool Server::headOverLimit() const {
+  // Without a sealer nothing would make room: no limit then.
+  return options_.max_head_bytes != 0 && options_.seal_interval.count() > 0 && store_.headBytes() > options_.max_head_bytes;
+}
+
+bool Server::headFull() {
+  if (!headOverLimit()) return false;
+  // Stuck: what is over the limit sat in open blocks, which only more records complete. Read
+  // on until head has grown by an eighth of the limit since, then let the sealer look again.
+  uint64_t stuck_at = head_stuck_at_.load(std::memory_order_relaxed);
+  if (stuck_at != 0 && store_.headBytes() < stuck_at + options_.max_head_bytes / 8) return false;
+  {
+    std::lock_guard lock(sealer_mu_);
+    seal_now_ = true;
+  }
+  sealer_cv_.notify_one();
+  return true;
+}
+
 void Server::runSealer() {
   if (options_.seal_nice > 0) {
     // Linux: both apply to this thread only. Best effort: a failure just leaves the default.
@@ -142,9 +162,24 @@ void Server::runSealer() {
   }
   std::unique_lock lock(sealer_mu_);
   auto next_retention = std::chrono::steady_clock::now();
-  while (!sealer_cv_.wait_for(lock, options_.seal_interval, [&] { return sealer_stop_; })) {
+  for (;;) {
+    sealer_cv_.wait_for(lock, options_.seal_interval, [&] { return sealer_stop_ || seal_now_; });
+    if (sealer_stop_) break;
+    seal_now_ = false;
     lock.unlock();
-    Status s = store_.sealReady();
+    // Over the head limit (sessions are waiting), seal complete blocks until head is under it
+    // or a pass frees nothing. Open blocks are never sealed early: a live session's delta
+    // chain continues in them. If what is left is all open blocks, ingest goes on (only more
+    // records complete them) until a later pass makes progress again.
+    Status s;
+    bool over = headOverLimit();
+    if (over) metrics_.forced_seals.fetch_add(1, std::memory_order_relaxed);
+    for (;;) {
+      uint64_t before = store_.headBytes();
+      s = store_.sealReady();
+      if (!s.isOk() || !headOverLimit() || store_.headBytes() >= before) break;
+    }
+    head_stuck_at_.store(headOverLimit() ? store_.headBytes() : 0, std::memory_order_relaxed);
     if (s.isOk()) {
       metrics_.seals.fetch_add(1, std::memory_order_relaxed);
     } else {

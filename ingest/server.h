@@ -10,6 +10,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -45,6 +46,13 @@ struct ServerOptions {
   // Niceness of the sealer thread (SCHED_BATCH, this nice value): sealing yields the CPU to
   // the ack path (io and committer threads) in bursts and uses what is left; 0: no change.
   int seal_nice = 10;
+  // Head backpressure: above this many bytes of unsealed head entries sessions stop reading
+  // (their clients buffer, then block or drop as they are configured) while the sealer seals
+  // complete blocks to get below it. What sits in open blocks cannot be sealed early (a live
+  // session's delta chain continues there), so when only that is left sessions read on: the
+  // limit bounds the backlog of complete blocks, not the open blocks of live ranks. 0 (or no
+  // periodic sealing): no limit.
+  uint64_t max_head_bytes = uint64_t{1} << 30;
   std::chrono::milliseconds hello_timeout{10000};
   // After Hello, a frame that started must complete within this (0: no limit).
   std::chrono::milliseconds frame_timeout{30000};
@@ -87,6 +95,10 @@ class Server {
   // Drops jobs past their retention and forgets their cached ids (sealer thread).
   void applyRetention();
   void runSealer();
+  bool headOverLimit() const;
+  // True while head is over max_head_bytes and the sealer can make room; then also wakes
+  // the sealer (any thread).
+  bool headFull();
 
   storage::Store& store_;
   IngestMetrics& metrics_;
@@ -115,6 +127,10 @@ class Server {
   std::mutex sealer_mu_;
   std::condition_variable sealer_cv_;
   bool sealer_stop_ = false;  // GUARDED_BY(sealer_mu_)
+  bool seal_now_ = false;     // GUARDED_BY(sealer_mu_): head is full
+  // Set by the sealer: head's size when a pass left it over the limit with nothing complete
+  // to seal; 0 otherwise.
+  std::atomic<uint64_t> head_stuck_at_{0};
   std::thread sealer_;
 };
 

@@ -40,7 +40,7 @@ size_t dictBytes(const wire::Dictionary& d) {
 }  // namespace
 
 Session::Session(asio::ip::tcp::socket socket, uint64_t id, const SessionContext& ctx)
-    : socket_(std::move(socket)), timer_(socket_.get_executor()), frame_timer_(socket_.get_executor()), id_(id), ctx_(ctx) {
+    : socket_(std::move(socket)), timer_(socket_.get_executor()), frame_timer_(socket_.get_executor()), head_timer_(socket_.get_executor()), id_(id), ctx_(ctx) {
   prehello_limits_ = ctx_.limits;
   prehello_limits_.max_frame_bytes = std::min(ctx_.limits.max_frame_bytes, ctx_.prehello_max_frame_bytes);
   error_code ec;
@@ -107,6 +107,17 @@ void Session::readIfAllowed() {
           self->readIfAllowed();
         });
       }
+    });
+    return;
+  }
+  if (ctx_.head_full && ctx_.head_full()) {
+    if (!paused_) ctx_.metrics->head_full_pauses.fetch_add(1, std::memory_order_relaxed);
+    paused_ = true;
+    head_timer_.expires_after(ctx_.head_full_retry);
+    head_timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+      if (ec) return;  // re-armed or cancelled
+      self->paused_ = false;
+      self->readIfAllowed();
     });
     return;
   }
@@ -522,6 +533,7 @@ void Session::finish() {
   socket_.close(ec);
   timer_.cancel();
   frame_timer_.cancel();
+  head_timer_.cancel();
   ctx_.metrics->sessions_open.fetch_sub(1, std::memory_order_relaxed);
   if (ctx_.on_closed) ctx_.on_closed(id_);
 }

@@ -52,6 +52,10 @@ struct SessionContext {
   std::chrono::milliseconds close_timeout{5000};
   uint32_t draining_ms = 1000;  // told to clients in Control.draining
   uint32_t block_steps = 256;   // the store's; told to clients in Welcome (delta chains end at blocks)
+  // True while unsealed head data is over its limit: sessions stop reading and look again
+  // every head_full_retry.
+  std::function<bool()> head_full;
+  std::chrono::milliseconds head_full_retry{20};
   std::function<Result<storage::JobId>(const std::string&)> resolve_job;
   std::function<void(uint64_t session_id)> on_closed;
 };
@@ -98,6 +102,7 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer frame_timer_;
+  boost::asio::steady_timer head_timer_;  // re-checks a full head
   const uint64_t id_;
   const SessionContext& ctx_;
   wire::FrameLimits prehello_limits_;

@@ -136,7 +136,20 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
   h_.chunk = handles_[3];
   ARGUS_RETURN_IF_ERROR(checkFormat());
   if (!options.read_only) ARGUS_RETURN_IF_ERROR(beginSessionEpoch());
+  auto head = headBytesUnder("");
+  if (!head.isOk()) return head.status();
+  head_bytes_ = *head;
   return loadJobs();
+}
+
+Result<uint64_t> RocksStore::headBytesUnder(const std::string& prefix) const {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.head));
+  uint64_t bytes = 0;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) bytes += it->key().size() + it->value().size();
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "measuring head"));
+  return bytes;
 }
 
 Status RocksStore::beginSessionEpoch() {
@@ -349,6 +362,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     }
   }
 
+  uint64_t head_added = 0;
   // Dictionary and topology entries: only new or changed ones go into the batch.
   std::vector<std::pair<std::string, uint64_t>> meta_new;
   auto putMeta = [&](std::string key, std::string value) {
@@ -367,8 +381,9 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     for (const auto& e : r.kernels) putMeta(jobDataKey(r.job, JobDataKind::kKernelDict, e.signature), encodeKernelDict(e));
     for (const auto& e : r.stacks) putMeta(jobDataKey(r.job, JobDataKind::kStackDict, e.stack_id), encodeStackDict(e));
     for (const auto& e : r.strings) putMeta(jobDataKey(r.job, JobDataKind::kStringDict, e.id), encodeStringDict(e));
-    if (!r.records.empty()) putRecordEntries(r.job, r.records, &batch);
+    if (!r.records.empty()) head_added += putRecordEntries(r.job, r.records, &batch);
     for (const EncodedEntry& e : r.entries) {
+      head_added += kHeadKeySize + e.value.size();
       char key[kHeadKeySize];
       encodeHeadKeyTo(HeadKey{r.job, e.rank, e.block_base, e.session, e.first_seq}, key);
       batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(e.value.data(), e.value.size()));
@@ -380,6 +395,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   wo.sync = options_.sync_wal;
   ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &batch), "writing " + std::to_string(records) + " records and " +
                                                                std::to_string(requests.size()) + " requests"));
+  head_bytes_.fetch_add(head_added, std::memory_order_relaxed);
 
   {
     std::lock_guard lock(jobs_mu_);
@@ -397,13 +413,14 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   return Status::ok();
 }
 
-void RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch) {
+uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch) {
   // The records as one session of their own: a run of one rank and block is one entry,
   // its chain starting with a keyframe.
   thread_local model::ChainedStepEncoder encoder;
   thread_local std::string value, encoded;
   encoder.setBlockSteps(h_.block_steps);
   uint64_t session = newSessionId();
+  uint64_t bytes = 0;
   size_t i = 0;
   while (i < records.size()) {
     const uint32_t rank = records[i].rank;
@@ -420,7 +437,9 @@ void RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> 
     char k[kHeadKeySize];
     encodeHeadKeyTo(key, k);
     batch->Put(h_.head, rocksdb::Slice(k, sizeof k), value);
+    bytes += sizeof k + value.size();
   }
+  return bytes;
 }
 
 // --- sealing ---
@@ -432,6 +451,7 @@ Status RocksStore::seal(bool all) {
   SealStats stats;
   if (!sealer_) sealer_ = std::make_unique<Sealer>(h_);
   Status s = sealer_->run(all, &stats);
+  head_bytes_.fetch_sub(stats.head_bytes, std::memory_order_relaxed);
   last_seal_ = stats;
   return s;
 }
@@ -514,6 +534,9 @@ Status RocksStore::dropJob(std::string_view job) {
     if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
     info = it->second;
   }
+  // No write is in flight (drop_mu_): what the job holds in head now is what the batch drops.
+  auto head = headBytesUnder(headPrefix(info.id));
+  if (!head.isOk()) return head.status();
   rocksdb::WriteBatch b;
   // Job-scoped ranges; the id is never reused, so the ranges stay dead.
   auto range = [&](rocksdb::ColumnFamilyHandle* cf, const std::string& prefix) {
@@ -527,6 +550,7 @@ Status RocksStore::dropJob(std::string_view job) {
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync_wal;
   ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &b), "dropping job " + info.name));
+  head_bytes_.fetch_sub(*head, std::memory_order_relaxed);
   {
     std::lock_guard lock(jobs_mu_);
     jobs_.erase(info.name);

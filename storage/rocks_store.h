@@ -40,6 +40,7 @@ class RocksStore final : public Store {
   Status writeGroup(std::span<const WriteRequest> requests) override;
   uint64_t newSessionId() override;
   uint32_t blockSteps() const override { return h_.block_steps; }
+  uint64_t headBytes() const override { return head_bytes_.load(std::memory_order_relaxed); }
 
   Status sealReady() override;
   Status sealAll() override;
@@ -74,8 +75,11 @@ class RocksStore final : public Store {
   Status loadJobs();
   Status seal(bool all);
   Status writeBatchFor(std::span<const WriteRequest> requests);
-  // Encodes records into head entries of a session id of their own, into *batch.
-  void putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch);
+  // Encodes records into head entries of a session id of their own, into *batch; returns
+  // their bytes (keys and values).
+  uint64_t putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch);
+  // Bytes (keys and values) of the head entries under `prefix`.
+  Result<uint64_t> headBytesUnder(const std::string& prefix) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
 
   std::string dir_;
@@ -85,6 +89,7 @@ class RocksStore final : public Store {
   DbHandles h_;
 
   std::atomic<uint64_t> next_session_id_{0};
+  std::atomic<uint64_t> head_bytes_{0};
 
   // Writes hold it shared; dropJob/applyRetention exclusive, so no write lands in a job
   // while its ranges are being deleted.

@@ -60,6 +60,7 @@ Status Sealer::run(bool all, SealStats* stats) {
     // lists and histograms keep their capacity from the previous block).
     head_.clear();
     keys_.clear();
+    keys_bytes_ = 0;
     Status bs;
     for (; it->Valid(); it->Next()) {
       HeadKey r;
@@ -72,6 +73,7 @@ Status Sealer::run(bool all, SealStats* stats) {
       bs = head_.add(r, std::string_view(it->value().data(), it->value().size()));
       if (!bs.isOk()) break;
       keys_.push_back(r);
+      keys_bytes_ += key.size() + it->value().size();
     }
     // The iterator itself failing is not one block's problem: end the pass.
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
@@ -199,6 +201,7 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
   stats->blocks += sets;
   stats->merged += merged_sets;
   stats->head_rows += rows.size();
+  stats->head_bytes += keys_bytes_;
   return Status::ok();
 }
 

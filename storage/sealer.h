@@ -35,6 +35,7 @@ struct SealStats {
   uint64_t head_rows = 0;  // records moved from head into chunks (duplicates counted once)
   uint64_t merged = 0;     // blocks that merged an existing chunk set
   uint64_t failed_blocks = 0;  // (job, rank, block)s that could not be sealed and were skipped
+  uint64_t head_bytes = 0;     // bytes (keys and values) of the head entries deleted
 };
 
 // Test hooks (null/defaults in production).
@@ -66,6 +67,7 @@ class Sealer {
 
   DbHandles h_;
   std::vector<HeadKey> keys_;  // the block's head entries
+  uint64_t keys_bytes_ = 0;    // their keys' and values' bytes
   HeadDecoder head_;           // their records; capacity reused
   TableBlock tables_[kTableCount];
   std::vector<ChunkKV> chunks_;

@@ -110,6 +110,9 @@ class Store {
   virtual uint64_t newSessionId() = 0;
   // Steps per block: head entries and sealed chunks are cut by it.
   virtual uint32_t blockSteps() const = 0;
+  // Bytes (keys and values) of the head entries not sealed yet: what ingest backpressure
+  // watches. Exact, kept up to date by writes, seals and drops.
+  virtual uint64_t headBytes() const = 0;
 
   // Moves head rows of complete blocks (a later block exists for the rank) into chunks.
   virtual Status sealReady() = 0;

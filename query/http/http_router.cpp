@@ -167,6 +167,9 @@ HttpResponse HttpRouter::metrics() {
   out += "# HELP argus_store_bytes Bytes the store occupies on disk (SST and WAL).\n";
   out += "# TYPE argus_store_bytes gauge\n";
   out += "argus_store_bytes " + std::to_string(size.live_bytes) + "\n";
+  out += "# HELP argus_store_head_bytes Bytes of head entries not sealed yet (keys and values).\n";
+  out += "# TYPE argus_store_head_bytes gauge\n";
+  out += "argus_store_head_bytes " + std::to_string(store_.headBytes()) + "\n";
   out += "# HELP argus_store_jobs Jobs in the store.\n# TYPE argus_store_jobs gauge\n";
   out += "argus_store_jobs " + std::to_string(store_.listJobs().size()) + "\n";
   out += "# HELP argus_http_requests_total HTTP requests answered, by status class.\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/http_client.h"
 #include "tests/integration/ingest_test_util.h"
 
 using namespace argus;
@@ -210,4 +211,54 @@ TEST_CASE("--max-sessions: a connection over the limit gets 'too many sessions'"
   }
   CHECK(served);
   CHECK(argusd.stop() == 0);
+}
+
+TEST_CASE("--max-head-bytes: a full head pauses reading while complete blocks are sealed; never stuck, nothing lost") {
+  // 16-step blocks: ranks complete blocks all the time, the sealer makes room. 512-step
+  // blocks: everything over the limit sits in open blocks, which only more records complete.
+  for (const char* block_steps : {"16", "512"}) {
+    CAPTURE(block_steps);
+    ArgusdProcess argusd;
+    // Only seals the full head forces (the periodic one is 10 minutes away).
+    argusd.setArgs({"--max-head-bytes", "30000", "--block-steps", block_steps, "--seal-interval-ms", "600000"});
+    argusd.setHttp(true);
+    REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+    constexpr int kRanks = 2, kSteps = 300;
+    std::map<std::pair<uint32_t, uint64_t>, int64_t> sent;
+    std::vector<std::unique_ptr<wire::StepSender>> senders;
+    for (uint32_t r = 0; r < kRanks; ++r) {
+      SyntheticSteps gen(r, 64);
+      senders.push_back(std::make_unique<wire::StepSender>(senderOptions(argusd.ingestPort(), "full-head", r)));
+      addDictionary(*senders.back(), gen);
+      for (int s = 0; s < kSteps; ++s) {
+        model::StepRecord rec = gen.next();
+        sent[{r, rec.step}] = rec.iter_ns;
+        REQUIRE(senders.back()->send(std::move(rec)).isOk());
+      }
+    }
+    for (auto& s : senders) {
+      Status st = s->flush(60s);
+      REQUIRE_MESSAGE(st.isOk(), st.toString(), argusd.stderrTail());
+    }
+    auto metrics = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET", "/metrics");
+    REQUIRE(metrics.isOk());
+    auto counter = [&](const std::string& name) {
+      size_t at = metrics->body.find("\n" + name + " ");
+      REQUIRE_MESSAGE(at != std::string::npos, name);
+      return std::stoull(metrics->body.substr(at + name.size() + 2));
+    };
+    CHECK(counter("argus_ingest_head_full_pauses_total") > 0);
+    CHECK(counter("argus_ingest_forced_seals_total") > 0);
+    for (auto& s : senders) s->close();
+    REQUIRE_MESSAGE(argusd.stop() == 0, argusd.stderrTail());
+    StoredRows rows;
+    REQUIRE(scanSteps(argusd.dataDir(), "full-head", &rows).isOk());
+    CHECK(rows.size() == sent.size());
+    for (const auto& [key, iter] : sent) {
+      auto it = rows.find(key);
+      REQUIRE(it != rows.end());
+      REQUIRE(it->second.size() == 1);
+      CHECK(it->second[0].iter_ns == iter);
+    }
+  }
 }

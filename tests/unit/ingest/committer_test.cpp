@@ -67,6 +67,7 @@ class FakeStore : public storage::Store {
   }
   uint64_t newSessionId() override { return ++sessions; }
   uint32_t blockSteps() const override { return 256; }
+  uint64_t headBytes() const override { return 0; }
   uint64_t sessions = 0;
   Status sealReady() override { return Status::ok(); }
   Status sealAll() override { return Status::ok(); }

@@ -434,3 +434,30 @@ TEST_CASE("pre-built head entries store the same records as records; re-deliveri
   r.job = 999;
   CHECK(store->write(r).code() == Status::Code::kInvalidArgument);
 }
+
+TEST_CASE("headBytes counts unsealed head entries exactly: writes add, seals and drops subtract, a reopen recounts") {
+  TempDir dir;
+  auto store = openStore(dir.path());
+  CHECK(store->headBytes() == 0);
+  JobId a = *store->ensureJob("a");
+  JobId b = *store->ensureJob("b");
+  auto measured = [&] {
+    uint64_t bytes = 0;
+    REQUIRE(store->forEachRaw(kHeadCf, [&](std::string_view k, std::string_view v) { return bytes += k.size() + v.size(), true; }).isOk());
+    return bytes;
+  };
+  REQUIRE(writeRecords(*store, a, synth(1, 40)).isOk());
+  REQUIRE(writeRecords(*store, b, synth(2, 20)).isOk());
+  CHECK(store->headBytes() > 20 * 100);
+  CHECK(store->headBytes() == measured());
+  REQUIRE(store->sealReady().isOk());  // complete blocks only
+  CHECK(store->headBytes() == measured());
+  CHECK(store->headBytes() > 0);
+  store.reset();
+  store = openStore(dir.path());
+  CHECK(store->headBytes() == measured());
+  REQUIRE(store->dropJob("b").isOk());
+  CHECK(store->headBytes() == measured());
+  REQUIRE(store->sealAll().isOk());
+  CHECK(store->headBytes() == 0);
+}
