@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "base/prometheus.h"
+
 namespace argus::ingest {
 
 const char* rejectReasonName(RejectReason r) {
@@ -33,11 +35,7 @@ void IngestMetrics::observeCommitLatency(uint64_t ns) {
 
 namespace {
 
-void metric(std::string* out, const char* name, const char* type, const char* help, double value) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, value);
-  out->append(buf);
-}
+using prometheus::metric;
 
 template <typename T>
 double load(const std::atomic<T>& a) {
@@ -65,32 +63,27 @@ void writePrometheus(const IngestMetrics& m, std::string* out) {
   metric(out, "argus_ingest_forced_seals_total", "counter", "Seal passes run at once because head was over --max-head-bytes.",
          load(m.forced_seals));
 
-  out->append("# HELP argus_ingest_commit_latency_seconds Latency of one group commit (Store::writeGroup).\n");
-  out->append("# TYPE argus_ingest_commit_latency_seconds histogram\n");
-  char buf[256];
+  const char* latency = "argus_ingest_commit_latency_seconds";
+  prometheus::header(out, latency, "histogram", "Latency of one group commit (Store::writeGroup).");
   uint64_t cumulative = 0;
+  char le[48];
   for (size_t i = 0; i <= kCommitLatencyBucketsMs.size(); ++i) {
     cumulative += m.commit_latency_buckets[i].load(std::memory_order_relaxed);
     if (i < kCommitLatencyBucketsMs.size()) {
-      std::snprintf(buf, sizeof buf, "argus_ingest_commit_latency_seconds_bucket{le=\"%g\"} %llu\n",
-                    kCommitLatencyBucketsMs[i] / 1000.0, static_cast<unsigned long long>(cumulative));
+      std::snprintf(le, sizeof le, "le=\"%g\"", kCommitLatencyBucketsMs[i] / 1000.0);
     } else {
-      std::snprintf(buf, sizeof buf, "argus_ingest_commit_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
-                    static_cast<unsigned long long>(cumulative));
+      std::snprintf(le, sizeof le, "le=\"+Inf\"");
     }
-    out->append(buf);
+    prometheus::sample(out, "argus_ingest_commit_latency_seconds_bucket", le, static_cast<double>(cumulative));
   }
-  std::snprintf(buf, sizeof buf, "argus_ingest_commit_latency_seconds_sum %.9f\nargus_ingest_commit_latency_seconds_count %llu\n",
-                load(m.commit_latency_ns_sum) / 1e9, static_cast<unsigned long long>(cumulative));
-  out->append(buf);
+  prometheus::sample(out, "argus_ingest_commit_latency_seconds_sum", {}, load(m.commit_latency_ns_sum) / 1e9);
+  prometheus::sample(out, "argus_ingest_commit_latency_seconds_count", {}, static_cast<double>(cumulative));
 
-  out->append("# HELP argus_ingest_rejected_sessions_total Sessions closed by the server for bad input, by reason.\n");
-  out->append("# TYPE argus_ingest_rejected_sessions_total counter\n");
+  const char* rejected = "argus_ingest_rejected_sessions_total";
+  prometheus::header(out, rejected, "counter", "Sessions closed by the server for bad input, by reason.");
   for (int i = 0; i < kRejectReasonCount; ++i) {
-    std::snprintf(buf, sizeof buf, "argus_ingest_rejected_sessions_total{reason=\"%s\"} %llu\n",
-                  rejectReasonName(static_cast<RejectReason>(i)),
-                  static_cast<unsigned long long>(m.rejected[static_cast<size_t>(i)].load(std::memory_order_relaxed)));
-    out->append(buf);
+    std::string label = std::string("reason=\"") + rejectReasonName(static_cast<RejectReason>(i)) + "\"";
+    prometheus::sample(out, rejected, label, load(m.rejected[static_cast<size_t>(i)]));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/prometheus.h"
 #include "query/http/json_writer.h"
 
 namespace argus::query {
@@ -163,22 +164,17 @@ HttpResponse HttpRouter::metrics() {
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
   std::string& out = r.body;
-  storage::Store::SizeInfo size = store_.size();
-  out += "# HELP argus_store_bytes Bytes the store occupies on disk (SST and WAL).\n";
-  out += "# TYPE argus_store_bytes gauge\n";
-  out += "argus_store_bytes " + std::to_string(size.live_bytes) + "\n";
-  out += "# HELP argus_store_head_bytes Bytes of head entries not sealed yet (keys and values).\n";
-  out += "# TYPE argus_store_head_bytes gauge\n";
-  out += "argus_store_head_bytes " + std::to_string(store_.headBytes()) + "\n";
-  out += "# HELP argus_store_jobs Jobs in the store.\n# TYPE argus_store_jobs gauge\n";
-  out += "argus_store_jobs " + std::to_string(store_.listJobs().size()) + "\n";
-  out += "# HELP argus_http_requests_total HTTP requests answered, by status class.\n";
-  out += "# TYPE argus_http_requests_total counter\n";
-  out += "argus_http_requests_total{code=\"2xx\"} " + std::to_string(requests_2xx_.load()) + "\n";
-  out += "argus_http_requests_total{code=\"4xx\"} " + std::to_string(requests_4xx_.load()) + "\n";
-  out += "argus_http_requests_total{code=\"5xx\"} " + std::to_string(requests_5xx_.load()) + "\n";
-  out += "# HELP argus_http_scan_rows_total Rows returned by /api/v1/scan.\n# TYPE argus_http_scan_rows_total counter\n";
-  out += "argus_http_scan_rows_total " + std::to_string(scan_rows_.load()) + "\n";
+  auto count = [](uint64_t v) { return static_cast<double>(v); };
+  prometheus::metric(&out, "argus_store_bytes", "gauge", "Bytes the store occupies on disk (SST and WAL).", count(store_.size().live_bytes));
+  prometheus::metric(&out, "argus_store_head_bytes", "gauge", "Bytes of head entries not sealed yet (keys and values).",
+                     count(store_.headBytes()));
+  prometheus::metric(&out, "argus_store_jobs", "gauge", "Jobs in the store.", count(store_.listJobs().size()));
+  const char* requests = "argus_http_requests_total";
+  prometheus::header(&out, requests, "counter", "HTTP requests answered, by status class.");
+  prometheus::sample(&out, requests, "code=\"2xx\"", count(requests_2xx_.load()));
+  prometheus::sample(&out, requests, "code=\"4xx\"", count(requests_4xx_.load()));
+  prometheus::sample(&out, requests, "code=\"5xx\"", count(requests_5xx_.load()));
+  prometheus::metric(&out, "argus_http_scan_rows_total", "counter", "Rows returned by /api/v1/scan.", count(scan_rows_.load()));
   if (extra_metrics_) extra_metrics_(&out);
   return r;
 }

@@ -1,0 +1,17 @@
+// Prometheus text exposition format (version 0.0.4), shared by argusd's /metrics writers
+// (ingest counters, store and HTTP gauges).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace argus::prometheus {
+
+// "# HELP name help" and "# TYPE name type" lines.
+void header(std::string* out, std::string_view name, std::string_view type, std::string_view help);
+// One sample line: "name{labels} value"; `labels` without braces ("code=\"2xx\""), or empty.
+void sample(std::string* out, std::string_view name, std::string_view labels, double value);
+// A metric with one unlabelled sample: header() then sample().
+void metric(std::string* out, std::string_view name, std::string_view type, std::string_view help, double value);
+
+}  // namespace argus::prometheus
