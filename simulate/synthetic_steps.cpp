@@ -133,7 +133,7 @@ model::StepRecord SyntheticSteps::next() {
   std::uniform_real_distribution<double> uni(0.0, 1.0);
 
   // Occasionally a JIT compile introduces a new kernel signature for good.
-  bool jit = rec.step > options_.first_step && uni(rng_) < 0.005;
+  bool jit = rec.step > options_.first_step && uni(rng_) < options_.recompile_rate;
   if (jit) {
     int variant = static_cast<int>(kernels_.size()) + 1000;
     std::string name = "triton_poi_fused_cat_native_layer_norm_" + std::to_string(variant);

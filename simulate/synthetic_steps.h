@@ -21,13 +21,16 @@
 namespace argus::simulate {
 
 struct SyntheticOptions {
-  int signatures = 64;   // distinct kernel signatures per step
+  int signatures = 64;   // distinct kernel signatures per step (before recompiles add more)
   uint64_t seed = 1;     // same seed and rank -> same stream
   int collectives = 4;   // distinct (op, communicator, size class) entries per step
   int stacks = 8;        // distinct sampled CPU stacks
   uint64_t first_step = 0;
   int64_t start_ns = 1'700'000'000'000'000'000;  // epoch ns of the first step
   double jitter = 0.02;  // per-launch log-normal sigma (relative)
+  // Chance per step that a JIT recompile adds a kernel signature for good (the rank then
+  // runs signatures + recompiles kernels per step).
+  double recompile_rate = 0.005;
 };
 
 struct SyntheticDictionary {
