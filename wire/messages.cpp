@@ -1,6 +1,8 @@
 // Encoders and decoders for the ingest protocol's messages (see messages.h).
 #include "wire/messages.h"
 
+#include <cstdio>
+
 #include <capnp/any.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -94,6 +96,14 @@ Status decodeHello(schema::Hello::Reader h, Hello* out) {
   return Status::ok();
 }
 
+Status checkText(capnp::Text::Reader t, const char* what, uint64_t id) {
+  if (t.size() <= kMaxDictTextBytes) return Status::ok();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+  return Status::invalidArgument(std::string(what) + " of " + std::to_string(t.size()) + " bytes (id " + hex + ") exceeds " +
+                                 std::to_string(kMaxDictTextBytes) + " bytes");
+}
+
 Status decodeDictionary(schema::Dictionary::Reader d, Dictionary* out) {
   out->kernels.clear();
   out->stacks.clear();
@@ -103,6 +113,7 @@ Status decodeDictionary(schema::Dictionary::Reader d, Dictionary* out) {
   for (auto k : kernels) {
     model::KernelDictEntry e;
     e.signature = k.getSignature();
+    ARGUS_RETURN_IF_ERROR(checkText(k.getName(), "kernel name", e.signature));
     e.name = textOf(k.getName());
     e.geometry = {k.getGridX(), k.getGridY(), k.getGridZ(), k.getBlockX(), k.getBlockY(), k.getBlockZ()};
     out->kernels.push_back(std::move(e));
@@ -113,13 +124,22 @@ Status decodeDictionary(schema::Dictionary::Reader d, Dictionary* out) {
     model::StackDictEntry e;
     e.stack_id = s.getStackId();
     auto frames = s.getFrames();
+    if (frames.size() > kMaxStackFrames) {
+      return Status::invalidArgument("stack of " + std::to_string(frames.size()) + " frames exceeds " + std::to_string(kMaxStackFrames));
+    }
     e.frames.reserve(frames.size());
-    for (auto f : frames) e.frames.push_back(textOf(f));
+    for (auto f : frames) {
+      ARGUS_RETURN_IF_ERROR(checkText(f, "stack frame", e.stack_id));
+      e.frames.push_back(textOf(f));
+    }
     out->stacks.push_back(std::move(e));
   }
   auto strings = d.getStrings();
   out->strings.reserve(strings.size());
-  for (auto s : strings) out->strings.push_back({s.getId(), textOf(s.getText())});
+  for (auto s : strings) {
+    ARGUS_RETURN_IF_ERROR(checkText(s.getText(), "string", s.getId()));
+    out->strings.push_back({s.getId(), textOf(s.getText())});
+  }
   return Status::ok();
 }
 

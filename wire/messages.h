@@ -25,6 +25,11 @@ inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr uint8_t kStepEncodingVersion = 1;
 // Upper bound on records in one StepBatch: bounds per-frame work before decoding.
 inline constexpr uint32_t kMaxRecordsPerBatch = 65536;
+// Dictionary text: a kernel name, a stack frame or a string, in bytes. Far above any real
+// name (the longest C++ template kernel names run to a few KB), below what the store's meta
+// records read back (docs/format/keys.md), so nothing acknowledged is unreadable.
+inline constexpr size_t kMaxDictTextBytes = 65536;
+inline constexpr size_t kMaxStackFrames = 4096;
 
 // --- client -> server ---------------------------------------------------------------------
 

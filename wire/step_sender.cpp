@@ -78,22 +78,48 @@ void StepSender::wake() {
   }
 }
 
+namespace {
+
+// argusd refuses dictionary text over kMaxDictTextBytes (a session lost for one name):
+// cut it instead, marked, at a UTF-8 character boundary.
+void fitText(std::string* s) {
+  static constexpr std::string_view kMark = "...[cut]";
+  if (s->size() <= kMaxDictTextBytes) return;
+  size_t n = kMaxDictTextBytes - kMark.size();
+  while (n > 0 && (static_cast<unsigned char>((*s)[n]) & 0xC0) == 0x80) --n;
+  s->resize(n);
+  s->append(kMark);
+}
+
+}  // namespace
+
 void StepSender::addKernels(std::span<const model::KernelDictEntry> entries) {
   std::lock_guard lock(mu_);
-  for (const auto& e : entries)
-    if (kernel_ids_.insert(e.signature).second) kernels_.push_back(e);
+  for (const auto& e : entries) {
+    if (!kernel_ids_.insert(e.signature).second) continue;
+    kernels_.push_back(e);
+    fitText(&kernels_.back().name);
+  }
 }
 
 void StepSender::addStacks(std::span<const model::StackDictEntry> entries) {
   std::lock_guard lock(mu_);
-  for (const auto& e : entries)
-    if (stack_ids_.insert(e.stack_id).second) stacks_.push_back(e);
+  for (const auto& e : entries) {
+    if (!stack_ids_.insert(e.stack_id).second) continue;
+    stacks_.push_back(e);
+    auto& frames = stacks_.back().frames;
+    if (frames.size() > kMaxStackFrames) frames.resize(kMaxStackFrames);  // leaf first: the root end goes
+    for (std::string& f : frames) fitText(&f);
+  }
 }
 
 void StepSender::addStrings(std::span<const model::StringDictEntry> entries) {
   std::lock_guard lock(mu_);
-  for (const auto& e : entries)
-    if (string_ids_.insert(e.id).second) strings_.push_back(e);
+  for (const auto& e : entries) {
+    if (!string_ids_.insert(e.id).second) continue;
+    strings_.push_back(e);
+    fitText(&strings_.back().text);
+  }
 }
 
 Status StepSender::send(const model::StepRecord& record) {

@@ -170,6 +170,33 @@ TEST_CASE("StepBatch protocol rules") {
   CHECK(decodeClientMessage(body, FrameLimits{}, &m).message().find("empty") != std::string::npos);
 }
 
+TEST_CASE("dictionary text over kMaxDictTextBytes, or a stack over kMaxStackFrames, is refused naming it") {
+  FrameBody body;
+  ClientMessage m;
+  auto refused = [&](const Dictionary& d, const char* what) {
+    bodyOf(encodeDictionary(d), &body);
+    Status s = decodeClientMessage(body, FrameLimits{}, &m);
+    CHECK(s.code() == Status::Code::kInvalidArgument);
+    CHECK_MESSAGE(s.message().find(what) != std::string::npos, s.message());
+  };
+  Dictionary d;
+  d.kernels.push_back({0xabc, std::string(kMaxDictTextBytes + 1, 'k'), {}});
+  refused(d, "kernel name of 65537 bytes (id 0000000000000abc) exceeds 65536 bytes");
+  d = {};
+  d.stacks.push_back({7, {"main", std::string(kMaxDictTextBytes + 1, 'f')}});
+  refused(d, "stack frame of 65537 bytes");
+  d = {};
+  d.stacks.push_back({7, std::vector<std::string>(kMaxStackFrames + 1, "f")});
+  refused(d, "stack of 4097 frames exceeds 4096");
+  d = {};
+  d.strings.push_back({3, std::string(kMaxDictTextBytes + 1, 's')});
+  refused(d, "string of 65537 bytes");
+  d = {};
+  d.kernels.push_back({0xabc, std::string(kMaxDictTextBytes, 'k'), {}});  // at the limit: fine
+  bodyOf(encodeDictionary(d), &body);
+  CHECK(decodeClientMessage(body, FrameLimits{}, &m).isOk());
+}
+
 TEST_CASE("Goodbye and server messages round trip") {
   CHECK(decodeClient(encodeGoodbye()).kind == ClientMessage::Kind::kGoodbye);
 

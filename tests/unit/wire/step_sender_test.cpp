@@ -217,3 +217,29 @@ TEST_CASE("Close{OK} after Control.draining: the sender reconnects") {
   CHECK(sender.stats().sessions == 2);
   script.join();
 }
+
+TEST_CASE("dictionary text over argusd's limit is cut and marked, not sent whole to be refused") {
+  FakeServer server;
+  StepSender sender(optionsFor(server.port(), 1));
+  std::string long_name = std::string(kMaxDictTextBytes - 3, 'a') + "\xc3\xa9\xc3\xa9";  // UTF-8 across the cut
+  sender.addKernels(std::vector<model::KernelDictEntry>{{1, long_name, {}}});
+  sender.addStacks(std::vector<model::StackDictEntry>{{2, std::vector<std::string>(kMaxStackFrames + 5, "frame")}});
+  sender.addStrings(std::vector<model::StringDictEntry>{{3, "short"}});
+  std::thread script([&] {
+    FrameBody body;
+    FrameConnection conn = server.accept();
+    REQUIRE(readClient(conn, &body).kind == ClientMessage::Kind::kHello);
+    REQUIRE(conn.write(encodeWelcome({kProtocolVersion, 1, 1 << 20})).isOk());
+    ClientMessage dict = readClient(conn, &body);  // decodes: nothing over the limits
+    REQUIRE(dict.kind == ClientMessage::Kind::kDictionary);
+    REQUIRE(dict.dictionary.kernels.size() == 1);
+    const std::string& name = dict.dictionary.kernels[0].name;
+    CHECK(name.size() <= kMaxDictTextBytes);
+    CHECK(name.ends_with("...[cut]"));
+    CHECK(name.find('\xc3') == std::string::npos);  // no half character left before the mark
+    REQUIRE(dict.dictionary.stacks.size() == 1);
+    CHECK(dict.dictionary.stacks[0].frames.size() == kMaxStackFrames);
+    CHECK(dict.dictionary.strings.at(0).text == "short");
+  });
+  script.join();
+}
