@@ -51,7 +51,8 @@ size_t dictEntryBytes(const model::StringDictEntry& e) { return 32 + e.text.size
 
 }  // namespace
 
-StepSender::StepSender(StepSenderOptions options) : options_(std::move(options)), encoder_(options_.codec) {
+StepSender::StepSender(StepSenderOptions options)
+    : options_(std::move(options)), encoder_(options_.codec), batch_cap_(std::max<size_t>(1, options_.max_batch_records)) {
   server_limits_.max_frame_bytes = options_.max_server_frame_bytes;
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread([this] { run(); });
@@ -365,8 +366,8 @@ std::chrono::microseconds StepSender::buildOutput() {
     bool dict_pending = kernels_sent_ < kernels_.size() || stacks_sent_ < stacks_.size() || strings_sent_ < strings_.size();
     if (!dict_pending) {
       // Records only once every dictionary entry registered before them is out.
-      size_t n = std::min(queue_.size() - sent_in_session_, options_.max_batch_records);
-      if (n > 0 && n < options_.max_batch_records && flush_waiters_ == 0 && !goodbye_ && !stopping_) {
+      size_t n = std::min(queue_.size() - sent_in_session_, batch_cap_);
+      if (n > 0 && n < batch_cap_ && flush_waiters_ == 0 && !goodbye_ && !stopping_) {
         auto due = queue_[sent_in_session_].enqueued + options_.batch_linger;
         auto now = Clock::now();
         if (due > now) {
@@ -446,6 +447,18 @@ Status StepSender::handleServerFrame(const FrameBody& body) {
       // hook; the sender itself has no raw events.
       return Status::ok();
     case ServerMessage::Kind::kClose: {
+      if (m.close.code == Status::Code::kResourceExhausted) {
+        // Mid-stream, the only limit is what one StepBatch decodes to: halve the batches of
+        // the next session; a single record over it can never be stored.
+        if (batch_cap_ == 1) {
+          std::lock_guard lock(mu_);
+          failure_ = Status::resourceExhausted("argusd refuses even a single record: " + m.close.reason);
+          space_cv_.notify_all();
+          acked_cv_.notify_all();
+          return failure_;
+        }
+        batch_cap_ = std::max<size_t>(1, batch_cap_ / 2);
+      }
       if (retryableClose(m.close.code)) return Status::unavailable("argusd closed the session: " + m.close.reason);
       std::lock_guard lock(mu_);
       failure_ = Status::fromCode(m.close.code, "argusd closed the session: " + m.close.reason);

@@ -170,6 +170,7 @@ class StepSender {
   std::string in_;        // bytes read, not yet a whole frame
   FrameBody frame_;
   uint32_t max_frame_bytes_ = kDefaultMaxFrameBytes;  // the server's, from Welcome
+  size_t batch_cap_;  // records per StepBatch; halved when argusd says a batch decodes too large
   std::thread thread_;
 };
 

@@ -262,3 +262,34 @@ TEST_CASE("--max-head-bytes: a full head pauses reading while complete blocks ar
     }
   }
 }
+
+TEST_CASE("a StepBatch over --max-batch-decoded-bytes: StepSender halves its batches until they fit") {
+  ArgusdProcess argusd;
+  argusd.setArgs({"--max-batch-decoded-bytes", "65536"});
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  SyntheticSteps gen(0, 64);  // ~10 KB decoded per record: 8 fit, 128 do not
+  wire::StepSenderOptions o = senderOptions(argusd.ingestPort(), "halving", 0);
+  o.max_batch_records = 128;
+  o.backoff_initial = 5ms;
+  wire::StepSender sender(o);
+  addDictionary(sender, gen);
+  std::map<std::pair<uint32_t, uint64_t>, int64_t> sent;
+  for (int s = 0; s < 200; ++s) {
+    model::StepRecord rec = gen.next();
+    sent[{0, rec.step}] = rec.iter_ns;
+    REQUIRE(sender.send(std::move(rec)).isOk());
+  }
+  Status st = sender.flush(60s);
+  REQUIRE_MESSAGE(st.isOk(), st.toString(), argusd.stderrTail());
+  CHECK(sender.stats().sessions > 1);  // refused, then smaller
+  REQUIRE(sender.close().isOk());
+  REQUIRE(argusd.stop() == 0);
+  StoredRows rows;
+  REQUIRE(scanSteps(argusd.dataDir(), "halving", &rows).isOk());
+  CHECK(rows.size() == sent.size());
+  for (const auto& [key, iter] : sent) {
+    auto it = rows.find(key);
+    REQUIRE(it != rows.end());
+    CHECK(it->second.size() == 1);
+  }
+}
