@@ -8,14 +8,14 @@
 namespace argus::ingest {
 
 Committer::Committer(storage::Store& store, IngestMetrics& metrics, ByteBudget& budget, CommitterOptions options)
-    : store_(store), metrics_(metrics), budget_(budget), options_(options) {}
+    : store_(store), metrics_(metrics), budget_(budget), options_(options), lanes_(static_cast<size_t>(std::max(1, options.threads))) {}
 
 Committer::~Committer() { stop(); }
 
 void Committer::start() {
   std::lock_guard lock(mu_);
   if (!threads_.empty() || stopped_) return;
-  for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { run(); });
+  for (size_t i = 0; i < lanes_.size(); ++i) threads_.emplace_back([this, i] { run(i); });
 }
 
 void Committer::submit(CommitItem&& item) {
@@ -24,8 +24,9 @@ void Committer::submit(CommitItem&& item) {
   {
     std::lock_guard lock(mu_);
     if (!stopped_) {
-      queue_.push_back(std::move(item));
-      work_cv_.notify_one();
+      // A sink's batches always take the same lane (see committer.h).
+      lanes_[std::hash<const CommitSink*>{}(item.sink.get()) % lanes_.size()].queue.push_back(std::move(item));
+      work_cv_.notify_all();
       return;
     }
   }
@@ -65,9 +66,16 @@ HeadEntries Committer::takeEncodedBuffer() {
   return e;
 }
 
+bool Committer::idle() const {
+  for (const Lane& lane : lanes_) {
+    if (!lane.queue.empty() || lane.busy) return false;
+  }
+  return true;
+}
+
 void Committer::drain() {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || stopped_; });
+  idle_cv_.wait(lock, [&] { return idle() || stopped_; });
 }
 
 void Committer::stop() {
@@ -82,7 +90,10 @@ void Committer::stop() {
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
-    late.swap(queue_);
+    for (Lane& lane : lanes_) {
+      for (CommitItem& item : lane.queue) late.push_back(std::move(item));
+      lane.queue.clear();
+    }
     idle_cv_.notify_all();
   }
   // Submitted after the thread's last look: never written, never acknowledged.
@@ -93,32 +104,29 @@ void Committer::stop() {
   }
 }
 
-void Committer::run() {
+void Committer::run(size_t lane_index) {
   std::vector<CommitItem> group;
-  bool was_busy = false;
   for (;;) {
-    uint64_t ticket = 0;
     {
       std::unique_lock lock(mu_);
-      if (was_busy) --busy_;
-      was_busy = false;
-      if (queue_.empty() && busy_ == 0) idle_cv_.notify_all();
-      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping and drained
-      // Take everything queued, up to the group bounds.
+      Lane& lane = lanes_[lane_index];
+      lane.busy = false;
+      if (idle()) idle_cv_.notify_all();
+      work_cv_.wait(lock, [&] { return !lane.queue.empty() || stopping_; });
+      if (lane.queue.empty()) return;  // stopping and drained
+      // Take everything queued in this lane, up to the group bounds.
       size_t records = 0, bytes = 0;
-      while (!queue_.empty() && (group.empty() || (records + recordCount(queue_.front()) <= options_.max_group_records &&
-                                                   bytes + queue_.front().bytes <= options_.max_group_bytes))) {
-        records += recordCount(queue_.front());
-        bytes += queue_.front().bytes;
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      std::deque<CommitItem>& q = lane.queue;
+      while (!q.empty() && (group.empty() || (records + recordCount(q.front()) <= options_.max_group_records &&
+                                              bytes + q.front().bytes <= options_.max_group_bytes))) {
+        records += recordCount(q.front());
+        bytes += q.front().bytes;
+        group.push_back(std::move(q.front()));
+        q.pop_front();
       }
-      ++busy_;
-      was_busy = true;
-      ticket = next_ticket_++;
+      lane.busy = true;
     }
-    commitGroup(group, ticket);
+    commitGroup(group);
     group.clear();
   }
 }
@@ -138,7 +146,7 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 
 }  // namespace
 
-void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
+void Committer::commitGroup(std::vector<CommitItem>& group) {
   std::vector<storage::WriteRequest> requests;
   requests.reserve(group.size());
   // Views of the sessions' head entries: the items stay put in `group` until this returns.
@@ -175,10 +183,8 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
     metrics_.observeCommitLatency(ns);
   }
 
-  // Groups taken earlier report first: a sink must never hear of a later batch before an
-  // earlier one (its Ack would cover records that are not durable yet).
-  std::unique_lock order(report_mu_);
-  report_cv_.wait(order, [&] { return reported_ == ticket; });
+  // This lane's groups are written one after another, so a sink hears of its batches in
+  // submission order (an Ack never covers an earlier batch still being written).
   size_t released = 0;
   for (size_t i = 0; i < group.size(); ++i) {
     CommitItem& item = group[i];
@@ -191,9 +197,6 @@ void Committer::commitGroup(std::vector<CommitItem>& group, uint64_t ticket) {
     item.sink->onCommitted(item.up_to, item.bytes, outcomes[i]);
     released += item.bytes;
   }
-  ++reported_;
-  order.unlock();
-  report_cv_.notify_all();
   for (CommitItem& item : group) {
     if (retainedBytes(item.encoded) > kMaxPooledBufferBytes) item.encoded = HeadEntries();  // freed, not pooled
   }

@@ -1,14 +1,16 @@
 // Committer: group commit for all ingest sessions (docs/wire/protocol.md, "Durability").
 //
-// Sessions submit decoded batches; a committer thread takes everything queued, writes it
-// with a single Store::writeGroup (one WriteBatch, one WAL sync), and only then reports
-// back to each batch's sink, which acknowledges up to that batch's last seq. Several
-// committer threads (CommitterOptions::threads) write groups concurrently: RocksDB merges
-// their WriteBatches into one WAL write and sync, and the memtable inserts run in parallel
-// (sessions hand over head entries already built; records, when given, are encoded by the
-// store). Outcomes are reported in the order the groups were taken from the queue,
-// so every sink hears about its batches in submission order (an Ack never covers an
-// earlier batch that is still being written). A failed
+// Sessions submit decoded batches; a committer thread takes everything queued in its lane,
+// writes it with a single Store::writeGroup (one WriteBatch, one WAL sync), and only then
+// reports back to each batch's sink, which acknowledges up to that batch's last seq.
+// Several committer threads (CommitterOptions::threads) write groups concurrently: RocksDB
+// merges their WriteBatches into one WAL write and sync, and the memtable inserts run in
+// parallel (sessions hand over head entries already built; records, when given, are
+// encoded by the store). Every sink's batches go to one lane (by sink), written in
+// submission order: a session's batches become durable in order, never a later one before
+// an earlier one. Acks need that (an Ack never covers an earlier batch still being
+// written), and so do head entries: a later entry continues the delta chain of the one
+// before it, and the sealer seals a block once the session's next block is in head. A failed
 // write acknowledges nothing: every sink of the group gets the error (when the failure
 // looks data-dependent the group is retried request by request, so one bad batch cannot
 // fail its neighbours).
@@ -93,10 +95,11 @@ class Committer {
   HeadEntries takeEncodedBuffer();
 
  private:
-  void run();
-  // Writes the group, waits until every group taken before it has reported (ticket order),
-  // then reports its own outcomes.
-  void commitGroup(std::vector<CommitItem>& group, uint64_t ticket);
+  // One committer thread: takes groups from its lane until stopped.
+  void run(size_t lane);
+  // Writes the group, then reports each item's outcome to its sink.
+  void commitGroup(std::vector<CommitItem>& group);
+  bool idle() const;  // REQUIRES: mu_ held
 
   storage::Store& store_;
   IngestMetrics& metrics_;
@@ -106,9 +109,11 @@ class Committer {
   std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable idle_cv_;
-  std::deque<CommitItem> queue_;  // GUARDED_BY(mu_)
-  int busy_ = 0;                  // GUARDED_BY(mu_): groups being written
-  uint64_t next_ticket_ = 0;      // GUARDED_BY(mu_): given to the next group taken
+  struct Lane {
+    std::deque<CommitItem> queue;
+    bool busy = false;  // a group taken from it is being written
+  };
+  std::vector<Lane> lanes_;       // GUARDED_BY(mu_): one per thread
   bool stopping_ = false;         // GUARDED_BY(mu_)
   bool stopped_ = false;          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
@@ -116,11 +121,6 @@ class Committer {
   // Committed batches' head entries, handed out by takeEncodedBuffer().
   std::mutex pool_mu_;
   std::vector<HeadEntries> encoded_pool_;  // GUARDED_BY(pool_mu_)
-
-  // Reporting order: the group with ticket t reports when reported_ == t.
-  std::mutex report_mu_;
-  std::condition_variable report_cv_;
-  uint64_t reported_ = 0;  // GUARDED_BY(report_mu_)
 };
 
 }  // namespace argus::ingest

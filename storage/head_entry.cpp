@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/bytes.h"
+#include "model/step_chain.h"
 
 namespace argus::storage {
 
@@ -18,6 +19,7 @@ void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::st
 void HeadDecoder::clear() {
   kept_ = 0;
   decoded_ = 0;
+  orphaned_ = 0;
   have_chain_ = false;
   sorted_.clear();
 }
@@ -30,11 +32,16 @@ Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t fro
   if (version != kHeadEntryVersion) {
     return corrupt("entry version " + std::to_string(version) + " (this build reads " + std::to_string(kHeadEntryVersion) + ")");
   }
-  // A chain continues only within one session and block (head keys sort them together).
-  if (!have_chain_ || chain_session_ != key.session || chain_block_ != key.block_base) decoder_.reset();
-  have_chain_ = true;
+  // A chain continues only into the next entry of its session and block (head keys sort
+  // them together), and only when that entry starts right after it.
+  bool continues = have_chain_ && chain_session_ == key.session && chain_block_ == key.block_base && chain_next_seq_ == key.first_seq;
+  if (!continues) {
+    decoder_.reset();
+    have_chain_ = false;
+  }
   chain_session_ = key.session;
   chain_block_ = key.block_base;
+  chain_next_seq_ = key.first_seq;
   while (!r.atEnd()) {
     uint64_t step = 0, attempt = 0;
     std::string_view encoded;
@@ -42,6 +49,11 @@ Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t fro
     if (s.isOk()) s = r.getBoundedVarint(&attempt, UINT16_MAX, "attempt");
     if (s.isOk()) s = r.getString(&encoded, value.size());
     if (!s.isOk()) return corrupt(s.message());
+    ++chain_next_seq_;
+    if (!have_chain_ && !model::isKeyframe(encoded)) {
+      ++orphaned_;  // its chain's start was never written (see head_entry.h)
+      continue;
+    }
     if (kept_ == records_.size()) records_.emplace_back();
     model::StepRecord& rec = records_[kept_];
     s = decoder_.decode(encoded, &rec);
@@ -50,6 +62,7 @@ Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t fro
       return corrupt("record of step " + std::to_string(step) + ": " + s.message());
     }
     ++decoded_;
+    have_chain_ = true;
     if (rec.step != step || rec.attempt != attempt || rec.rank != key.rank || rec.step - rec.step % block_steps_ != key.block_base) {
       have_chain_ = false;
       return corrupt("record says rank " + std::to_string(rec.rank) + " step " + std::to_string(rec.step) + " attempt " +

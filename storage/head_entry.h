@@ -30,6 +30,13 @@ void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::st
 // Decodes the head entries of one (job, rank), fed in key order, into records: one per
 // (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records
 // between uses (clear()), so a steady seal or scan reuses their capacity.
+//
+// Orphans: group commits run on several threads, so after a crash an entry can be in the
+// WAL while an earlier entry of its session is not. Neither was acknowledged (acks follow
+// submission order), and the client re-sends both in a new session; but the later one's
+// delta records lost the start of their chain. A record that is a delta without its
+// predecessor (the previous entry of the session and block did not end just before it)
+// is skipped and counted as orphaned, up to the next keyframe.
 class HeadDecoder {
  public:
   explicit HeadDecoder(uint32_t block_steps) : block_steps_(block_steps) {}
@@ -44,15 +51,18 @@ class HeadDecoder {
   std::vector<model::StepRecord*>& sorted();
   // Records decoded (kept or not) since clear().
   uint64_t decoded() const { return decoded_; }
+  // Records skipped since clear(): deltas whose chain start was never written (above).
+  uint64_t orphaned() const { return orphaned_; }
 
  private:
   uint32_t block_steps_;
   model::StepDecoder decoder_;
-  bool have_chain_ = false;
-  uint64_t chain_session_ = 0, chain_block_ = 0;
+  bool have_chain_ = false;  // decoder_ holds the history the next record of the chain needs
+  uint64_t chain_session_ = 0, chain_block_ = 0, chain_next_seq_ = 0;
   std::vector<model::StepRecord> records_;  // [0, kept_) hold kept records; capacity reused
   size_t kept_ = 0;
   uint64_t decoded_ = 0;
+  uint64_t orphaned_ = 0;
   std::vector<model::StepRecord*> sorted_;
 };
 

@@ -201,6 +201,13 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
   stats->blocks += sets;
   stats->merged += merged_sets;
   stats->head_rows += rows.size();
+  if (head_.orphaned() > 0) {
+    // Only unacknowledged writes can lose their chain's start (head_entry.h); the client
+    // re-sent them in a later session.
+    std::fprintf(stderr, "argus sealer: job=%u rank=%u step_base=%llu: dropped %llu unacknowledged records whose chain start was never written\n",
+                 job, rank, static_cast<unsigned long long>(base), static_cast<unsigned long long>(head_.orphaned()));
+    stats->orphaned += head_.orphaned();
+  }
   stats->head_bytes += keys_bytes_;
   return Status::ok();
 }

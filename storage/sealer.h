@@ -36,6 +36,7 @@ struct SealStats {
   uint64_t merged = 0;     // blocks that merged an existing chunk set
   uint64_t failed_blocks = 0;  // (job, rank, block)s that could not be sealed and were skipped
   uint64_t head_bytes = 0;     // bytes (keys and values) of the head entries deleted
+  uint64_t orphaned = 0;       // unacknowledged records dropped: their chain's start was never written
 };
 
 // Test hooks (null/defaults in production).
