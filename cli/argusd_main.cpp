@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   int64_t drain_timeout_ms = 10000;
   int64_t frame_timeout_ms = 30000;
   size_t max_sessions = 20000;
+  size_t max_jobs = 10000;
   size_t max_batch_decoded_bytes = 64u << 20;
 
   app.add_option("--data", data_dir, "Data directory of the store (created if missing)")->required();
@@ -115,6 +116,9 @@ int main(int argc, char** argv) {
                  "After Hello, a frame whose first bytes arrived must complete this soon or the session is closed; 0: no limit")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--max-jobs", max_jobs, "Jobs the store may hold; a session for a new job over it is refused (\"too many jobs\")")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 31))
+      ->capture_default_str();
   app.add_option("--max-sessions", max_sessions,
                  "Open ingest sessions at most; a connection over it gets Close{ResourceExhausted, \"too many sessions\"}")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30))
@@ -159,6 +163,7 @@ int main(int argc, char** argv) {
   options.drain_timeout = std::chrono::milliseconds(drain_timeout_ms);
   options.frame_timeout = std::chrono::milliseconds(frame_timeout_ms);
   options.max_sessions = max_sessions;
+  options.max_jobs = max_jobs;
   options.batch_decoded_bytes = max_batch_decoded_bytes;
 
   // Signals are taken synchronously by this thread; every thread started below inherits

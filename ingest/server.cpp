@@ -127,6 +127,10 @@ void Server::onClosed(uint64_t id) {
 Result<storage::JobId> Server::resolveJob(const std::string& job) {
   std::lock_guard lock(jobs_mu_);
   if (auto it = jobs_.find(job); it != jobs_.end()) return it->second;
+  if (!store_.findJob(job).isOk() && store_.listJobs().size() >= options_.max_jobs) {
+    return Status::resourceExhausted("too many jobs (argusd keeps at most " + std::to_string(options_.max_jobs) +
+                                     "; --max-jobs, or drop some with `argus jobs --drop`)");
+  }
   auto id = store_.ensureJob(job);
   if (!id.isOk()) return id.status();
   jobs_.emplace(job, id.value());

@@ -63,6 +63,9 @@ struct ServerOptions {
   // Open sessions at most; a connection over it gets Close{ResourceExhausted, "too many
   // sessions ..."} and is closed.
   size_t max_sessions = 20000;
+  // Jobs the store may hold; a Hello for a new job over it is refused (ResourceExhausted,
+  // "too many jobs"). Bounds what an open-mode (no --auth) argusd lets clients create.
+  size_t max_jobs = 10000;
   std::chrono::milliseconds drain_timeout{10000};
   uint32_t draining_ms = 1000;  // clients reconnect after this long
   CommitterOptions committer;

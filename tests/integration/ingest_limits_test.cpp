@@ -293,3 +293,24 @@ TEST_CASE("a StepBatch over --max-batch-decoded-bytes: StepSender halves its bat
     CHECK(it->second.size() == 1);
   }
 }
+
+TEST_CASE("--max-jobs: a session for a new job over the limit is refused; known jobs go on") {
+  ArgusdProcess argusd;
+  argusd.setArgs({"--max-jobs", "2"});
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  auto hello = [&](const std::string& job) {
+    RawClient c;
+    REQUIRE(c.connect(argusd.ingestPort()).isOk());
+    wire::ServerMessage reply;
+    REQUIRE(c.hello(makeHello(job, 0), &reply).isOk());
+    return reply;
+  };
+  CHECK(hello("job-a").kind == wire::ServerMessage::Kind::kWelcome);
+  CHECK(hello("job-b").kind == wire::ServerMessage::Kind::kWelcome);
+  wire::ServerMessage refused = hello("job-c");
+  REQUIRE(refused.kind == wire::ServerMessage::Kind::kClose);
+  CHECK(refused.close.code == Status::Code::kResourceExhausted);
+  CHECK_MESSAGE(refused.close.reason.find("too many jobs (argusd keeps at most 2") != std::string::npos, refused.close.reason);
+  CHECK(hello("job-a").kind == wire::ServerMessage::Kind::kWelcome);
+  REQUIRE(argusd.stop() == 0);
+}
