@@ -251,15 +251,7 @@ TEST_CASE("--max-head-bytes: a full head pauses reading while complete blocks ar
     CHECK(counter("argus_ingest_forced_seals_total") > 0);
     for (auto& s : senders) s->close();
     REQUIRE_MESSAGE(argusd.stop() == 0, argusd.stderrTail());
-    StoredRows rows;
-    REQUIRE(scanSteps(argusd.dataDir(), "full-head", &rows).isOk());
-    CHECK(rows.size() == sent.size());
-    for (const auto& [key, iter] : sent) {
-      auto it = rows.find(key);
-      REQUIRE(it != rows.end());
-      REQUIRE(it->second.size() == 1);
-      CHECK(it->second[0].iter_ns == iter);
-    }
+    checkStoredOnce(argusd.dataDir(), "full-head", sent);
   }
 }
 
@@ -284,14 +276,7 @@ TEST_CASE("a StepBatch over --max-batch-decoded-bytes: StepSender halves its bat
   CHECK(sender.stats().sessions > 1);  // refused, then smaller
   REQUIRE(sender.close().isOk());
   REQUIRE(argusd.stop() == 0);
-  StoredRows rows;
-  REQUIRE(scanSteps(argusd.dataDir(), "halving", &rows).isOk());
-  CHECK(rows.size() == sent.size());
-  for (const auto& [key, iter] : sent) {
-    auto it = rows.find(key);
-    REQUIRE(it != rows.end());
-    CHECK(it->second.size() == 1);
-  }
+  checkStoredOnce(argusd.dataDir(), "halving", sent);
 }
 
 TEST_CASE("--max-jobs: a session for a new job over the limit is refused; known jobs go on") {

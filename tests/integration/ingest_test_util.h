@@ -70,6 +70,20 @@ inline Status scanSteps(const std::string& data_dir, const std::string& job, Sto
   return Status::ok();
 }
 
+// Every sent (rank, step) -> iter_ns is stored exactly once with that iter_ns, and nothing else.
+inline void checkStoredOnce(const std::string& data_dir, const std::string& job, const std::map<std::pair<uint32_t, uint64_t>, int64_t>& sent) {
+  StoredRows rows;
+  Status s = scanSteps(data_dir, job, &rows);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(rows.size() == sent.size());
+  for (const auto& [key, iter] : sent) {
+    auto it = rows.find(key);
+    REQUIRE_MESSAGE(it != rows.end(), "rank " << key.first << " step " << key.second << " missing");
+    REQUIRE(it->second.size() == 1);
+    CHECK(it->second[0].iter_ns == iter);
+  }
+}
+
 inline wire::Hello makeHello(const std::string& job, uint32_t rank, const std::string& token = "") {
   wire::Hello h;
   h.job = job;
