@@ -1,0 +1,86 @@
+// NameRules: the one table that turns names into meaning (docs/capture/step-assembler.md,
+// "Name rules"): which CPU ranges are steps, phases, data loading or microbatches, and
+// which kernels are communication, optimizer or backward work when no range says so.
+//
+// Rules are tried in order; the first match wins. Matching is on the raw name (no
+// normalization); `ignore_case` folds ASCII only. Classification runs once per distinct
+// name (the assembler caches it by name id), never per event.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/step_record.h"
+
+namespace argus::capture {
+
+enum class MatchKind : uint8_t { kExact, kPrefix, kContains };
+
+// What a CPU range (or mark) means to the assembler.
+enum class RangeClass : uint8_t {
+  kNone,        // ignored
+  kForward,
+  kBackward,
+  kOptimizer,
+  kDataLoad,    // counted in data_wait; kernels launched inside are data loading
+  kMicrobatch,  // pipeline microbatch: the bubble is measured between these
+  kUser,        // a configured user range: kernels launched inside get Phase::kOther
+};
+const char* rangeClassName(RangeClass c);
+
+struct RangeRule {
+  MatchKind match = MatchKind::kExact;
+  bool ignore_case = false;
+  std::string pattern;
+  RangeClass cls = RangeClass::kNone;
+};
+
+struct KernelRule {
+  MatchKind match = MatchKind::kContains;
+  bool ignore_case = true;
+  std::string pattern;
+  model::Phase phase = model::Phase::kForward;  // kCommunication marks a collective kernel
+};
+
+// A step marker: a range or mark whose name is `prefix`, optionally followed by the step
+// number ("ProfilerStep#12", "argus:step", "argus:step#7"): digits, or '#' then digits.
+struct StepMarkerRule {
+  std::string prefix;
+};
+
+// How a kernel name classifies when no enclosing range decides.
+struct KernelClass {
+  model::Phase phase = model::Phase::kForward;
+  bool communication = false;
+  model::CollectiveOp op = model::CollectiveOp::kOther;  // when communication
+};
+
+struct NameRules {
+  std::vector<StepMarkerRule> steps;
+  std::vector<RangeRule> ranges;
+  std::vector<KernelRule> kernels;
+  model::Phase kernel_default = model::Phase::kForward;
+
+  // PyTorch profiler, NVTX-style and Megatron names (the table in the docs).
+  static NameRules defaults();
+
+  // Step number of a step marker: nullopt when `name` is not one; otherwise the number it
+  // carries, or -1 when it carries none (steps are then counted).
+  std::optional<int64_t> stepMarker(std::string_view name) const;
+  RangeClass classifyRange(std::string_view name) const;
+  KernelClass classifyKernel(std::string_view name) const;
+};
+
+// The collective operation named inside an NCCL kernel name ("ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+// "ncclKernel_SendRecv_..."), kOther when none is recognized. ASCII case-insensitive.
+model::CollectiveOp collectiveOpFromName(std::string_view name);
+
+// The phase kernels inside a range of class `c` get (kUnknown for kNone and kMicrobatch).
+model::Phase phaseOfRange(RangeClass c);
+
+bool matches(MatchKind kind, bool ignore_case, std::string_view pattern, std::string_view name);
+
+}  // namespace argus::capture
