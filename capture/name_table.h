@@ -20,6 +20,9 @@ class NameTable {
   NameTable();
   NameTable(const NameTable&) = delete;
   NameTable& operator=(const NameTable&) = delete;
+  // Moving keeps every view valid: a deque move hands over its blocks.
+  NameTable(NameTable&&) = default;
+  NameTable& operator=(NameTable&&) = default;
 
   // Returns the id of `text`, adding it when new. "" is always 0. Ids are dense (1, 2, ...).
   uint32_t intern(std::string_view text);

@@ -9,7 +9,7 @@ namespace argus::capture {
 
 void StepPeriodDetector::reset() {
   seq_.clear();
-  next_check_ = 512;
+  next_check_ = 64;
   found_ = false;
   anchor_ = 0;
   period_ = 0;

@@ -12,7 +12,7 @@
 // idle gap (iterations are separated by host syncs that leave the GPU idle); ties prefer
 // the kernel right after an optimizer-class kernel, then the earliest.
 //
-// Runs detection at a few checkpoints (window sizes 512, 1024, ...), so its cost is
+// Runs detection at a few checkpoints (window sizes 64, 128, ...), so its cost is
 // amortized; it allocates while learning (not the steady-state path). Not thread-safe.
 #pragma once
 
@@ -58,7 +58,7 @@ class StepPeriodDetector {
 
   PeriodDetectorOptions options_;
   std::vector<Obs> seq_;
-  size_t next_check_ = 512;
+  size_t next_check_ = 64;
   bool found_ = false;
   uint64_t anchor_ = 0;
   size_t period_ = 0;
