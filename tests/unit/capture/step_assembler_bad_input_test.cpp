@@ -1,0 +1,170 @@
+// Hostile and broken streams: counted, reported in-band, never a crash.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "capture/step_assembler.h"
+#include "event_stream.h"
+
+using namespace argus::capture;
+using namespace argus::capture::testing;
+using argus::model::EventKind;
+using argus::model::PhaseColumn;
+
+namespace {
+
+uint64_t droppedReported(const argus::model::StepRecord& r) {
+  for (const auto& ev : r.events) {
+    if (ev.kind == EventKind::kDroppedEvents) return ev.value;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("events later than the lag are dropped, counted, and reported in the next record") {
+  EventStream s;
+  s.range("ProfilerStep#1", 0, 1000);
+  s.kernel("gemm", 100, 200);
+  s.range("ProfilerStep#2", 1000, 2000);
+  s.range("ProfilerStep#3", 5000, 6000);  // watermark 5000: steps 1 and 2 are out (lag 1000)
+  s.kernel("gemm", 5100, 5200, 7, 5050);
+  s.kernel("gemm", 300, 400);             // belongs to step 1: too late
+  s.range("forward", 100, 900);           // a range wholly inside step 1: too late
+  Collected c;
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = 1000;
+  StepAssembler a(s.names, opt, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  REQUIRE(c.records.size() == 3);
+  CHECK(c.records[0].kernels.at(0).count == 1);
+  CHECK(a.stats().late_events == 2);
+  CHECK(droppedReported(c.records[2]) == 2);
+  CHECK(droppedReported(c.records[0]) == 0);
+  CHECK(droppedReported(c.records[1]) == 0);
+}
+
+TEST_CASE("unmatched pops, depth overflow, steps out of order") {
+  EventStream s;
+  s.pop(10);  // nothing open
+  s.pop(20, 5);
+  for (int i = 0; i < 10; ++i) s.push("forward", 100 + i);
+  for (int i = 0; i < 10; ++i) s.pop(200 + i);
+  s.range("ProfilerStep#2", 1000, 2000);
+  s.range("ProfilerStep#1", 500, 900);  // begins before a pending step: out of order
+  s.kernel("gemm", 1100, 1200);
+  StepAssemblerOptions opt;
+  opt.max_range_depth = 4;
+  Collected c;
+  StepAssembler a(s.names, opt, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  CHECK(a.stats().unmatched_range_ends == 2);
+  CHECK(a.stats().range_depth_overflow == 6);
+  CHECK(a.stats().bad_step_markers == 1);
+  REQUIRE(c.records.size() == 1);
+  CHECK(c.records[0].step == 2);
+}
+
+TEST_CASE("absurd timestamps are invalid; a lone leap does not flush pending steps") {
+  EventStream s;
+  s.range("ProfilerStep#1", 1000, 2000);
+  s.kernel("gemm", 1100, 1200);
+  s.kernel("neg", -5, 10);                    // negative time
+  s.kernel("backwards", 1500, 1400);          // ends before it starts
+  s.kernel("huge", INT64_MAX - 10, INT64_MAX);  // beyond 2^62
+  s.kernel("forever", 1500, 1500 + 4'000'000'000'000);  // > max_event_ns
+  s.kernel("leap", 1'000'000'000'000'000, 1'000'000'000'000'100);  // a lone jump of ~11 days
+  s.kernel("gemm", 1300, 1400);               // still accepted: step 1 was not flushed
+  TraceEvent bad_name = s.kernel("x", 1500, 1600);
+  s.events.back().name = 0xfffffff0u;         // an id the table never gave
+  s.events.back().id = 0;                     // and no signature: computed from ""
+  s.kernel("late_launch", 1600, 1700, 7, 5000);  // launched after it ended: launch ignored
+  Collected c;
+  StepAssembler a(s.names, {}, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  CHECK(a.stats().invalid_events == 5);
+  REQUIRE(c.records.size() == 1);
+  CHECK(findKernel(c.records[0], s.sig("gemm"))->count == 2);
+  CHECK(findKernel(c.records[0], s.sig("late_launch")) != nullptr);
+  CHECK(droppedReported(c.records[0]) == 5);
+  (void)bad_name;
+}
+
+TEST_CASE("a confirmed clock jump is accepted (its first event is lost)") {
+  EventStream s;
+  const int64_t day = 86'400'000'000'000;
+  s.range("ProfilerStep#1", 1000, 2000);
+  s.kernel("gemm", 1100, 1200);
+  s.kernel("gemm", day + 50, day + 60);  // the leap: held as suspect, dropped
+  s.range("ProfilerStep#2", day, day + 1000);  // a second event near it confirms the jump
+  s.kernel("gemm", day + 100, day + 200);
+  Collected c;
+  StepAssembler a(s.names, {}, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  CHECK(a.stats().invalid_events == 1);
+  REQUIRE(c.records.size() == 2);
+  CHECK(c.records[1].step == 2);
+  CHECK(c.records[1].kernels.at(0).count == 1);
+}
+
+TEST_CASE("the buffer bound drops work and flags the step partial") {
+  EventStream s;
+  s.range("ProfilerStep#1", 0, 100000);
+  for (int i = 0; i < 100; ++i) s.kernel("gemm", 10 + i * 100, 60 + i * 100);
+  StepAssemblerOptions opt;
+  opt.max_buffered_events = 40;
+  Collected c;
+  StepAssembler a(s.names, opt, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  REQUIRE(c.records.size() == 1);
+  CHECK(a.stats().buffer_full == 60);
+  CHECK(c.records[0].kernels.at(0).count == 40);
+  CHECK((c.records[0].flags & argus::model::kStepPartial) != 0);
+}
+
+TEST_CASE("random garbage never crashes and keeps every counter consistent") {
+  std::mt19937_64 rng(7);
+  EventStream s;
+  for (const char* n : {"ProfilerStep#1", "ProfilerStep#2", "argus:step", "forward", "backward", "microbatch",
+                        "ncclKernel_AllReduce", "gemm", "enumerate(DataLoader)"}) {
+    s.names.intern(n);
+  }
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = 5000;
+  opt.max_buffered_events = 5000;
+  size_t records = 0;
+  StepAssembler a(s.names, opt, [&](const StepOutput& out) {
+    ++records;
+    const auto& r = out.record;
+    CHECK(r.end_ns >= r.start_ns);
+    for (int64_t v : r.phase_ns) CHECK(v >= 0);
+    CHECK(r.phase(PhaseColumn::kGpuIdle) <= r.iter_ns);
+    CHECK(r.phase(PhaseColumn::kLaunchGap) <= r.phase(PhaseColumn::kGpuIdle));
+    CHECK(r.phase(PhaseColumn::kCommExposed) <= r.phase(PhaseColumn::kCommTotal));
+  });
+  int64_t t = 0;
+  for (int i = 0; i < 200000; ++i) {
+    TraceEvent e;
+    e.type = static_cast<EventType>(rng() % 10);
+    t += static_cast<int64_t>(rng() % 200) - 20;  // mostly forward, sometimes back
+    e.start_ns = (rng() % 1000 == 0) ? static_cast<int64_t>(rng()) : t;
+    e.end_ns = e.start_ns + static_cast<int64_t>(rng() % 3000) - 100;
+    e.launch_ns = rng() % 2 ? kNoTime : e.start_ns - static_cast<int64_t>(rng() % 500);
+    e.name = static_cast<uint32_t>(rng() % 12);
+    e.thread = static_cast<uint32_t>(rng() % 3);
+    e.correlation = static_cast<uint32_t>(rng() % 50);
+    e.id = rng() % 16;
+    e.bytes = rng() % 100000;
+    e.op = static_cast<argus::model::CollectiveOp>(rng() % 11);
+    e.copy_kind = static_cast<CopyKind>(rng() % 6);
+    a.onEvent(e);
+  }
+  a.flush();
+  CHECK(records > 0);
+  CHECK(a.stats().events == 200000);
+}
