@@ -35,7 +35,7 @@ StepAssembler::StepAssembler(const NameTable& names, StepAssemblerOptions option
   next_step_ = options_.first_counted_step;
 }
 
-StepAssembler::NameInfo& StepAssembler::info(uint32_t name) {
+StepAssembler::NameInfo& StepAssembler::infoSlow(uint32_t name) {
   if (name >= names_.size()) name = 0;  // an id the table never gave: treat as unnamed
   if (name >= name_info_.size()) name_info_.resize(std::max<size_t>(name + 1, name_info_.size() * 2));
   NameInfo& ni = name_info_[name];

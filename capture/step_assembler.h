@@ -155,7 +155,12 @@ class StepAssembler {
     int64_t ts;
   };
 
-  NameInfo& info(uint32_t name);  // computed on first sight of the id
+  // Computed on first sight of the id (infoSlow), then a vector lookup.
+  NameInfo& info(uint32_t name) {
+    if (name < name_info_.size() && name_info_[name].known) return name_info_[name];
+    return infoSlow(name);
+  }
+  NameInfo& infoSlow(uint32_t name);
   bool plausible(const TraceEvent& e);
   void drop(uint64_t* counter);
   void onActivity(const TraceEvent& e);
@@ -204,7 +209,6 @@ class StepAssembler {
 
   // Per-emit scratch, reused.
   model::StepRecord record_;
-  std::vector<Act> members_;
   std::vector<Interval> busy_, compute_all_, comm_, scratch_, merged_, mb_gaps_;
   std::vector<int64_t> busy_launch_;  // launch of the activity that opens busy_[i]
   PhaseTimelines timelines_;

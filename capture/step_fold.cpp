@@ -49,40 +49,21 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   rec.stacks.clear();
   rec.events.clear();
 
-  // 1. One pass over all buffered work in start order: claim this step's members (key in
-  //    [b, e)), and merge the device's busy time and all compute, whatever step it is from.
+  // 1. One pass over all buffered work in start order: fold this step's members (key in
+  //    [b, e)): phase, kernel and collective statistics, phase unions; and merge the
+  //    device's busy time and all compute, whatever step it is from.
   auto byStart = [](const Act& x, const Act& y) { return x.start < y.start; };
   if (!std::is_sorted(acts_.begin(), acts_.end(), byStart)) std::sort(acts_.begin(), acts_.end(), byStart);
-  members_.clear();
+  timelines_.build(ranges_);
+  const bool use_ranges = !timelines_.empty();
+  kernel_index_.clear();
+  collective_index_.clear();
   busy_.clear();
   busy_launch_.clear();
   compute_all_.clear();
-  for (Act& a : acts_) {
-    if (a.state == kPending && a.key < e) {
-      a.state = kConsumed;
-      if (a.key >= b) {
-        members_.push_back(a);
-      } else {
-        ++stats_.outside_steps;
-      }
-    }
-    if (a.kind == ActKind::kCollective || a.end <= a.start) continue;
-    if (busy_.empty() || a.start > busy_.back().end) {
-      busy_.push_back({a.start, a.end});
-      busy_launch_.push_back(a.launch);
-    } else if (a.end > busy_.back().end) {
-      busy_.back().end = a.end;
-    }
-    if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
-  }
-
-  // 2. Members (in start order): phase, kernel and collective statistics, phase unions.
-  timelines_.build(ranges_);
-  kernel_index_.clear();
-  collective_index_.clear();
+  comm_.clear();
   uint32_t kernels = 0;
   RunningUnion forward, backward, optimizer, compute;
-  comm_.clear();
   auto addCollective = [&](model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur) {
     uint8_t size_class = model::sizeClassOf(bytes);
     model::FlatIndex::Key key{comm, static_cast<uint64_t>(op) | uint64_t{size_class} << 8 | uint64_t{peer} << 32};
@@ -98,17 +79,17 @@ void StepAssembler::foldMembers(const PendingStep& s) {
     c.bytes += bytes;
     c.total_ns += dur;
   };
-  for (const Act& a : members_) {
+  auto fold = [&](const Act& a) {
     int64_t dur = a.end - a.start;
     if (a.kind == ActKind::kCollective) {
       addCollective(a.op, a.id, a.bytes, a.peer, dur);
-      continue;
+      return;
     }
     Phase phase = Phase::kUnknown;
     if (a.kind == ActKind::kComm) {
       phase = Phase::kCommunication;
     } else {
-      if (a.launch != kNoTime && !timelines_.empty()) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
+      if (use_ranges && a.launch != kNoTime) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
       if (phase == Phase::kUnknown) phase = a.kind == ActKind::kCopy ? Phase::kOther : info(a.name).kernel.phase;
     }
     bool inserted = false;
@@ -141,6 +122,24 @@ void StepAssembler::foldMembers(const PendingStep& s) {
       default:  // copies: device busy time only
         break;
     }
+  };
+  for (Act& a : acts_) {
+    if (a.state == kPending && a.key < e) {
+      a.state = kConsumed;
+      if (a.key >= b) {
+        fold(a);
+      } else {
+        ++stats_.outside_steps;
+      }
+    }
+    if (a.kind == ActKind::kCollective || a.end <= a.start) continue;
+    if (busy_.empty() || a.start > busy_.back().end) {
+      busy_.push_back({a.start, a.end});
+      busy_launch_.push_back(a.launch);
+    } else if (a.end > busy_.back().end) {
+      busy_.back().end = a.end;
+    }
+    if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
   }
   rec.kernels.resize(kernels);
   rec.phase(PhaseColumn::kForward) = forward.finish();
