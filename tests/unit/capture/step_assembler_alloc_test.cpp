@@ -1,0 +1,57 @@
+// In steady state the assembler allocates nothing: not per event, not per step (buffers,
+// histograms and indexes are reused). This executable replaces operator new to count.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "capture/step_assembler.h"
+#include "event_stream.h"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace argus::capture;
+using namespace argus::capture::testing;
+
+TEST_CASE("steady state: zero allocations per event and per step") {
+  EventStream s;
+  const int kSteps = 60;
+  int64_t t = 1'000'000;
+  for (int step = 0; step < kSteps; ++step) {
+    s.push("argus:step", t);
+    s.push("forward", t + 10);
+    for (int i = 0; i < 300; ++i) s.kernel("gemm_" + std::to_string(i % 30), t + 100 + i * 30, t + 120 + i * 30 + (i % 3), 7, t + 50 + i * 30, 1);
+    s.pop(t + 10'000);
+    s.range("autograd::engine::evaluate_function: MmBackward0", t + 10'000, t + 20'000);
+    for (int i = 0; i < 100; ++i) s.kernel("ncclDevKernel_AllReduce", t + 10'000 + i * 90, t + 10'050 + i * 90, 8, t + 10'000 + i * 90, 1);
+    s.memcpy(CopyKind::kDtoH, t + 21'000, t + 21'500, 4096);
+    s.sample(5, t + 22'000);
+    s.mark("tick", t + 23'000);
+    t += 30'000;
+    s.pop(t);
+  }
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = 40'000;
+  size_t records = 0;
+  long during = -1;
+  StepAssembler a(s.names, opt, [&](const StepOutput&) { ++records; });
+  size_t warm = s.events.size() / 2;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    if (i == warm) during = g_allocations.load();
+    a.onEvent(s.events[i]);
+  }
+  long allocated = g_allocations.load() - during;
+  CHECK(records >= kSteps - 2);
+  CHECK(allocated == 0);
+}
