@@ -262,6 +262,7 @@ TEST_CASE("a StepBatch over --max-batch-decoded-bytes: StepSender halves its bat
   SyntheticSteps gen(0, 64);  // ~10 KB decoded per record: 8 fit, 128 do not
   wire::StepSenderOptions o = senderOptions(argusd.ingestPort(), "halving", 0);
   o.max_batch_records = 128;
+  o.batch_linger = std::chrono::seconds(5);  // full batches of 128 however slowly records come (sanitizers)
   o.backoff_initial = 5ms;
   wire::StepSender sender(o);
   addDictionary(sender, gen);
