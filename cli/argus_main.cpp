@@ -4,6 +4,7 @@
 
 #include "cli/demo_command.h"
 #include "cli/dump_command.h"
+#include "cli/import_command.h"
 #include "cli/jobs_command.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   argus::cli::addDemoCommand(app, &exit_code);
   argus::cli::addJobsCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
+  argus::cli::addImportCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

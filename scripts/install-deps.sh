@@ -14,6 +14,7 @@ packages=(
   libcli11-dev                   # command lines
   doctest-dev                    # unit tests
   nlohmann-json3-dev             # JSON in the CLI and tests
+  zlib1g-dev                     # gzipped traces (argus import)
   "$@"
 )
 

@@ -1,0 +1,71 @@
+// ImportStats and StepRecordChecker: the figures of `argus import --stats json`
+// (docs/import/kineto.md, "Stats"): how many bytes a step costs raw and on the wire, and
+// how far the records are from an exact recomputation over the same trace's events.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "import/kineto_trace.h"
+#include "model/step_chain.h"
+#include "model/step_record.h"
+
+namespace argus::import {
+
+struct ImportStats {
+  uint64_t steps = 0;
+  uint64_t kernels = 0;             // GPU kernel executions in the records (copies excluded)
+  uint64_t raw_bytes = 0;           // uncompressed trace JSON
+  uint64_t kernel_event_bytes = 0;  // JSON of the kernel events alone
+  uint64_t wire_bytes = 0;          // ChainedStepEncoder bytes of the records
+  double p50_max_rel_error = 0;
+  double p99_max_rel_error = 0;
+  int64_t total_max_abs_error_ns = 0;
+  // (step, signature) pairs whose kernel count differs from the exact recomputation, and
+  // step totals that could not be checked; both 0 when the records agree with the trace.
+  uint64_t count_mismatches = 0;
+
+  void merge(const ImportStats& other);
+  double perStep(uint64_t v) const { return steps == 0 ? 0.0 : static_cast<double>(v) / static_cast<double>(steps); }
+  double ratio() const { return wire_bytes == 0 ? 0.0 : static_cast<double>(raw_bytes) / static_cast<double>(wire_bytes); }
+};
+
+// Checks each record of one trace against the trace's own events, recomputed without the
+// assembler: which kernels belong to the step (launch time, or GPU start for inferred
+// steps, inside [start_ns, end_ns)), their exact duration quantiles per signature, and the
+// step's totals (iteration, compute, communication total and exposed, GPU idle, data wait,
+// kernel time) from plain interval unions.
+class StepRecordChecker {
+ public:
+  explicit StepRecordChecker(const KinetoTrace& trace, uint32_t block_steps = 256);
+  // Encodes the record as a sender would and compares it with the exact figures.
+  void add(const model::StepRecord& record);
+  ImportStats finish() const { return stats_; }
+
+ private:
+  struct Member {
+    int64_t key, start, end;
+    uint64_t signature;
+    bool kernel, comm;
+  };
+  struct Span {
+    int64_t begin, end;
+  };
+  void checkQuantiles(const model::StepRecord& rec, const std::vector<const Member*>& members);
+  void checkTotals(const model::StepRecord& rec, const std::vector<const Member*>& members);
+  void noteError(int64_t approx, int64_t exact);
+
+  const KinetoTrace& trace_;
+  model::ChainedStepEncoder encoder_;
+  std::string encoded_;
+  std::vector<Member> by_launch_, by_start_;  // GPU activities sorted by key
+  std::vector<Span> busy_, compute_all_, data_load_;  // merged, whole trace
+  std::unordered_map<int64_t, int64_t> marker_end_;  // step marker begin -> end
+  std::unordered_set<uint64_t> kernel_signatures_;
+  ImportStats stats_;
+};
+
+}  // namespace argus::import
