@@ -1,0 +1,116 @@
+// `argus import kineto` as a user runs it: two real dlrm ranks into a running argusd, read
+// back through the HTTP scan; into a data dir with one bad file among good ones; --stats json.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/argusd_process.h"
+#include "cli/http_client.h"
+#include "ingest_test_util.h"
+
+using namespace argus;
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+RunResult runArgus(const std::string& args, bool with_stderr = true) {
+  const char* bin = std::getenv("ARGUS_BIN");
+  REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
+  std::string command = std::string(bin) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  RunResult r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string dlrm(int rank) {
+  return std::string(std::getenv("ARGUS_SHARED_DATA")) + "/kineto/dlrm-8rank-v100/rank-" + std::to_string(rank) + ".json.gz";
+}
+
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("import kineto sends two dlrm ranks to argusd; the HTTP scan returns their steps") {
+  cli::ArgusdProcess argusd;
+  argusd.setHttp(true);
+  Status s = argusd.start();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  RunResult r = runArgus("import kineto --job dlrm --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + " " + dlrm(0) + " " + dlrm(1));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "rank-0.json.gz: rank 0, 1 steps"));
+  CHECK(contains(r.output, "rank-1.json.gz: rank 1, 1 steps"));
+
+  auto reply = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET", "/api/v1/scan?job=dlrm&table=steps&columns=rank,step,iter_ns");
+  REQUIRE(reply.isOk());
+  REQUIRE(reply->status == 200);
+  nlohmann::json body = nlohmann::json::parse(reply->body);
+  INFO(reply->body);
+  REQUIRE(body["rows"].size() == 2);
+  // ProfilerStep#10 of each rank; iter_ns is the annotation's dur in ns (14455 us, 19901 us).
+  CHECK(body["rows"][0] == nlohmann::json::array({0, 10, 14455000}));
+  CHECK(body["rows"][1] == nlohmann::json::array({1, 10, 19901000}));
+
+  auto kernels = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET", "/api/v1/scan?job=dlrm&table=kernels&ranks=0&columns=count");
+  REQUIRE(kernels.isOk());
+  nlohmann::json kbody = nlohmann::json::parse(kernels->body);
+  uint64_t count = 0;
+  for (const auto& row : kbody["rows"]) count += row[0].get<uint64_t>();
+  CHECK(count == 245 + 16);  // 245 kernels and 16 memcpys of rank 0, all inside ProfilerStep#10
+  CHECK(argusd.stop() == 0);
+}
+
+TEST_CASE("import kineto into a data dir: a bad file fails alone, the good ones stay imported") {
+  std::string dir = cli::makeTempDir("argus-import");
+  std::string bad = dir + "/broken.json";
+  std::ofstream(bad) << R"({"traceEvents": [{"ph": "X", "cat": "kernel", )";
+  RunResult r = runArgus("import kineto --job dlrm --data " + dir + "/data " + dlrm(2) + " " + bad + " " + dlrm(3));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, bad + ": not valid JSON at byte"));
+  CHECK(contains(r.output, "1 of 3 files failed (the others are imported)"));
+  testing::StoredRows rows;
+  Status s = testing::scanSteps(dir + "/data", "dlrm", &rows);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(rows.size() == 2);
+  CHECK(rows.count({2, 10}) == 1);
+  CHECK(rows.count({3, 10}) == 1);
+  cli::removeTree(dir);
+}
+
+TEST_CASE("import kineto --stats json prints per-file and total figures") {
+  std::string dir = cli::makeTempDir("argus-import-stats");
+  RunResult r = runArgus("import kineto --job dlrm --data " + dir + "/data --stats json " + dlrm(4) + " " + dlrm(5), false);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json stats = nlohmann::json::parse(r.output);
+  REQUIRE(stats["files"].size() == 2);
+  for (const char* key : {"steps", "kernels_per_step", "raw_bytes_per_step", "kernel_event_bytes_per_step", "wire_bytes_per_step",
+                          "ratio", "p50_max_rel_error", "p99_max_rel_error", "total_max_abs_error_ns"}) {
+    CHECK_MESSAGE(stats["total"].contains(key), key);
+  }
+  CHECK(stats["total"]["steps"] == 2);
+  CHECK(stats["files"][0]["kernels_per_step"] == 251.0);
+  CHECK(stats["total"]["total_max_abs_error_ns"] == 0);
+  CHECK(stats["total"]["p99_max_rel_error"].get<double>() <= 0.0101);
+  CHECK(stats["total"]["ratio"].get<double>() > 100);
+  RunResult usage = runArgus("import kineto --job dlrm " + dlrm(4));
+  CHECK(usage.exit_code == 1);
+  CHECK(contains(usage.output, "give exactly one of --server HOST:PORT and --data DIR"));
+  cli::removeTree(dir);
+}
