@@ -217,7 +217,11 @@ int runImportKineto(const ImportOptions& o) {
   sink->reset();  // a store seals and closes here
   if (!o.stats.empty()) std::printf("%s\n", nlohmann::json{{"files", files}, {"total", statsJson(total)}}.dump(2).c_str());
   if (failed > 0) {
-    std::fprintf(stderr, "argus import: %zu of %zu files failed (the others are imported)\n", failed, o.files.size());
+    if (failed == o.files.size()) {
+      std::fprintf(stderr, "argus import: %s failed: nothing imported\n", failed == 1 ? "the file" : "every file");
+    } else {
+      std::fprintf(stderr, "argus import: %zu of %zu files failed (the others are imported)\n", failed, o.files.size());
+    }
     return 1;
   }
   return 0;

@@ -5,6 +5,17 @@
 
 namespace argus::import {
 
+namespace {
+
+// zlib's messages start with the path ("f.gz: unexpected end of file"); callers name it.
+std::string withoutPath(const char* message, const std::string& path) {
+  std::string m = message;
+  if (m.rfind(path + ": ", 0) == 0) m.erase(0, path.size() + 2);
+  return m;
+}
+
+}  // namespace
+
 GzipStreamBuf::GzipStreamBuf(size_t buffer_bytes) : buffer_(buffer_bytes) { setg(buffer_.data(), buffer_.data(), buffer_.data()); }
 
 GzipStreamBuf::~GzipStreamBuf() {
@@ -13,6 +24,7 @@ GzipStreamBuf::~GzipStreamBuf() {
 
 bool GzipStreamBuf::open(const std::string& path) {
   errno = 0;
+  path_ = path;
   file_ = gzopen(path.c_str(), "rb");
   if (file_ == nullptr) {
     error_ = std::string("cannot open: ") + (errno != 0 ? std::strerror(errno) : "out of memory");
@@ -38,14 +50,14 @@ GzipStreamBuf::int_type GzipStreamBuf::underflow() {
   if (n < 0) {
     int code = Z_OK;
     const char* message = gzerror(file_, &code);
-    error_ = code == Z_ERRNO ? std::string("read error: ") + std::strerror(errno) : std::string("gzip: ") + message;
+    error_ = code == Z_ERRNO ? std::string("read error: ") + std::strerror(errno) : std::string("gzip: ") + withoutPath(message, path_);
     return traits_type::eof();
   }
   if (n == 0) {
     // gzread reports a stream cut short as 0 bytes plus an error (Z_BUF_ERROR).
     int code = Z_OK;
     const char* message = gzerror(file_, &code);
-    if (code != Z_OK && code != Z_STREAM_END) error_ = std::string("gzip: ") + message;
+    if (code != Z_OK && code != Z_STREAM_END) error_ = std::string("gzip: ") + withoutPath(message, path_);
     return traits_type::eof();
   }
   setg(buffer_.data(), buffer_.data(), buffer_.data() + n);

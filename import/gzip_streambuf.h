@@ -42,6 +42,7 @@ class GzipStreamBuf : public std::streambuf {
   std::vector<char> buffer_;
   uint64_t delivered_ = 0;  // bytes of buffers fully handed out before the current one
   bool gzipped_ = false;
+  std::string path_;
   std::string error_;
 };
 
