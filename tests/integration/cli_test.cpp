@@ -11,31 +11,14 @@
 #include "model/step_codec.h"
 #include "cli/argusd_process.h"
 #include "simulate/synthetic_steps.h"
+#include "tests/integration/ingest_test_util.h"
 #include "wire/messages.h"
 
 using namespace argus;
+using argus::testing::RunResult;
+using argus::testing::runArgus;
 
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult runArgus(const std::string& args) {
-  const char* bin = std::getenv("ARGUS_BIN");
-  REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
-  std::string command = std::string(bin) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 

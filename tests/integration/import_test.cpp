@@ -14,28 +14,10 @@
 #include "ingest_test_util.h"
 
 using namespace argus;
+using argus::testing::RunResult;
+using argus::testing::runArgus;
 
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-RunResult runArgus(const std::string& args, bool with_stderr = true) {
-  const char* bin = std::getenv("ARGUS_BIN");
-  REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
-  std::string command = std::string(bin) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  RunResult r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 std::string dlrm(int rank) {
   return std::string(std::getenv("ARGUS_SHARED_DATA")) + "/kineto/dlrm-8rank-v100/rank-" + std::to_string(rank) + ".json.gz";

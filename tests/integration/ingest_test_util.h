@@ -3,7 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -165,6 +169,27 @@ inline void addDictionary(wire::StepSender& sender, const SyntheticSteps& gen) {
   sender.addKernels(gen.dictionary().kernels);
   sender.addStacks(gen.dictionary().stacks);
   sender.addStrings(gen.dictionary().strings);
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout, and stderr unless left out
+};
+
+// Runs the `argus` binary under test (ARGUS_BIN, set by CTest) with `args`.
+inline RunResult runArgus(const std::string& args, bool with_stderr = true) {
+  const char* bin = std::getenv("ARGUS_BIN");
+  REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
+  std::string command = std::string(bin) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  RunResult r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 // Opens a session for `job`/`rank` and checks it is welcomed.

@@ -2,24 +2,12 @@
 // histograms and indexes are reused). This executable replaces operator new to count.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include "tests/unit/alloc_counter.h"
 
 #include "capture/step_assembler.h"
 #include "event_stream.h"
 
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using argus::testing::allocationCount;
 
 using namespace argus::capture;
 using namespace argus::capture::testing;
@@ -48,10 +36,10 @@ TEST_CASE("steady state: zero allocations per event and per step") {
   StepAssembler a(s.names, opt, [&](const StepOutput&) { ++records; });
   size_t warm = s.events.size() / 2;
   for (size_t i = 0; i < s.events.size(); ++i) {
-    if (i == warm) during = g_allocations.load();
+    if (i == warm) during = allocationCount();
     a.onEvent(s.events[i]);
   }
-  long allocated = g_allocations.load() - during;
+  long allocated = allocationCount() - during;
   CHECK(records >= kSteps - 2);
   CHECK(allocated == 0);
 }

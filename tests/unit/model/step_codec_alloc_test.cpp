@@ -4,26 +4,15 @@
 // This executable replaces the global operator new to count allocations.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include "tests/unit/alloc_counter.h"
+
 #include <string>
 #include <vector>
 
 #include "model/step_codec.h"
 #include "simulate/synthetic_steps.h"
 
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using argus::testing::allocationCount;
 
 using namespace argus::model;
 
@@ -68,7 +57,7 @@ TEST_CASE("steady state allocates nothing: delta encode/decode, standalone encod
       dec.reset();
       long allocations = 0;
       for (size_t i = 0; i < s.recs.size(); ++i) {
-        long before = g_allocations.load();
+        long before = allocationCount();
         buf.clear();
         enc.encode(s.recs[i], &buf);
         REQUIRE(dec.decode(s.wire[i], &out).isOk());
@@ -82,7 +71,7 @@ TEST_CASE("steady state allocates nothing: delta encode/decode, standalone encod
           REQUIRE(head == s.recs[i]);
         }
         bool grows = i > 0 && s.recs[i].kernels.size() > s.recs[i - 1].kernels.size();
-        if (!grows) allocations += g_allocations.load() - before;
+        if (!grows) allocations += allocationCount() - before;
       }
       if (pass == 2) CHECK_MESSAGE(allocations == 0, sigs << " signatures: " << allocations << " allocations in " << s.recs.size() << " records");
     }
