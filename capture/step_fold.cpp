@@ -107,7 +107,9 @@ void StepAssembler::foldMembers(const PendingStep& s) {
     ++k.count;
     k.total_ns += dur;
     k.hist.add(dur);
-    if (a.new_signature) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
+    // The first step's signatures are the session's starting set (their dictionary entries
+    // say so); an event marks one that appears later: a JIT compile, a new code path.
+    if (a.new_signature && stats_.steps_emitted > 0) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
     switch (a.kind) {
       case ActKind::kComm:
         appendMerged(&comm_, a.start, a.end);
