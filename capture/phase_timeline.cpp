@@ -9,6 +9,7 @@ void PhaseTimelines::build(std::span<const CpuRange> ranges) {
   sorted_.clear();
   segments_.clear();
   threads_.clear();
+  last_segment_ = nullptr;
   for (const CpuRange& r : ranges) {
     if (r.end > r.begin && phaseOfRange(r.cls) != model::Phase::kUnknown) sorted_.push_back(r);
   }
@@ -62,7 +63,7 @@ PhaseTimelines::Thread* PhaseTimelines::find(uint32_t thread) {
   return nullptr;
 }
 
-model::Phase PhaseTimelines::phaseAt(uint32_t thread, uint32_t fallback_thread, int64_t t) {
+model::Phase PhaseTimelines::phaseAtSlow(uint32_t thread, uint32_t fallback_thread, int64_t t) {
   Thread* th = find(thread);
   if (th == nullptr) th = find(fallback_thread);
   if (th == nullptr) {
@@ -75,6 +76,7 @@ model::Phase PhaseTimelines::phaseAt(uint32_t thread, uint32_t fallback_thread, 
   for (uint32_t c = th->cursor; c < n && c <= th->cursor + 1; ++c) {
     if (segs[c].begin <= t && t < segs[c].end) {
       th->cursor = c;
+      remember(thread, fallback_thread, &segs[c]);
       return segs[c].phase;
     }
   }
@@ -84,6 +86,7 @@ model::Phase PhaseTimelines::phaseAt(uint32_t thread, uint32_t fallback_thread, 
   --it;
   if (t >= it->end) return model::Phase::kUnknown;
   th->cursor = static_cast<uint32_t>(it - segs);
+  remember(thread, fallback_thread, it);
   return it->phase;
 }
 

@@ -31,7 +31,16 @@ class PhaseTimelines {
   void build(std::span<const CpuRange> ranges);
   // The phase of the innermost phase range containing `t` on `thread`; when `thread` has
   // no phase ranges, on `fallback_thread`; kUnknown when none contains t.
-  model::Phase phaseAt(uint32_t thread, uint32_t fallback_thread, int64_t t);
+  model::Phase phaseAt(uint32_t thread, uint32_t fallback_thread, int64_t t) {
+    // Launches come in nearly increasing time from few threads: try the segment found last
+    // for the same query threads first (segments of a thread are disjoint, so a hit is the
+    // answer).
+    if (thread == last_thread_ && fallback_thread == last_fallback_ && last_segment_ != nullptr &&
+        last_segment_->begin <= t && t < last_segment_->end) {
+      return last_segment_->phase;
+    }
+    return phaseAtSlow(thread, fallback_thread, t);
+  }
   bool empty() const { return segments_.empty(); }
 
  private:
@@ -44,13 +53,20 @@ class PhaseTimelines {
     uint32_t first, count;  // segments_[first, first + count)
     uint32_t cursor;        // last hit, relative to first
   };
+  model::Phase phaseAtSlow(uint32_t thread, uint32_t fallback_thread, int64_t t);
   Thread* find(uint32_t thread);
+  void remember(uint32_t thread, uint32_t fallback_thread, const Segment* s) {
+    last_thread_ = thread, last_fallback_ = fallback_thread, last_segment_ = s;
+  }
   void flattenThread(std::span<const CpuRange> sorted);
 
   std::vector<CpuRange> sorted_;
   std::vector<CpuRange> stack_;
   std::vector<Segment> segments_;
   std::vector<Thread> threads_;
+  // The last hit of phaseAt: query threads and segment (nullptr: none since build()).
+  uint32_t last_thread_ = 0, last_fallback_ = 0;
+  const Segment* last_segment_ = nullptr;
 };
 
 }  // namespace argus::capture

@@ -32,6 +32,7 @@ const char* copyName(CopyKind kind, bool memset) {
 StepAssembler::StepAssembler(const NameTable& names, StepAssemblerOptions options, Callback on_step)
     : names_(names), options_(std::move(options)), on_step_(std::move(on_step)), detector_(options_.inference) {
   launches_.resize(kLaunchSlots, Launch{0, 0, 0});
+  for (auto& row : copy_slots_) std::fill(std::begin(row), std::end(row), kNoSlot);
   next_step_ = options_.first_counted_step;
 }
 
@@ -52,7 +53,7 @@ StepAssembler::NameInfo& StepAssembler::infoSlow(uint32_t name) {
   return ni;
 }
 
-bool StepAssembler::plausible(const TraceEvent& e) {
+bool StepAssembler::plausibleSlow(const TraceEvent& e) {
   if (e.start_ns < 0 || e.start_ns >= kMaxTimeNs) return false;
   bool spans = e.isGpuActivity() || e.type == EventType::kRange || e.type == EventType::kCollective;
   if (spans && (e.end_ns < e.start_ns || e.end_ns >= kMaxTimeNs || e.end_ns - e.start_ns > options_.max_event_ns)) return false;
@@ -78,7 +79,7 @@ void StepAssembler::onEvent(const TraceEvent& e) {
     drop(&stats_.invalid_events);
     return;
   }
-  if (e.start_ns > watermark_) watermark_ = e.start_ns;
+  if (e.start_ns > watermark_) advanceWatermark(e.start_ns);
   switch (e.type) {
     case EventType::kKernel:
     case EventType::kMemcpy:
@@ -165,6 +166,13 @@ uint64_t StepAssembler::copySignature(CopyKind kind, bool memset) {
   return sig;
 }
 
+uint32_t StepAssembler::slotOf(uint64_t signature) {
+  bool inserted = false;
+  uint32_t slot = slot_index_.findOrInsert({signature, 0}, static_cast<uint32_t>(slot_index_.size()), &inserted);
+  if (inserted) stat_cells_.resize(static_cast<size_t>(slot_index_.size()) * kPhaseSlots);
+  return slot;
+}
+
 void StepAssembler::onActivity(const TraceEvent& e) {
   Act a{};
   a.start = e.start_ns;
@@ -192,7 +200,6 @@ void StepAssembler::onActivity(const TraceEvent& e) {
     return;
   }
   a.bytes = e.bytes;
-  a.name = e.name;
   a.peer = e.peer;
   a.op = e.op;
   uint64_t signature = 0;
@@ -204,18 +211,28 @@ void StepAssembler::onActivity(const TraceEvent& e) {
       signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
       a.kind = ni.kernel.communication ? ActKind::kComm : ActKind::kCompute;
       a.op = ni.kernel.op;
-      // The dictionary check is skipped while a name keeps the signature it had.
+      a.name_phase = ni.kernel.phase;
+      // The dictionary check and the slot lookup are skipped while a name keeps the
+      // signature it had.
       if (ni.last_signature != signature) {
         ni.last_signature = signature;
+        ni.last_slot = slotOf(signature);
         dict_name = names_.text(e.name);
+      } else if (ni.last_slot == kNoSlot) {
+        ni.last_slot = slotOf(signature);
       }
+      a.slot = ni.last_slot;
       break;
     }
     case EventType::kMemcpy:
     case EventType::kMemset: {
       bool memset = e.type == EventType::kMemset;
       signature = copySignature(e.copy_kind, memset);
+      uint32_t& slot = copy_slots_[memset ? 1 : 0][static_cast<int>(e.copy_kind) % 6];
+      if (slot == kNoSlot) slot = slotOf(signature);
+      a.slot = slot;
       a.kind = ActKind::kCopy;
+      a.name_phase = Phase::kOther;
       dict_name = copyName(e.copy_kind, memset);
       break;
     }
@@ -314,7 +331,7 @@ void StepAssembler::onMark(const TraceEvent& e) {
   }
 }
 
-void StepAssembler::maybeEmit() {
+void StepAssembler::maybeEmitSlow() {
   while (!pending_.empty()) {
     const PendingStep& s = pending_.front();
     if (s.end == kOpen || watermark_ == INT64_MIN || watermark_ - options_.emit_lag_ns < s.end) return;

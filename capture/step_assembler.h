@@ -105,6 +105,8 @@ class StepAssembler {
 
  private:
   static constexpr int64_t kOpen = INT64_MAX;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  static constexpr uint32_t kPhaseSlots = 8;  // model::Phase values, rounded up
 
   // Per-name-id facts, computed once per distinct name.
   struct NameInfo {
@@ -114,6 +116,7 @@ class StepAssembler {
     RangeClass range = RangeClass::kNone;
     KernelClass kernel;
     uint64_t last_signature = 0;  // the signature this name had last (skips the dictionary check)
+    uint32_t last_slot = kNoSlot;  // slot of last_signature (kNoSlot: not looked up yet)
   };
   enum class ActKind : uint8_t { kCompute, kComm, kCopy, kCollective };
   enum ActState : uint8_t { kPending = 0, kConsumed = 1 };
@@ -122,8 +125,10 @@ class StepAssembler {
     int64_t start, end, key, launch;
     uint64_t id;     // signature (kernels, copies) or communicator (collectives)
     uint64_t bytes;
-    uint32_t name, thread, peer;
+    uint32_t slot;   // kernels, copies: dense session id of the signature (slotOf)
+    uint32_t thread, peer;
     ActKind kind;
+    model::Phase name_phase;  // compute kernels: the phase of the kernel-name class
     model::CollectiveOp op;
     uint8_t state;
     bool new_signature;
@@ -161,7 +166,25 @@ class StepAssembler {
     return infoSlow(name);
   }
   NameInfo& infoSlow(uint32_t name);
-  bool plausible(const TraceEvent& e);
+  // Most events are in order and in range: checked inline; the rest in plausibleSlow.
+  bool plausible(const TraceEvent& e) {
+    constexpr uint64_t kMaxTime = uint64_t{1} << 62;
+    constexpr uint32_t kSpans = 1u << static_cast<int>(EventType::kKernel) | 1u << static_cast<int>(EventType::kMemcpy) |
+                                1u << static_cast<int>(EventType::kMemset) | 1u << static_cast<int>(EventType::kRange) |
+                                1u << static_cast<int>(EventType::kCollective);
+    if (static_cast<uint64_t>(e.start_ns) >= kMaxTime || e.start_ns > jump_limit_ || jump_candidate_ != INT64_MIN) return plausibleSlow(e);
+    if ((kSpans >> static_cast<int>(e.type)) & 1u) {
+      return static_cast<uint64_t>(e.end_ns) < kMaxTime && e.end_ns >= e.start_ns && e.end_ns - e.start_ns <= options_.max_event_ns;
+    }
+    return true;
+  }
+  bool plausibleSlow(const TraceEvent& e);
+  void advanceWatermark(int64_t t) {
+    watermark_ = t;
+    // start <= jump_limit_ proves an event is no clock jump (see plausibleSlow).
+    int64_t jump = options_.max_clock_jump_ns;
+    jump_limit_ = jump < 0 ? INT64_MIN : (t > INT64_MAX - jump ? INT64_MAX : t + jump);
+  }
   void drop(uint64_t* counter);
   void onActivity(const TraceEvent& e);
   void onRange(uint32_t name, int64_t begin, int64_t end, uint32_t thread);
@@ -169,12 +192,16 @@ class StepAssembler {
   void onMark(const TraceEvent& e);
   void openStep(uint64_t step, int64_t begin, int64_t end, uint32_t thread, uint32_t flags);
   void inferFrom(const Act& a, const KernelClass& kc);
-  void maybeEmit();
+  void maybeEmit() {
+    if (!pending_.empty() && pending_.front().end != kOpen) maybeEmitSlow();
+  }
+  void maybeEmitSlow();
   void emit(const PendingStep& s);
   void foldMembers(const PendingStep& s);
   void pruneAfter(int64_t end);
   ThreadStack& stackOf(uint32_t thread);
   uint64_t copySignature(CopyKind kind, bool memset);
+  uint32_t slotOf(uint64_t signature);
 
   const NameTable& names_;
   const StepAssemblerOptions options_;
@@ -192,6 +219,7 @@ class StepAssembler {
   int64_t watermark_ = INT64_MIN;
   int64_t emitted_until_ = INT64_MIN;  // end of the last emitted step
   int64_t jump_candidate_ = INT64_MIN;
+  int64_t jump_limit_ = INT64_MAX;     // see advanceWatermark
   int64_t device_end_ = INT64_MIN;     // latest GPU end seen (idle gap for inference)
   bool markers_seen_ = false;
   bool collective_events_seen_ = false;
@@ -206,13 +234,33 @@ class StepAssembler {
   std::vector<model::KernelDictEntry> new_kernels_;
   std::vector<model::StringDictEntry> new_strings_;
   uint64_t copy_signatures_[2][6] = {};
+  uint32_t copy_slots_[2][6];
+  // Signature -> slot: dense ids so that the per-step fold finds a kernel's statistics by
+  // direct indexing (stat_cells_[slot * kPhaseSlots + phase]) instead of hashing.
+  model::FlatIndex slot_index_;
 
   // Per-emit scratch, reused.
   model::StepRecord record_;
   std::vector<Interval> busy_, compute_all_, comm_, scratch_, merged_, mb_gaps_;
   std::vector<int64_t> busy_launch_;  // launch of the activity that opens busy_[i]
   PhaseTimelines timelines_;
-  model::FlatIndex kernel_index_, collective_index_, stack_index_;
+  model::FlatIndex collective_index_, stack_index_;
+  // Per-fold kernel statistics index: a cell is live when its stamp is fold_stamp_.
+  struct StatCell {
+    uint32_t stamp = 0;
+    uint32_t index = 0;
+  };
+  std::vector<StatCell> stat_cells_;
+  uint32_t fold_stamp_ = 0;
+  // Durations of each kernel statistic folded in runs per histogram bucket (two runs per
+  // statistic; DurationHistogram::add once per run, not per kernel): the histogram is a
+  // multiset of bucket counts, so the result is the same.
+  struct HistRun {
+    uint64_t lo = 0, hi = 0;  // the bucket's durations [lo, hi); lo == hi: no run
+    int64_t dur = 0;          // one duration in the bucket
+    uint32_t n = 0;
+  };
+  std::vector<HistRun> hist_runs_;
 };
 
 }  // namespace argus::capture

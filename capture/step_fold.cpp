@@ -56,7 +56,10 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   if (!std::is_sorted(acts_.begin(), acts_.end(), byStart)) std::sort(acts_.begin(), acts_.end(), byStart);
   timelines_.build(ranges_);
   const bool use_ranges = !timelines_.empty();
-  kernel_index_.clear();
+  if (++fold_stamp_ == 0) {  // wrapped: forget every cell for real
+    for (StatCell& c : stat_cells_) c.stamp = 0;
+    fold_stamp_ = 1;
+  }
   collective_index_.clear();
   busy_.clear();
   busy_launch_.clear();
@@ -90,12 +93,15 @@ void StepAssembler::foldMembers(const PendingStep& s) {
       phase = Phase::kCommunication;
     } else {
       if (use_ranges && a.launch != kNoTime) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
-      if (phase == Phase::kUnknown) phase = a.kind == ActKind::kCopy ? Phase::kOther : info(a.name).kernel.phase;
+      if (phase == Phase::kUnknown) phase = a.name_phase;
     }
-    bool inserted = false;
-    uint32_t idx = kernel_index_.findOrInsert({a.id, static_cast<uint64_t>(phase)}, kernels, &inserted);
-    if (inserted) {
+    StatCell& cell = stat_cells_[static_cast<size_t>(a.slot) * kPhaseSlots + static_cast<size_t>(phase)];
+    if (cell.stamp != fold_stamp_) {
+      cell = {fold_stamp_, kernels};
       if (rec.kernels.size() <= kernels) rec.kernels.emplace_back();
+      if (hist_runs_.size() < 2 * (size_t{kernels} + 1)) hist_runs_.resize(2 * (size_t{kernels} + 1));
+      hist_runs_[2 * kernels] = HistRun{};
+      hist_runs_[2 * kernels + 1] = HistRun{};
       model::KernelStat& k = rec.kernels[kernels++];
       k.signature = a.id;
       k.phase = phase;
@@ -103,10 +109,24 @@ void StepAssembler::foldMembers(const PendingStep& s) {
       k.total_ns = 0;
       k.hist.clear();
     }
-    model::KernelStat& k = rec.kernels[idx];
+    model::KernelStat& k = rec.kernels[cell.index];
     ++k.count;
     k.total_ns += dur;
-    k.hist.add(dur);
+    {
+      // Bucket 0 holds every duration <= 0.
+      uint64_t d = dur <= 0 ? 0 : static_cast<uint64_t>(dur);
+      HistRun* runs = &hist_runs_[2 * size_t{cell.index}];
+      if (d - runs[0].lo < runs[0].hi - runs[0].lo) {
+        ++runs[0].n;
+      } else if (d - runs[1].lo < runs[1].hi - runs[1].lo) {
+        ++runs[1].n;
+      } else {
+        if (runs[1].n > 0) k.hist.add(runs[1].dur, runs[1].n);
+        runs[1] = runs[0];
+        int32_t bucket = model::DurationHistogram::bucketOf(dur);
+        runs[0] = HistRun{model::DurationHistogram::lowerBound(bucket), model::DurationHistogram::upperBound(bucket), dur, 1};
+      }
+    }
     // The first step's signatures are the session's starting set (their dictionary entries
     // say so); an event marks one that appears later: a JIT compile, a new code path.
     if (a.new_signature && stats_.steps_emitted > 0) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
@@ -144,6 +164,11 @@ void StepAssembler::foldMembers(const PendingStep& s) {
     if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
   }
   rec.kernels.resize(kernels);
+  for (uint32_t i = 0; i < kernels; ++i) {
+    for (const HistRun& r : std::span<const HistRun>(hist_runs_).subspan(2 * size_t{i}, 2)) {
+      if (r.n > 0) rec.kernels[i].hist.add(r.dur, r.n);
+    }
+  }
   rec.phase(PhaseColumn::kForward) = forward.finish();
   rec.phase(PhaseColumn::kBackward) = backward.finish();
   rec.phase(PhaseColumn::kOptimizer) = optimizer.finish();
