@@ -174,23 +174,20 @@ uint32_t StepAssembler::slotOf(uint64_t signature) {
 }
 
 void StepAssembler::onActivity(const TraceEvent& e) {
-  Act a{};
-  a.start = e.start_ns;
-  a.end = e.end_ns;
-  a.thread = e.thread;
-  a.launch = e.launch_ns;
-  if (a.launch == kNoTime && e.correlation != 0) {
+  uint32_t thread = e.thread;
+  int64_t launch = e.launch_ns;
+  if (launch == kNoTime && e.correlation != 0) {
     const Launch& l = launches_[e.correlation & (kLaunchSlots - 1)];
     if (l.correlation == e.correlation) {
-      a.launch = l.ts;
-      if (a.thread == 0) a.thread = l.thread;
+      launch = l.ts;
+      if (thread == 0) thread = l.thread;
     }
   }
   // A launch after the work ended, or absurdly long before it, is a broken clock: ignore it.
-  if (a.launch != kNoTime && (a.launch > a.end || a.start - a.launch > options_.max_event_ns)) a.launch = kNoTime;
+  if (launch != kNoTime && (launch > e.end_ns || e.start_ns - launch > options_.max_event_ns)) launch = kNoTime;
   bool by_launch = markers_seen_ || !options_.infer_steps;
-  a.key = (by_launch && a.launch != kNoTime) ? a.launch : a.start;
-  if (a.key < emitted_until_) {
+  int64_t key = (by_launch && launch != kNoTime) ? launch : e.start_ns;
+  if (key < emitted_until_) {
     drop(&stats_.late_events);
     return;
   }
@@ -199,6 +196,13 @@ void StepAssembler::onActivity(const TraceEvent& e) {
     partial_since_emit_ = true;
     return;
   }
+  // Built in place (no copy of the record).
+  Act& a = acts_.emplace_back();
+  a.start = e.start_ns;
+  a.end = e.end_ns;
+  a.key = key;
+  a.launch = launch;
+  a.thread = thread;
   a.bytes = e.bytes;
   a.peer = e.peer;
   a.op = e.op;
@@ -254,7 +258,6 @@ void StepAssembler::onActivity(const TraceEvent& e) {
       }
     }
   }
-  acts_.push_back(a);
   if (e.type == EventType::kKernel && options_.infer_steps && !markers_seen_) inferFrom(a, info(e.name).kernel);
   if (a.kind != ActKind::kCollective && a.end > device_end_) device_end_ = a.end;
   if (pending_.empty() && acts_.size() % kPruneEvery == 0 && (markers_seen_ || !options_.infer_steps || detector_.found())) {
