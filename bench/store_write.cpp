@@ -157,17 +157,6 @@ int main(int argc, char** argv) {
     std::printf("  writeBlock alone (256 steps): %9.2f us/rank-step %10.0f rank-steps/s  %6.1f B/rank-step (chunk values)\n", us, 1e6 / us, bytes);
   }
 
-  // The encoding alone: the floor under the write path.
-  {
-    auto t0 = Clock::now();
-    size_t bytes = 0;
-    for (auto& v : per_rank)
-      for (auto& rec : v) bytes += model::encodeStandalone(rec).size();
-    double secs = seconds(t0, Clock::now());
-    std::printf("  encodeStandalone alone:      %10.0f rows/s  %7.1f B/row (head value)\n", ranks * steps / secs,
-                static_cast<double>(bytes) / (ranks * steps));
-  }
-
   for (bool sync : {true, false}) {
     std::filesystem::remove_all(dir);
     StoreOptions o;

@@ -159,7 +159,7 @@ void addDumpCommand(CLI::App& app, int* exit_code) {
   dump->require_subcommand(1);
 
   auto store_options = std::make_shared<StoreDumpOptions>();
-  CLI::App* store = dump->add_subcommand("store", "Decode a data directory's meta entries, head rows and chunks");
+  CLI::App* store = dump->add_subcommand("store", "Decode a data directory's meta entries, head entries and chunks");
   store->add_option("--data", store_options->data_dir, "argusd data directory")->required();
   store->add_option("--cf", store_options->cf, "column family")->check(CLI::IsMember({"all", "meta", "head", "chunk"}))->capture_default_str();
   store->add_option("--limit", store_options->limit, "most entries per column family (0: all)");

@@ -1,4 +1,4 @@
-// `argus dump`: decodes stored objects (meta entries, head rows, column chunks) and wire
+// `argus dump`: decodes stored objects (meta entries, head entries, column chunks) and wire
 // frames to text, for people and tests (docs/cli/argus.md). Hidden from the main help.
 #pragma once
 

@@ -74,7 +74,7 @@ class StepDecoder {
   std::shared_ptr<State> state_;
 };
 
-// Encodes one record with no history: a keyframe that decodes alone (head rows, dumps).
+// Encodes one record with no history: a keyframe that decodes alone (dumps, tests, seeds).
 // The out-parameter form appends to *out and allocates nothing once *out has the
 // capacity (the per-thread scratch is reused). Thread-safe (per-thread state).
 std::string encodeStandalone(const StepRecord& rec);

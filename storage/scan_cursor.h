@@ -1,4 +1,4 @@
-// RocksScanCursor: a scan over head rows and sealed chunks under one RocksDB snapshot.
+// RocksScanCursor: a scan over head entries and sealed chunks under one RocksDB snapshot.
 //
 // Plan: on construction the cursor lists the ranks with data in the step range (the
 // layout chunks of the table, and head keys) and, per rank, the chunk sets (block,

@@ -34,7 +34,7 @@ Status Sealer::run(bool all, SealStats* stats) {
     HeadKey k;
     Status ks = keyOf(&k);
     if (!ks.isOk()) {
-      fail("a head row", ks);
+      fail("a head entry", ks);
       it->Next();
       continue;
     }

@@ -114,7 +114,7 @@ class Store {
   // watches. Exact, kept up to date by writes, seals and drops.
   virtual uint64_t headBytes() const = 0;
 
-  // Moves head rows of complete blocks (a later block exists for the rank) into chunks.
+  // Moves head entries of complete blocks (a later block exists for the rank) into chunks.
   virtual Status sealReady() = 0;
   // Seals everything, partial blocks included (shutdown, tests, dumps).
   virtual Status sealAll() = 0;

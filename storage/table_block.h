@@ -1,5 +1,5 @@
 // TableBlock: one table's rows of one (rank, attempt) over one block of steps, column-wise.
-// The in-memory form between StepRecords (head rows) and chunks: sealing appends records to
+// The in-memory form between StepRecords (decoded head entries) and chunks: sealing appends records to
 // blocks and encodes them; scans and re-seals decode chunks back into blocks.
 #pragma once
 

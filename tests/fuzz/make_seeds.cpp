@@ -282,7 +282,7 @@ void metaSeeds() {
   if (!gen.dictionary().stacks.empty()) put("meta_records_fuzz", "stack_dict", sel(3, encodeStackDict(gen.dictionary().stacks.at(0))));
   put("meta_records_fuzz", "string_dict", sel(4, encodeStringDict({.id = 9, .text = "checkpoint"})));
   put("meta_records_fuzz", "u32", sel(5, encodeU32(1024)));
-  put("meta_records_fuzz", "head_row", sel(6, model::encodeStandalone(gen.next())));
+  put("meta_records_fuzz", "standalone_record", sel(6, model::encodeStandalone(gen.next())));
 
   // dump_fuzz: selector (family), key, separator, value.
   auto dump = [](int cf, const std::string& key, const std::string& value) {

@@ -1,9 +1,10 @@
-// Fuzzes the `meta` value decoders of storage/meta_records.h and decodeStandalone as the
-// head column family uses it (a head row is one standalone StepRecord encoding).
+// Fuzzes the `meta` value decoders of storage/meta_records.h, and decodeStandalone (a
+// standalone StepRecord encoding, as dumps and seeds use it; head entries are fuzzed by
+// dump_fuzz).
 //
 // Input: one selector byte (taken modulo 7), then the value:
 //   0 JobInfo, 1 RankTopology, 2 KernelDictEntry, 3 StackDictEntry, 4 StringDictEntry,
-//   5 u32, 6 head row
+//   5 u32, 6 standalone StepRecord
 // Invariant: an accepted value re-encodes and decodes to the same fields.
 #include <cstddef>
 #include <cstdint>

@@ -71,7 +71,7 @@ TEST_CASE("bytes per rank-step on disk (64 kernel signatures with histograms)") 
   double per = static_cast<double>(sst_chunk + sst_meta + sst_head) / rank_steps;
 
   std::printf("\nstorage size: %u ranks x %d steps, 64 kernel signatures with histograms, block 256\n", kRanks, kSteps);
-  std::printf("  head rows before sealing (encodeStandalone): %.1f B/rank-step\n", head_value_bytes / rank_steps);
+  std::printf("  head entries before sealing: %.1f B/rank-step\n", head_value_bytes / rank_steps);
   std::printf("  chunks: %llu, values %.1f B/rank-step, keys %.1f B/rank-step\n", static_cast<unsigned long long>(chunks),
               value_bytes / rank_steps, key_bytes / rank_steps);
   std::vector<std::pair<uint64_t, std::string>> sorted;
