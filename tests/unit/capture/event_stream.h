@@ -27,44 +27,25 @@ struct EventStream {
     events.push_back(e);
     return events.back();
   }
-  TraceEvent& range(const std::string& name, int64_t start, int64_t end, uint32_t thread = 1) {
+  // A CPU-side event of `type` on `thread` over [start, end); `name` empty: none.
+  TraceEvent& cpu(EventType type, const std::string& name, int64_t start, int64_t end, uint32_t thread) {
     TraceEvent e;
-    e.type = EventType::kRange;
-    e.name = names.intern(name);
+    e.type = type;
+    if (!name.empty()) e.name = names.intern(name);
     e.start_ns = start, e.end_ns = end, e.thread = thread;
     events.push_back(e);
     return events.back();
   }
-  TraceEvent& push(const std::string& name, int64_t ts, uint32_t thread = 1) {
-    TraceEvent e;
-    e.type = EventType::kRangeBegin;
-    e.name = names.intern(name);
-    e.start_ns = e.end_ns = ts, e.thread = thread;
-    events.push_back(e);
-    return events.back();
+  TraceEvent& range(const std::string& name, int64_t start, int64_t end, uint32_t thread = 1) {
+    return cpu(EventType::kRange, name, start, end, thread);
   }
-  TraceEvent& pop(int64_t ts, uint32_t thread = 1) {
-    TraceEvent e;
-    e.type = EventType::kRangeEnd;
-    e.start_ns = e.end_ns = ts, e.thread = thread;
-    events.push_back(e);
-    return events.back();
-  }
-  TraceEvent& mark(const std::string& name, int64_t ts, uint32_t thread = 1) {
-    TraceEvent e;
-    e.type = EventType::kMark;
-    e.name = names.intern(name);
-    e.start_ns = e.end_ns = ts, e.thread = thread;
-    events.push_back(e);
-    return events.back();
-  }
+  TraceEvent& push(const std::string& name, int64_t ts, uint32_t thread = 1) { return cpu(EventType::kRangeBegin, name, ts, ts, thread); }
+  TraceEvent& pop(int64_t ts, uint32_t thread = 1) { return cpu(EventType::kRangeEnd, "", ts, ts, thread); }
+  TraceEvent& mark(const std::string& name, int64_t ts, uint32_t thread = 1) { return cpu(EventType::kMark, name, ts, ts, thread); }
   TraceEvent& sample(uint64_t stack, int64_t ts, uint32_t thread = 1) {
-    TraceEvent e;
-    e.type = EventType::kStackSample;
+    TraceEvent& e = cpu(EventType::kStackSample, "", ts, ts, thread);
     e.id = stack;
-    e.start_ns = e.end_ns = ts, e.thread = thread;
-    events.push_back(e);
-    return events.back();
+    return e;
   }
   TraceEvent& memcpy(CopyKind kind, int64_t start, int64_t end, uint64_t bytes, uint32_t stream = 9) {
     TraceEvent e;
@@ -85,12 +66,9 @@ struct EventStream {
     return events.back();
   }
   TraceEvent& launch(uint32_t correlation, int64_t ts, uint32_t thread = 1) {
-    TraceEvent e;
-    e.type = EventType::kLaunch;
+    TraceEvent& e = cpu(EventType::kLaunch, "", ts, ts, thread);
     e.correlation = correlation;
-    e.start_ns = e.end_ns = ts, e.thread = thread;
-    events.push_back(e);
-    return events.back();
+    return e;
   }
 
   uint64_t sig(const std::string& name) const { return model::kernelSignature(name, {1, 1, 1, 128, 1, 1}); }
