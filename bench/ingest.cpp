@@ -70,7 +70,7 @@ SenderStream encodeStream(const Config& c, uint32_t rank) {
   dict.strings = gen.dictionary().strings;
   s.frames += argus::wire::encodeDictionary(dict);
   // argusd's default block_steps: the frames are built before its Welcome says so.
-  argus::model::ChainedStepEncoder encoder({}, 256);
+  argus::model::ChainedStepEncoder encoder({}, argus::storage::StoreOptions{}.block_steps);
   std::vector<std::string> batch;
   uint64_t seq = 1;
   for (int i = 0; i < c.steps; ++i) {

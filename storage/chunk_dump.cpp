@@ -106,33 +106,27 @@ std::string describeRecord(const model::StepRecord& r) {
 }  // namespace
 
 std::string describeHeadEntry(std::string_view value) {
-  ByteReader r(value, "head entry");
-  uint8_t version = 0;
-  if (!r.getU8(&version).isOk() || version != kHeadEntryVersion) {
-    return "<unknown head entry version> " + std::to_string(value.size()) + " bytes 0x" + hexPreview(value);
-  }
+  HeadEntryReader r(value);
+  if (Status s = r.begin(); !s.isOk()) return "<" + s.message() + "> " + std::to_string(value.size()) + " bytes 0x" + hexPreview(value);
   // Decoded alone, an entry's records decode from its first keyframe on: a delta before it
   // continues a chain from an earlier entry of the same session and block.
   model::StepDecoder decoder;
   bool chained = false;
   model::StepRecord rec;
   std::string out = std::to_string(value.size()) + "B";
+  HeadEntryReader::Record in;
   while (!r.atEnd()) {
-    uint64_t step = 0, attempt = 0;
-    std::string_view encoded;
-    Status s = r.getVarint(&step);
-    if (s.isOk()) s = r.getVarint(&attempt);
-    if (s.isOk()) s = r.getString(&encoded, value.size());
+    Status s = r.next(&in);
     if (!s.isOk()) return out + "\n  <" + s.toString() + ">";
-    bool key = model::isKeyframe(encoded);
-    out += "\n  step=" + std::to_string(step) + " attempt=" + std::to_string(attempt) + " " + std::to_string(encoded.size()) + "B " +
+    bool key = model::isKeyframe(in.encoded);
+    out += "\n  step=" + std::to_string(in.step) + " attempt=" + std::to_string(in.attempt) + " " + std::to_string(in.encoded.size()) + "B " +
            (key ? "keyframe" : "delta");
     chained = chained || key;
     if (!chained) {
       out += " (continues an earlier entry's chain)";
       continue;
     }
-    s = decoder.decode(encoded, &rec);
+    s = decoder.decode(in.encoded, &rec);
     out += s.isOk() ? " " + describeRecord(rec) : " <" + s.toString() + ">";
     if (!s.isOk()) chained = false;
   }

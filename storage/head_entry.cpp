@@ -16,6 +16,23 @@ void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::st
   w.putString(encoded);
 }
 
+Status HeadEntryReader::begin() {
+  uint8_t version = 0;
+  if (!r_.getU8(&version).isOk()) return Status::corruption("empty value");
+  if (version != kHeadEntryVersion) {
+    return Status::corruption("entry version " + std::to_string(version) + " (this build reads " + std::to_string(kHeadEntryVersion) + ")");
+  }
+  return Status::ok();
+}
+
+Status HeadEntryReader::next(Record* out) {
+  uint64_t attempt = 0;
+  ARGUS_RETURN_IF_ERROR(r_.getVarint(&out->step));
+  ARGUS_RETURN_IF_ERROR(r_.getBoundedVarint(&attempt, UINT16_MAX, "attempt"));
+  out->attempt = static_cast<uint16_t>(attempt);
+  return r_.getString(&out->encoded, value_.size());
+}
+
 void HeadDecoder::clear() {
   kept_ = 0;
   decoded_ = 0;
@@ -26,12 +43,8 @@ void HeadDecoder::clear() {
 
 Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t from_step, uint64_t to_step) {
   auto corrupt = [&](const std::string& what) { return Status::corruption(describeKey(kHeadCf, encodeHeadKey(key)) + ": " + what); };
-  ByteReader r(value, "head entry");
-  uint8_t version = 0;
-  if (!r.getU8(&version).isOk()) return corrupt("empty value");
-  if (version != kHeadEntryVersion) {
-    return corrupt("entry version " + std::to_string(version) + " (this build reads " + std::to_string(kHeadEntryVersion) + ")");
-  }
+  HeadEntryReader r(value);
+  if (Status s = r.begin(); !s.isOk()) return corrupt(s.message());
   // A chain continues only into the next entry of its session and block (head keys sort
   // them together), and only when that entry starts right after it.
   bool continues = have_chain_ && chain_session_ == key.session && chain_block_ == key.block_base && chain_next_seq_ == key.first_seq;
@@ -42,13 +55,13 @@ Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t fro
   chain_session_ = key.session;
   chain_block_ = key.block_base;
   chain_next_seq_ = key.first_seq;
+  HeadEntryReader::Record in;
   while (!r.atEnd()) {
-    uint64_t step = 0, attempt = 0;
-    std::string_view encoded;
-    Status s = r.getVarint(&step);
-    if (s.isOk()) s = r.getBoundedVarint(&attempt, UINT16_MAX, "attempt");
-    if (s.isOk()) s = r.getString(&encoded, value.size());
+    Status s = r.next(&in);
     if (!s.isOk()) return corrupt(s.message());
+    const uint64_t step = in.step;
+    const uint16_t attempt = in.attempt;
+    const std::string_view encoded = in.encoded;
     ++chain_next_seq_;
     if (!have_chain_ && !model::isKeyframe(encoded)) {
       ++orphaned_;  // its chain's start was never written (see head_entry.h)

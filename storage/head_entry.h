@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/bytes.h"
 #include "base/status.h"
 #include "model/step_codec.h"
 #include "model/step_record.h"
@@ -26,6 +27,27 @@ inline constexpr uint8_t kHeadEntryVersion = 1;
 // Builds an entry value at the end of *out: begin it, then append its records.
 void beginHeadEntry(std::string* out);
 void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded);
+
+// Walks the records of one entry value (the layout above), checking bounds; what the
+// records decode to is the caller's business.
+class HeadEntryReader {
+ public:
+  struct Record {
+    uint64_t step = 0;
+    uint16_t attempt = 0;
+    std::string_view encoded;
+  };
+  explicit HeadEntryReader(std::string_view value) : value_(value), r_(value, "head entry") {}
+  // The version byte: Corruption for an empty value or an unknown version.
+  Status begin();
+  bool atEnd() const { return r_.atEnd(); }
+  // REQUIRES: begin() was OK and !atEnd(). Corruption for a truncated or malformed record.
+  Status next(Record* out);
+
+ private:
+  std::string_view value_;
+  ByteReader r_;
+};
 
 // Decodes the head entries of one (job, rank), fed in key order, into records: one per
 // (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records

@@ -250,7 +250,7 @@ TEST_CASE("ByteBudget wakes waiters when bytes are released") {
   CHECK(woken == 2);
 }
 
-TEST_CASE("encoded rows reach the store as views of their batch's arena, and their buffers are reused") {
+TEST_CASE("head entries reach the store as views of their batch's arena, and their buffers are reused") {
   FakeStore store;
   store.hold = true;
   IngestMetrics metrics;
