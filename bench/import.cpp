@@ -59,20 +59,22 @@ int main(int argc, char** argv) {
         return 1;
       }
       uint64_t steps = 0;
-      import::replayTrace(*trace, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput&) { ++steps; });
+      import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput&) { ++steps; });
       double a = seconds(t0);
       best_parse = std::min(best_parse, p);
       best_all = std::min(best_all, a);
       if (run == 0) {
-        import::StepRecordChecker checker(*trace);
+        import::StepRecordChecker checker(trace->names, trace->events);
         // The same records with zstd on (StepCodecOptions::zstd): what the codec could save.
         model::ChainedStepEncoder zstd_encoder(model::StepCodecOptions{true, true, 3}, 256);
         std::string encoded;
-        import::replayTrace(*trace, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput& out) {
+        import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput& out) {
           checker.add(out.record);
           zstd_encoder.encode(out.record, &encoded);
         });
         stats = checker.finish();
+        stats.raw_bytes = trace->raw_bytes;
+        stats.kernel_event_bytes = trace->kernel_event_bytes;
         zstd_bytes = encoded.size();
       }
     }

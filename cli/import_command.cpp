@@ -1,142 +1,36 @@
 #include "cli/import_command.h"
 
-#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "cli/record_sink.h"
+#include "import/chrome_mapping.h"
+#include "import/chrome_reader.h"
 #include "import/import_stats.h"
 #include "import/kineto_reader.h"
 #include "import/trace_replay.h"
-#include "storage/store.h"
-#include "wire/step_sender.h"
 
 namespace argus::cli {
 
 namespace {
 
 struct ImportOptions {
-  std::string job;
-  std::string server;  // HOST:PORT
-  std::string data_dir;
-  std::optional<uint32_t> rank;
-  std::string token;
-  std::string stats;   // "" or "json"
+  SinkOptions sink;
+  std::optional<uint32_t> rank;  // kineto: every file's rank
+  std::string map_file;          // chrome: mapping file read over the defaults
+  std::string stats;             // "" or "json"
   std::vector<std::string> files;
 };
 
-// Where records go: argusd over the wire, or a data directory opened here.
-class RecordSink {
- public:
-  virtual ~RecordSink() = default;
-  virtual Status begin(const model::RankTopology& topology) = 0;
-  virtual Status add(const capture::StepOutput& out) = 0;
-  // Makes the file's records durable (acked by argusd / written to the store).
-  virtual Status end() = 0;
-  virtual std::string where() const = 0;
-};
-
-class ServerSink : public RecordSink {
- public:
-  ServerSink(std::string host, uint16_t port, std::string job, std::string token)
-      : host_(std::move(host)), port_(port), job_(std::move(job)), token_(std::move(token)) {}
-  Status begin(const model::RankTopology& topology) override {
-    wire::StepSenderOptions o;
-    o.host = host_;
-    o.port = port_;
-    o.job = job_;
-    o.auth_token = token_;
-    o.topology = topology;
-    o.client = "argus-import/0.1";
-    o.send_timeout = std::chrono::seconds(30);
-    sender_ = std::make_unique<wire::StepSender>(o);
-    failed_ = Status::ok();
-    return Status::ok();
-  }
-  Status add(const capture::StepOutput& out) override {
-    if (!failed_.isOk()) return failed_;
-    sender_->addKernels(out.new_kernels);
-    sender_->addStrings(out.new_strings);
-    failed_ = sender_->send(out.record);
-    return failed_;
-  }
-  Status end() override {
-    Status s = sender_->close(std::chrono::seconds(60));
-    sender_.reset();
-    if (!failed_.isOk()) return failed_;
-    if (!s.isOk()) return s.withContext("argusd at " + where() + " did not acknowledge every record");
-    return s;
-  }
-  std::string where() const override { return host_ + ":" + std::to_string(port_); }
-
- private:
-  std::string host_;
-  uint16_t port_;
-  std::string job_, token_;
-  std::unique_ptr<wire::StepSender> sender_;
-  Status failed_;
-};
-
-class StoreSink : public RecordSink {
- public:
-  StoreSink(std::unique_ptr<storage::Store> store, storage::JobId job, std::string dir)
-      : store_(std::move(store)), job_(job), dir_(std::move(dir)) {}
-  ~StoreSink() override {
-    if (store_) store_->sealAll();
-  }
-  Status begin(const model::RankTopology& topology) override {
-    topology_ = topology;
-    records_.clear(), kernels_.clear(), strings_.clear();
-    return Status::ok();
-  }
-  Status add(const capture::StepOutput& out) override {
-    records_.push_back(out.record);
-    kernels_.insert(kernels_.end(), out.new_kernels.begin(), out.new_kernels.end());
-    strings_.insert(strings_.end(), out.new_strings.begin(), out.new_strings.end());
-    return Status::ok();
-  }
-  Status end() override {
-    storage::WriteRequest request;
-    request.job = job_;
-    request.topology = &topology_;
-    request.kernels = kernels_;
-    request.strings = strings_;
-    request.records = records_;
-    ARGUS_RETURN_IF_ERROR(store_->write(request));
-    return store_->sealAll();
-  }
-  std::string where() const override { return dir_; }
-
- private:
-  std::unique_ptr<storage::Store> store_;
-  storage::JobId job_;
-  std::string dir_;
-  model::RankTopology topology_;
-  std::vector<model::StepRecord> records_;
-  std::vector<model::KernelDictEntry> kernels_;
-  std::vector<model::StringDictEntry> strings_;
-};
-
-Result<std::unique_ptr<RecordSink>> openSink(const ImportOptions& o) {
-  if (o.server.empty() == o.data_dir.empty()) return Status::invalidArgument("give exactly one of --server HOST:PORT and --data DIR");
-  if (!o.server.empty()) {
-    size_t colon = o.server.rfind(':');
-    unsigned long port = 0;
-    if (colon != std::string::npos) port = std::strtoul(o.server.c_str() + colon + 1, nullptr, 10);
-    if (colon == std::string::npos || colon == 0 || port == 0 || port > 65535) {
-      return Status::invalidArgument("--server " + o.server + ": expected HOST:PORT, e.g. 127.0.0.1:7070");
-    }
-    return std::unique_ptr<RecordSink>(new ServerSink(o.server.substr(0, colon), static_cast<uint16_t>(port), o.job, o.token));
-  }
-  auto store = storage::Store::open(o.data_dir);
-  if (!store.isOk()) return store.status().withContext("cannot open data dir " + o.data_dir + " (is argusd running on it? then use --server)");
-  auto job = (*store)->ensureJob(o.job);
-  if (!job.isOk()) return job.status().withContext("job " + o.job);
-  return std::unique_ptr<RecordSink>(new StoreSink(std::move(store).value(), *job, o.data_dir));
-}
+// Imports one file into the sink; returns its --stats figures. On failure before any
+// record left, nothing of this file was imported.
+using FileImporter = std::function<Result<import::ImportStats>(const std::string& path, RecordSink& sink, FILE* log)>;
 
 nlohmann::json statsJson(const import::ImportStats& s) {
   return {{"steps", s.steps},
@@ -151,8 +45,39 @@ nlohmann::json statsJson(const import::ImportStats& s) {
           {"count_mismatches", s.count_mismatches}};
 }
 
-// Imports one file. Returns its stats; on failure nothing of this file was sent.
-Result<import::ImportStats> importFile(const ImportOptions& o, const std::string& path, RecordSink& sink, FILE* log) {
+struct RankReplay {
+  capture::AssemblerStats assembler;
+  import::ImportStats stats;  // zero unless figures were asked for
+};
+
+// Replays one rank's events through its own assembler into the sink, as one session.
+Result<RankReplay> replayRank(bool figures, const capture::NameTable& names, std::span<const capture::TraceEvent> events,
+                              const capture::StepAssemblerOptions& options, const model::RankTopology& topology, RecordSink& sink) {
+  ARGUS_RETURN_IF_ERROR(sink.begin(topology));
+  std::optional<import::StepRecordChecker> checker;
+  if (figures) checker.emplace(names, events, options.rules);
+  Status failed;
+  RankReplay out;
+  out.assembler = import::replayTrace(names, events, options, [&](const capture::StepOutput& step) {
+    if (checker) checker->add(step.record);
+    if (failed.isOk()) failed = sink.add(step);
+  });
+  Status durable = sink.end();
+  if (!failed.isOk()) return failed;
+  if (!durable.isOk()) return durable;
+  if (checker) out.stats = checker->finish();
+  return out;
+}
+
+void noteDropped(FILE* log, const std::string& path, const capture::AssemblerStats& as) {
+  uint64_t dropped = as.late_events + as.invalid_events + as.buffer_full;
+  if (dropped == 0) return;
+  std::fprintf(log, "%s: %llu events dropped (late %llu, invalid %llu, buffer full %llu)\n", path.c_str(), static_cast<unsigned long long>(dropped),
+               static_cast<unsigned long long>(as.late_events), static_cast<unsigned long long>(as.invalid_events),
+               static_cast<unsigned long long>(as.buffer_full));
+}
+
+Result<import::ImportStats> importKinetoFile(const ImportOptions& o, const std::string& path, RecordSink& sink, FILE* log) {
   Result<import::KinetoTrace> trace = import::readKinetoTrace(path);
   if (!trace.isOk()) return trace.status();
   const import::KinetoTrace& t = *trace;
@@ -160,17 +85,9 @@ Result<import::ImportStats> importFile(const ImportOptions& o, const std::string
   topology.rank = o.rank.value_or(t.rank.value_or(0));
   topology.world_size = t.world_size;
   if (!o.rank && !t.rank) std::fprintf(log, "%s: no distributedInfo.rank in the trace: importing as rank 0 (use --rank)\n", path.c_str());
-  ARGUS_RETURN_IF_ERROR(sink.begin(topology));
-  import::StepRecordChecker checker(t);
-  Status failed;
-  capture::AssemblerStats as = import::replayTrace(t, import::importAssemblerOptions(topology.rank), [&](const capture::StepOutput& out) {
-    if (!o.stats.empty()) checker.add(out.record);
-    if (failed.isOk()) failed = sink.add(out);
-  });
-  Status durable = sink.end();
-  if (!failed.isOk()) return failed;
-  if (!durable.isOk()) return durable;
-  import::ImportStats stats = checker.finish();
+  Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, t.events, import::importAssemblerOptions(topology.rank), topology, sink);
+  if (!r.isOk()) return r.status();
+  const capture::AssemblerStats& as = r->assembler;
   std::string how = as.steps_inferred > 0 ? " (no ProfilerStep markers: " + std::to_string(as.steps_inferred) + " inferred from the repeating kernel sequence)" : "";
   std::fprintf(log, "%s: rank %u, %llu steps%s, %llu kernels (%llu outside steps), %.1f MB JSON -> %s\n", path.c_str(), topology.rank,
                static_cast<unsigned long long>(as.steps_emitted), how.c_str(), static_cast<unsigned long long>(as.kernels),
@@ -178,21 +95,66 @@ Result<import::ImportStats> importFile(const ImportOptions& o, const std::string
   if (as.steps_emitted == 0) {
     std::fprintf(log, "%s: no ProfilerStep#N markers and no repeating kernel sequence to infer steps from: no records\n", path.c_str());
   }
-  uint64_t dropped = as.late_events + as.invalid_events + as.buffer_full;
-  if (dropped > 0) {
-    std::fprintf(log, "%s: %llu events dropped (late %llu, invalid %llu, buffer full %llu)\n", path.c_str(), static_cast<unsigned long long>(dropped),
-                 static_cast<unsigned long long>(as.late_events), static_cast<unsigned long long>(as.invalid_events),
-                 static_cast<unsigned long long>(as.buffer_full));
-  }
+  noteDropped(log, path, as);
+  import::ImportStats stats = r->stats;
+  stats.raw_bytes = t.raw_bytes;
+  stats.kernel_event_bytes = t.kernel_event_bytes;
   return stats;
 }
 
-int runImportKineto(const ImportOptions& o) {
-  if (!model::isValidJobId(o.job)) {
-    std::fprintf(stderr, "argus import: --job '%s': 1-128 characters of [A-Za-z0-9._-]\n", o.job.c_str());
+// One line per count worth knowing: where the trace did not say what the importer assumed.
+void noteChromeCounts(FILE* log, const std::string& path, const import::ChromeCounts& c) {
+  auto note = [&](uint64_t n, const char* what) {
+    if (n > 0) std::fprintf(log, "%s: %llu %s\n", path.c_str(), static_cast<unsigned long long>(n), what);
+  };
+  note(c.without_step, "ops carry no step arg: they count in the step where they begin");
+  note(c.crossing, "ops began outside their step's window (the next step had begun): they count where they begin");
+  note(c.bad_args, "ops have a step or microbatch arg that is no non-negative integer");
+  note(c.skipped, "complete events without a usable ts / dur were skipped");
+  note(c.not_read, "events of other phases (B/E, instants, counters, flows) were not read");
+}
+
+Result<import::ImportStats> importChromeFile(const ImportOptions& o, const import::ChromeMapping& mapping, const std::string& path,
+                                             RecordSink& sink, FILE* log) {
+  Result<import::ChromeTrace> trace = import::readChromeTrace(path, mapping);
+  if (!trace.isOk()) return trace.status();
+  const import::ChromeTrace& t = *trace;
+  import::ImportStats stats;
+  capture::AssemblerStats total;
+  for (const import::ChromeRank& rank : t.ranks) {
+    model::RankTopology topology;
+    topology.rank = rank.rank;
+    capture::StepAssemblerOptions options = import::importAssemblerOptions(rank.rank, mapping.nameRules());
+    options.infer_steps = false;  // steps come from args; a rank without them has none
+    Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, rank.events, options, topology, sink);
+    if (!r.isOk()) return r.status().withContext("rank " + std::to_string(rank.rank) + " (the ranks before it are imported)");
+    stats.merge(r->stats);
+    for (auto [sum, add] : {std::pair{&total.steps_emitted, r->assembler.steps_emitted}, {&total.kernels, r->assembler.kernels},
+                            {&total.outside_steps, r->assembler.outside_steps}, {&total.late_events, r->assembler.late_events},
+                            {&total.invalid_events, r->assembler.invalid_events}, {&total.buffer_full, r->assembler.buffer_full}}) {
+      *sum += add;
+    }
+  }
+  std::string ranks = t.ranks.size() == 1 ? "rank " + std::to_string(t.ranks.front().rank)
+                                          : std::to_string(t.ranks.size()) + " ranks (" + std::to_string(t.ranks.front().rank) + ".." +
+                                                std::to_string(t.ranks.back().rank) + ")";
+  std::fprintf(log, "%s: %s, %llu steps, %llu ops, %llu collectives (%llu outside steps), %.1f MB JSON -> %s\n", path.c_str(), ranks.c_str(),
+               static_cast<unsigned long long>(total.steps_emitted), static_cast<unsigned long long>(total.kernels),
+               static_cast<unsigned long long>(t.counts.collectives), static_cast<unsigned long long>(total.outside_steps),
+               static_cast<double>(t.raw_bytes) / 1e6, sink.where().c_str());
+  noteChromeCounts(log, path, t.counts);
+  noteDropped(log, path, total);
+  stats.raw_bytes = t.raw_bytes;
+  stats.kernel_event_bytes = t.op_event_bytes;
+  return stats;
+}
+
+int runImport(const ImportOptions& o, const FileImporter& importFile) {
+  if (!model::isValidJobId(o.sink.job)) {
+    std::fprintf(stderr, "argus import: --job '%s': 1-128 characters of [A-Za-z0-9._-]\n", o.sink.job.c_str());
     return 1;
   }
-  auto sink = openSink(o);
+  auto sink = openSink(o.sink);
   if (!sink.isOk()) {
     std::fprintf(stderr, "argus import: %s\n", sink.status().message().c_str());
     return 1;
@@ -203,7 +165,7 @@ int runImportKineto(const ImportOptions& o) {
   import::ImportStats total;
   size_t failed = 0;
   for (const std::string& path : o.files) {
-    Result<import::ImportStats> r = importFile(o, path, **sink, log);
+    Result<import::ImportStats> r = importFile(path, **sink, log);
     if (!r.isOk()) {
       ++failed;
       std::fprintf(stderr, "argus import: %s\n", r.status().message().c_str());
@@ -227,21 +189,45 @@ int runImportKineto(const ImportOptions& o) {
   return 0;
 }
 
+// The options every importer takes.
+void addCommonOptions(CLI::App* cmd, ImportOptions* o) {
+  cmd->add_option("--job", o->sink.job, "job id")->required();
+  cmd->add_option("--server", o->sink.server, "argusd ingest address HOST:PORT");
+  cmd->add_option("--data", o->sink.data_dir, "data directory to write into (argusd must not be running on it)");
+  cmd->add_option("--token", o->sink.token, "auth token for argusd");
+  cmd->add_option("--stats", o->stats, "print compression and accuracy figures")->check(CLI::IsMember({"json"}));
+  cmd->add_option("files", o->files, "trace files (.json or .json.gz)")->required();
+}
+
 }  // namespace
 
 void addImportCommand(CLI::App& app, int* exit_code) {
   CLI::App* import_cmd = app.add_subcommand("import", "Replay existing traces through the step assembler into argusd or a data dir");
   import_cmd->require_subcommand(1);
-  auto o = std::make_shared<ImportOptions>();
+
+  auto k = std::make_shared<ImportOptions>();
   CLI::App* kineto = import_cmd->add_subcommand("kineto", "PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzipped");
-  kineto->add_option("--job", o->job, "job id")->required();
-  kineto->add_option("--server", o->server, "argusd ingest address HOST:PORT");
-  kineto->add_option("--data", o->data_dir, "data directory to write into (argusd must not be running on it)");
-  kineto->add_option("--rank", o->rank, "rank of every file's records (default: the trace's distributedInfo.rank)");
-  kineto->add_option("--token", o->token, "auth token for argusd");
-  kineto->add_option("--stats", o->stats, "print compression and accuracy figures")->check(CLI::IsMember({"json"}));
-  kineto->add_option("files", o->files, "trace files (.json or .json.gz)")->required();
-  kineto->callback([o, exit_code] { *exit_code = runImportKineto(*o); });
+  addCommonOptions(kineto, k.get());
+  kineto->add_option("--rank", k->rank, "rank of every file's records (default: the trace's distributedInfo.rank)");
+  kineto->callback([k, exit_code] {
+    *exit_code = runImport(*k, [k](const std::string& path, RecordSink& sink, FILE* log) { return importKinetoFile(*k, path, sink, log); });
+  });
+
+  auto c = std::make_shared<ImportOptions>();
+  CLI::App* chrome = import_cmd->add_subcommand(
+      "chrome", "generic Chrome-trace JSON of op-level timelines (steps and microbatches in args; Megatron names by default)");
+  addCommonOptions(chrome, c.get());
+  chrome->add_option("--map", c->map_file, "mapping file read over the built-in Megatron-style mapping (docs/import/chrome.md)");
+  chrome->callback([c, exit_code] {
+    Result<import::ChromeMapping> mapping = c->map_file.empty() ? import::ChromeMapping::defaults() : import::ChromeMapping::load(c->map_file);
+    if (!mapping.isOk()) {
+      std::fprintf(stderr, "argus import: %s\n", mapping.status().message().c_str());
+      *exit_code = 1;
+      return;
+    }
+    auto m = std::make_shared<import::ChromeMapping>(std::move(mapping).value());
+    *exit_code = runImport(*c, [c, m](const std::string& path, RecordSink& sink, FILE* log) { return importChromeFile(*c, *m, path, sink, log); });
+  });
 }
 
 }  // namespace argus::cli

@@ -56,17 +56,17 @@ void ImportStats::merge(const ImportStats& o) {
   count_mismatches += o.count_mismatches;
 }
 
-StepRecordChecker::StepRecordChecker(const KinetoTrace& trace, uint32_t block_steps)
-    : trace_(trace), encoder_(model::StepCodecOptions{}, block_steps) {
-  const capture::NameRules rules = capture::NameRules::defaults();
-  std::vector<int8_t> comm_by_name(trace.names.size(), -1);
-  for (const capture::TraceEvent& e : trace.events) {
+StepRecordChecker::StepRecordChecker(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
+                                     const capture::NameRules& rules, uint32_t block_steps)
+    : encoder_(model::StepCodecOptions{}, block_steps) {
+  std::vector<int8_t> comm_by_name(names.size(), -1);
+  for (const capture::TraceEvent& e : events) {
     if (e.isGpuActivity()) {
       bool kernel = e.type == capture::EventType::kKernel;
       bool comm = false;
       if (kernel) {
         int8_t& c = comm_by_name[e.name];
-        if (c < 0) c = rules.classifyKernel(trace.names.text(e.name)).communication ? 1 : 0;
+        if (c < 0) c = rules.classifyKernel(names.text(e.name)).communication ? 1 : 0;
         comm = c == 1;
         kernel_signatures_.insert(e.id);
       }
@@ -76,7 +76,7 @@ StepRecordChecker::StepRecordChecker(const KinetoTrace& trace, uint32_t block_st
       busy_.push_back({e.start_ns, e.end_ns});
       if (kernel && !comm) compute_all_.push_back({e.start_ns, e.end_ns});
     } else if (e.type == capture::EventType::kRange) {
-      std::string_view name = trace.names.text(e.name);
+      std::string_view name = names.text(e.name);
       if (rules.stepMarker(name)) marker_end_.emplace(e.start_ns, e.end_ns);
       if (rules.classifyRange(name) == capture::RangeClass::kDataLoad) data_load_.push_back({e.start_ns, e.end_ns});
     }
@@ -89,8 +89,6 @@ StepRecordChecker::StepRecordChecker(const KinetoTrace& trace, uint32_t block_st
   mergeSpans(&busy_);
   mergeSpans(&compute_all_);
   mergeSpans(&data_load_);
-  stats_.raw_bytes = trace.raw_bytes;
-  stats_.kernel_event_bytes = trace.kernel_event_bytes;
 }
 
 void StepRecordChecker::noteError(int64_t approx, int64_t exact) {

@@ -1,6 +1,7 @@
 // ImportStats and StepRecordChecker: the figures of `argus import --stats json`
-// (docs/import/kineto.md, "Stats"): how many bytes a step costs raw and on the wire, and
-// how far the records are from an exact recomputation over the same trace's events.
+// (docs/import/kineto.md, "Stats"; docs/import/chrome.md): how many bytes a step costs raw
+// and on the wire, and how far the records are from an exact recomputation over the same
+// rank's events.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "import/kineto_trace.h"
+#include <span>
+
+#include "capture/name_rules.h"
+#include "capture/name_table.h"
+#include "capture/trace_event.h"
 #include "model/step_chain.h"
 #include "model/step_record.h"
 
@@ -33,16 +38,20 @@ struct ImportStats {
   double ratio() const { return wire_bytes == 0 ? 0.0 : static_cast<double>(raw_bytes) / static_cast<double>(wire_bytes); }
 };
 
-// Checks each record of one trace against the trace's own events, recomputed without the
+// Checks each record of one rank against that rank's own events, recomputed without the
 // assembler: which kernels belong to the step (launch time, or GPU start for inferred
 // steps, inside [start_ns, end_ns)), their exact duration quantiles per signature, and the
 // step's totals (iteration, compute, communication total and exposed, GPU idle, data wait,
-// kernel time) from plain interval unions.
+// kernel time) from plain interval unions. `rules` must be the assembler's: they say
+// which kernels are communication, which ranges step markers and data loading.
 class StepRecordChecker {
  public:
-  explicit StepRecordChecker(const KinetoTrace& trace, uint32_t block_steps = 256);
+  StepRecordChecker(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
+                    const capture::NameRules& rules = capture::NameRules::defaults(), uint32_t block_steps = 256);
   // Encodes the record as a sender would and compares it with the exact figures.
   void add(const model::StepRecord& record);
+  // The figures so far; raw_bytes and kernel_event_bytes are the caller's (they belong to
+  // the file, which may hold several ranks).
   ImportStats finish() const { return stats_; }
 
  private:
@@ -58,7 +67,6 @@ class StepRecordChecker {
   void checkTotals(const model::StepRecord& rec, const std::vector<const Member*>& members);
   void noteError(int64_t approx, int64_t exact);
 
-  const KinetoTrace& trace_;
   model::ChainedStepEncoder encoder_;
   std::string encoded_;
   std::vector<Member> by_launch_, by_start_;  // GPU activities sorted by key

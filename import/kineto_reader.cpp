@@ -1,11 +1,8 @@
 #include "import/kineto_reader.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <istream>
 
 #include "capture/name_rules.h"
-#include "import/gzip_streambuf.h"
 #include "import/kineto_sax.h"
 
 namespace argus::import {
@@ -55,33 +52,14 @@ void addCollectives(const std::vector<KinetoSax::CollectiveArgs>& args, KinetoTr
 }  // namespace
 
 Result<KinetoTrace> readKinetoTrace(const std::string& path) {
-  GzipStreamBuf input;
-  if (!input.open(path)) return Status::ioError(path + ": " + input.error());
   KinetoTrace trace;
   trace.path = path;
-  KinetoSax sax(&trace, &input);
-  std::istream stream(&input);
-  bool parsed = nlohmann::json::sax_parse(stream, &sax);
-  auto gzipError = [&] {
-    return Status::corruption(path + ": truncated or corrupt gzip stream after " + std::to_string(input.position()) +
-                              " bytes of JSON (compressed byte " + std::to_string(input.compressedPosition()) + "): " + input.error());
-  };
-  if (!input.error().empty()) return gzipError();
-  if (!parsed) {
-    std::string why = sax.error().empty() ? "parse stopped at byte " + std::to_string(input.position()) : sax.error();
-    return Status::corruption(path + ": " + why);
-  }
-  input.drain();  // a gzip trailer cut off after the JSON still is a broken file
-  if (!input.error().empty()) return gzipError();
-  if (!sax.sawTraceEvents()) {
-    return Status::invalidArgument(path + ": not a Kineto / Chrome trace: no traceEvents array in " +
-                                   std::to_string(input.position()) + " bytes of JSON");
-  }
-  trace.raw_bytes = input.position();
-  trace.gzipped = input.gzipped();
-  std::error_code ec;
-  trace.file_bytes = std::filesystem::file_size(path, ec);
-  if (ec) trace.file_bytes = 0;
+  KinetoSax sax(&trace);
+  Result<TraceFileFacts> facts = streamTraceJson(path, &sax, "Kineto / Chrome trace");
+  if (!facts.isOk()) return facts.status();
+  trace.raw_bytes = facts->raw_bytes;
+  trace.gzipped = facts->gzipped;
+  trace.file_bytes = facts->file_bytes;
 
   resolveLaunches(sax.launches(), &trace);
   addCollectives(sax.collectiveArgs(), &trace);

@@ -2,11 +2,9 @@
 
 #include <xxhash.h>
 
-#include <cstdlib>
 #include <string_view>
 
 #include "capture/name_rules.h"
-#include "import/kineto_time.h"
 #include "model/kernel_signature.h"
 
 namespace argus::import {
@@ -53,176 +51,60 @@ void KinetoSax::Scratch::reset(uint64_t pos) {
   begin_pos = pos;
 }
 
-namespace {
+void KinetoSax::topValue(const std::string& key, const JsonScalar& v) {
+  if (key != "baseTimeNanoseconds") return;
+  if (v.kind == JsonScalar::kInt) base_time_ns_ = v.i;
+  if (v.kind == JsonScalar::kUnsigned && v.u <= static_cast<uint64_t>(INT64_MAX)) base_time_ns_ = static_cast<int64_t>(v.u);
+}
 
-std::optional<uint64_t> asUnsigned(int kind, int64_t i, uint64_t u, const std::string* text) {
-  switch (kind) {
-    case 1: return i >= 0 ? std::optional<uint64_t>(static_cast<uint64_t>(i)) : std::nullopt;
-    case 2: return u;
-    case 3: {  // a float that holds an integer ("2.0")
-      std::optional<int64_t> ns = microsTextToNs(*text);
-      if (!ns || *ns < 0 || *ns % 1000 != 0) return std::nullopt;
-      return static_cast<uint64_t>(*ns / 1000);
-    }
-    default: return std::nullopt;
+void KinetoSax::sectionValue(const std::string& section, const std::string& key, const JsonScalar& v) {
+  if (section != "distributedInfo" || v.kind == JsonScalar::kString) return;
+  auto n = v.asUnsigned();
+  if (!n || *n > UINT32_MAX) return;
+  if (key == "rank") trace_->rank = static_cast<uint32_t>(*n);
+  if (key == "world_size") trace_->world_size = static_cast<uint32_t>(*n);
+}
+
+void KinetoSax::eventValue(const std::string& key, const JsonScalar& v) {
+  if (key == "ph") {
+    if (v.asString()) ev_.ph.assign(*v.text);
+  } else if (key == "cat") {
+    if (v.asString()) ev_.cat.assign(*v.text);
+  } else if (key == "name") {
+    if (v.asString()) ev_.name.assign(*v.text);
+  } else if (key == "ts") {
+    ev_.ts_ns = v.asMicrosNs();
+  } else if (key == "dur") {
+    ev_.dur_ns = v.asMicrosNs();
+  } else if (key == "tid") {
+    ev_.tid = v.asId();
+  } else if (key == "pid") {
+    ev_.pid = v.asId();
   }
 }
 
-// Microseconds (a number, or a string holding one) -> ns, exactly.
-std::optional<int64_t> asNs(int kind, int64_t i, uint64_t u, const std::string* text) {
-  int64_t ns = 0;
-  switch (kind) {
-    case 1: return __builtin_mul_overflow(i, int64_t{1000}, &ns) ? std::nullopt : std::optional<int64_t>(ns);
-    case 2:
-      if (u > static_cast<uint64_t>(INT64_MAX) / 1000) return std::nullopt;
-      return static_cast<int64_t>(u) * 1000;
-    case 3:
-    case 4: return microsTextToNs(*text);
-    default: return std::nullopt;
-  }
+void KinetoSax::argsValue(const std::string& key, const JsonScalar& v) {
+  std::optional<uint64_t>* slot = nullptr;
+  if (key == "device") slot = &ev_.device;
+  else if (key == "stream") slot = &ev_.stream;
+  else if (key == "correlation") slot = &ev_.correlation;
+  else if (key == "bytes") slot = &ev_.bytes;
+  else if (key == "In msg nelems") slot = &ev_.in_nelems;
+  else if (key == "Out msg nelems") slot = &ev_.out_nelems;
+  else if (key == "dtype" && v.asString()) ev_.dtype.assign(*v.text);
+  else if (key == "Process Group Name" && v.asString()) ev_.group.assign(*v.text);
+  // Kineto writes these as numbers; a string here is not one of its fields.
+  if (slot != nullptr) *slot = v.kind == JsonScalar::kString ? std::nullopt : v.asUnsigned();
 }
 
-// tid / pid: a number, or a string ("stream 7", a thread name) folded to 32 bits.
-uint64_t asId(int kind, int64_t i, uint64_t u, const std::string* text) {
-  if (kind == 1) return static_cast<uint64_t>(i);
-  if (kind == 2) return u;
-  if (kind == 4) {
-    const char* s = text->c_str();
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(s, &end, 10);
-    if (end != s && *end == '\0') return v;
-    return XXH3_64bits(text->data(), text->size()) & 0xffffffffu;
-  }
-  return 0;
+void KinetoSax::argsArrayValue(const std::string& key, size_t index, const JsonScalar& v) {
+  uint32_t* geometry = key == "grid" ? ev_.grid : key == "block" ? ev_.block : nullptr;
+  if (geometry == nullptr || index >= 3) return;
+  auto d = v.kind == JsonScalar::kString ? std::nullopt : v.asUnsigned();
+  geometry[index] = d && *d <= UINT32_MAX ? static_cast<uint32_t>(*d) : 0;
 }
 
-}  // namespace
-
-bool KinetoSax::push(Where w) {
-  stack_.push_back(w);
-  return true;
-}
-
-bool KinetoSax::start_object(std::size_t) {
-  if (stack_.empty()) return push(Where::kTop);
-  switch (stack_.back()) {
-    case Where::kTop: return push(key_ == "distributedInfo" ? Where::kDistributed : Where::kSkip);
-    case Where::kEvents:
-      // The '{' was just consumed: the object starts one byte back.
-      ev_.reset(input_->position() - 1);
-      return push(Where::kEvent);
-    case Where::kEvent: return push(key_ == "args" ? Where::kArgs : Where::kSkip);
-    default: return push(Where::kSkip);
-  }
-}
-
-bool KinetoSax::start_array(std::size_t) {
-  if (stack_.empty()) {
-    // A bare array of events is also Chrome's trace format.
-    saw_trace_events_ = true;
-    return push(Where::kEvents);
-  }
-  if (stack_.back() == Where::kTop && key_ == "traceEvents") {
-    saw_trace_events_ = true;
-    return push(Where::kEvents);
-  }
-  if (stack_.back() == Where::kArgs && (key_ == "grid" || key_ == "block")) {
-    geometry_ = key_ == "grid" ? ev_.grid : ev_.block;
-    geometry_index_ = 0;
-    return push(Where::kGeometry);
-  }
-  return push(Where::kSkip);
-}
-
-bool KinetoSax::end_object() {
-  Where w = stack_.empty() ? Where::kSkip : stack_.back();
-  if (!stack_.empty()) stack_.pop_back();
-  if (w == Where::kEvent) finishEvent();
-  return true;
-}
-
-bool KinetoSax::end_array() {
-  if (!stack_.empty()) stack_.pop_back();
-  return true;
-}
-
-bool KinetoSax::key(string_t& k) {
-  key_.assign(k);
-  return true;
-}
-
-bool KinetoSax::parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) {
-  // nlohmann's message already says line and column; the byte is what one seeks to.
-  std::string what = ex.what();
-  if (size_t p = what.find("] "); startsWith(what, "[json.exception") && p != std::string::npos) what = what.substr(p + 2);
-  error_ = "not valid JSON at byte " + std::to_string(position) + ": " + what;
-  return false;
-}
-
-bool KinetoSax::value(const Value& v) {
-  if (stack_.empty()) {
-    error_ = "not a trace: the JSON document is a single value, not an object with traceEvents";
-    return false;
-  }
-  int kind = v.kind;
-  switch (stack_.back()) {
-    case Where::kTop:
-      if (key_ == "baseTimeNanoseconds") {
-        if (kind == Value::kInt) base_time_ns_ = v.i;
-        if (kind == Value::kUnsigned && v.u <= static_cast<uint64_t>(INT64_MAX)) base_time_ns_ = static_cast<int64_t>(v.u);
-      }
-      break;
-    case Where::kDistributed:
-      if (key_ == "rank") {
-        if (auto r = asUnsigned(kind, v.i, v.u, v.text); r && *r <= UINT32_MAX) trace_->rank = static_cast<uint32_t>(*r);
-      } else if (key_ == "world_size") {
-        if (auto w = asUnsigned(kind, v.i, v.u, v.text); w && *w <= UINT32_MAX) trace_->world_size = static_cast<uint32_t>(*w);
-      }
-      break;
-    case Where::kEvent:
-      if (key_ == "ph") {
-        if (kind == Value::kString) ev_.ph.assign(*v.text);
-      } else if (key_ == "cat") {
-        if (kind == Value::kString) ev_.cat.assign(*v.text);
-      } else if (key_ == "name") {
-        if (kind == Value::kString) ev_.name.assign(*v.text);
-      } else if (key_ == "ts") {
-        ev_.ts_ns = asNs(kind, v.i, v.u, v.text);
-      } else if (key_ == "dur") {
-        ev_.dur_ns = asNs(kind, v.i, v.u, v.text);
-      } else if (key_ == "tid") {
-        ev_.tid = asId(kind, v.i, v.u, v.text);
-      } else if (key_ == "pid") {
-        ev_.pid = asId(kind, v.i, v.u, v.text);
-      }
-      break;
-    case Where::kArgs: {
-      std::optional<uint64_t>* slot = nullptr;
-      if (key_ == "device") slot = &ev_.device;
-      else if (key_ == "stream") slot = &ev_.stream;
-      else if (key_ == "correlation") slot = &ev_.correlation;
-      else if (key_ == "bytes") slot = &ev_.bytes;
-      else if (key_ == "In msg nelems") slot = &ev_.in_nelems;
-      else if (key_ == "Out msg nelems") slot = &ev_.out_nelems;
-      else if (key_ == "dtype" && kind == Value::kString) ev_.dtype.assign(*v.text);
-      else if (key_ == "Process Group Name" && kind == Value::kString) ev_.group.assign(*v.text);
-      if (slot != nullptr) *slot = asUnsigned(kind, v.i, v.u, v.text);
-      break;
-    }
-    case Where::kGeometry:
-      if (geometry_index_ < 3) {
-        auto d = asUnsigned(kind, v.i, v.u, v.text);
-        geometry_[geometry_index_] = d && *d <= UINT32_MAX ? static_cast<uint32_t>(*d) : 0;
-      }
-      ++geometry_index_;
-      break;
-    default:
-      break;
-  }
-  return true;
-}
-
-void KinetoSax::finishEvent() {
+void KinetoSax::endEvent() {
   KinetoCounts& counts = trace_->counts;
   ++counts.trace_events;
   const std::string& cat = ev_.cat;
@@ -267,7 +149,7 @@ void KinetoSax::finishEvent() {
     e.geometry = {ev_.grid[0], ev_.grid[1], ev_.grid[2], ev_.block[0], ev_.block[1], ev_.block[2]};
     e.id = signatureOf(e.name, e.geometry);
     ++counts.kernels;
-    trace_->kernel_event_bytes += input_->position() - ev_.begin_pos;
+    trace_->kernel_event_bytes += position() - ev_.begin_pos;
     if (containsNoCase(ev_.name, "nccl")) {
       ++counts.nccl_kernels;
       uint64_t elem = dtypeBytes(ev_.dtype);

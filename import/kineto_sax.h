@@ -1,11 +1,9 @@
-// KinetoSax: the nlohmann::json SAX handler behind readKinetoTrace. It walks the document
-// with a small context stack, keeps only the fields of traceEvents[] elements that the
-// mapping uses (docs/import/kineto.md), and turns each finished event into a TraceEvent or
-// a launch record. Strings are copied into reused buffers; nothing per event allocates
+// KinetoSax: the SAX handler behind readKinetoTrace. On the shared walk (TraceJsonSax) it
+// keeps only the fields of traceEvents[] elements that the mapping uses
+// (docs/import/kineto.md), and turns each finished event into a TraceEvent or a launch
+// record. Strings are copied into reused buffers; nothing per event allocates
 // once the buffers have grown.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -13,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "import/gzip_streambuf.h"
 #include "import/kineto_trace.h"
+#include "import/trace_json.h"
 
 namespace argus::import {
 
@@ -25,27 +23,10 @@ struct LaunchRecord {
   int64_t ts_ns;
 };
 
-class KinetoSax : public nlohmann::json_sax<nlohmann::json> {
+class KinetoSax : public TraceJsonSax {
  public:
-  KinetoSax(KinetoTrace* trace, const GzipStreamBuf* input) : trace_(trace), input_(input) {}
+  explicit KinetoSax(KinetoTrace* trace) : trace_(trace) {}
 
-  bool null() override { return value(Value{}); }
-  bool boolean(bool) override { return value(Value{}); }
-  bool number_integer(number_integer_t v) override { return value(Value{Value::kInt, v, 0, nullptr}); }
-  bool number_unsigned(number_unsigned_t v) override { return value(Value{Value::kUnsigned, 0, v, nullptr}); }
-  bool number_float(number_float_t, const string_t& text) override { return value(Value{Value::kFloat, 0, 0, &text}); }
-  bool string(string_t& s) override { return value(Value{Value::kString, 0, 0, &s}); }
-  bool binary(binary_t&) override { return value(Value{}); }
-  bool start_object(std::size_t) override;
-  bool key(string_t& k) override;
-  bool end_object() override;
-  bool start_array(std::size_t) override;
-  bool end_array() override;
-  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) override;
-
-  // After parsing: whether a traceEvents array was seen, and the first error (if any).
-  bool sawTraceEvents() const { return saw_trace_events_; }
-  const std::string& error() const { return error_; }
   std::vector<LaunchRecord>& launches() { return launches_; }
   // NCCL kernels' collective arguments, by index into trace->events (kCollective made later).
   struct CollectiveArgs {
@@ -57,14 +38,16 @@ class KinetoSax : public nlohmann::json_sax<nlohmann::json> {
   std::vector<CollectiveArgs>& collectiveArgs() { return collective_args_; }
   std::optional<int64_t> baseTimeNs() const { return base_time_ns_; }
 
+ protected:
+  void topValue(const std::string& key, const JsonScalar& v) override;
+  void sectionValue(const std::string& section, const std::string& key, const JsonScalar& v) override;
+  void beginEvent(uint64_t byte) override { ev_.reset(byte); }
+  void eventValue(const std::string& key, const JsonScalar& v) override;
+  void argsValue(const std::string& key, const JsonScalar& v) override;
+  void argsArrayValue(const std::string& key, size_t index, const JsonScalar& v) override;
+  void endEvent() override;
+
  private:
-  enum class Where : uint8_t { kRoot, kTop, kEvents, kEvent, kArgs, kGeometry, kDistributed, kSkip };
-  struct Value {
-    enum Kind : uint8_t { kOther, kInt, kUnsigned, kFloat, kString } kind = kOther;
-    int64_t i = 0;
-    uint64_t u = 0;
-    const std::string* text = nullptr;  // kFloat: the number's text; kString: the string
-  };
   // The fields of the current traceEvents[] element.
   struct Scratch {
     std::string ph, cat, name, dtype, group;
@@ -76,20 +59,10 @@ class KinetoSax : public nlohmann::json_sax<nlohmann::json> {
     void reset(uint64_t pos);
   };
 
-  bool value(const Value& v);
-  bool push(Where w);
-  void finishEvent();
   uint64_t signatureOf(uint32_t name, const model::LaunchGeometry& geometry);
 
   KinetoTrace* trace_;
-  const GzipStreamBuf* input_;
-  std::vector<Where> stack_;
-  std::string key_;       // the last key read in the innermost object
-  int geometry_index_ = 0;
-  uint32_t* geometry_ = nullptr;
   Scratch ev_;
-  bool saw_trace_events_ = false;
-  std::string error_;
   std::optional<int64_t> base_time_ns_;
   std::vector<LaunchRecord> launches_;
   std::vector<CollectiveArgs> collective_args_;

@@ -110,8 +110,8 @@ TEST_CASE("every real Kineto trace imports with the step and kernel counts of it
     if (x.has_rank) CHECK(*trace->rank == x.rank);
 
     std::vector<model::StepRecord> records;
-    import::StepRecordChecker checker(*trace);
-    capture::AssemblerStats as = import::replayTrace(*trace, import::importAssemblerOptions(trace->rank.value_or(0)),
+    import::StepRecordChecker checker(trace->names, trace->events);
+    capture::AssemblerStats as = import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)),
                                                      [&](const capture::StepOutput& out) {
                                                        records.push_back(out.record);
                                                        checker.add(out.record);
