@@ -270,10 +270,10 @@ void Session::handleHello(const wire::Hello& hello) {
                std::to_string(wire::kProtocolVersion) + ")");
     return;
   }
-  if (hello.encoding != wire::kStepEncodingVersion) {
+  if (hello.encoding < wire::kOldestStepEncodingVersion || hello.encoding > wire::kStepEncodingVersion) {
     reject(RejectReason::kProtocolVersion, Status::Code::kVersionMismatch,
-           "StepRecord encoding " + std::to_string(hello.encoding) + " is not supported (argusd reads encoding " +
-               std::to_string(wire::kStepEncodingVersion) + ")");
+           "StepRecord encoding " + std::to_string(hello.encoding) + " is not supported (argusd reads encodings " +
+               std::to_string(wire::kOldestStepEncodingVersion) + " to " + std::to_string(wire::kStepEncodingVersion) + ")");
     return;
   }
   if (ctx_.auth != nullptr) {

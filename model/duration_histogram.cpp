@@ -68,6 +68,27 @@ constexpr SliceTable makeSliceTable() {
 
 constexpr SliceTable kSliceFirstBucket = makeSliceTable();
 
+// kRepresentative[i]: round(2*L*U / (L+U)) with L, U the integer bounds of bucket i, the
+// harmonic mean of its ends (what valueOf() computes from the real bounds), in exact
+// integer arithmetic so that every platform agrees. A bucket holding one integer gets
+// that integer.
+struct RepresentativeTable {
+  int64_t value[DurationHistogram::kMaxIndex + 1];
+};
+
+constexpr RepresentativeTable makeRepresentativeTable() {
+  RepresentativeTable t{};
+  for (int32_t i = 1; i <= DurationHistogram::kMaxIndex; ++i) {
+    unsigned __int128 lo = kBucketBounds[i - 1], hi = kBucketBounds[i];
+    unsigned __int128 rep = (2 * lo * hi + (lo + hi) / 2) / (lo + hi);
+    t.value[i] = rep > static_cast<unsigned __int128>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(rep);
+  }
+  return t;
+}
+
+constexpr RepresentativeTable kRepresentative = makeRepresentativeTable();
+static_assert(kRepresentative.value[1] == 1 && kRepresentative.value[200] == 54 && kRepresentative.value[230] == 99);
+
 uint32_t saturatingAdd(uint32_t a, uint32_t b) {
   uint32_t s = a + b;
   return s < a ? std::numeric_limits<uint32_t>::max() : s;
@@ -95,6 +116,17 @@ uint64_t DurationHistogram::upperBound(int32_t index) {
   if (index <= 0) return 1;
   if (index > kMaxIndex) index = kMaxIndex;
   return kBucketBounds[index];
+}
+
+int64_t DurationHistogram::representative(int32_t index) {
+  if (index <= 0) return 0;
+  return kRepresentative.value[index > kMaxIndex ? kMaxIndex : index];
+}
+
+int64_t DurationHistogram::sketchTotal(std::span<const Bucket> buckets) {
+  uint64_t total = 0;  // wraps on hostile counts, identically everywhere
+  for (const Bucket& b : buckets) total += static_cast<uint64_t>(representative(b.index)) * b.count;
+  return static_cast<int64_t>(total);
 }
 
 double DurationHistogram::valueOf(int32_t index) {

@@ -44,6 +44,15 @@ class DurationHistogram {
   static uint64_t upperBound(int32_t index);
   // Representative value of a bucket (ns), within kRelativeError of its members.
   static double valueOf(int32_t index);
+  // The same representative as an integer, computed from the integer bounds with exact
+  // arithmetic (identical on every platform); a bucket holding one integer returns it.
+  static int64_t representative(int32_t index);
+  // Sum of representative(index) * count: a total within kRelativeError of the exact sum
+  // of the durations added, and deterministic. Producers that do not need exact
+  // per-kernel totals store this one (KernelStat::total_ns), which the step codec then
+  // codes in no bytes. Wraps modulo 2^64 on absurd counts.
+  static int64_t sketchTotal(std::span<const Bucket> buckets);
+  int64_t sketchTotal() const { return sketchTotal(buckets_); }
 
   void add(int64_t dur_ns, uint32_t n = 1);
   void merge(const DurationHistogram& other);

@@ -25,8 +25,8 @@ constexpr size_t kStepFieldsMaxBytes = 2 + 4 * 10 + 3 * 10 + kPhaseColumnCount *
 constexpr size_t kListHeaderMaxBytes = 10;
 // key (varint + u64 + escape byte), tag, total, histogram first index and size field.
 constexpr size_t kKernelFixedMaxBytes = 19 + 10 + 10 + 10 + 10;
-// Per bucket: the chosen explicit mode is never larger than sparse (gap <= 2 bytes, count
-// <= 5 bytes).
+// Per bucket of the histogram and of the previous one: the chosen mode is never larger
+// than sparse (index or gap <= 2 bytes, count <= 5 bytes).
 constexpr size_t kKernelPerBucketMaxBytes = 8;
 constexpr size_t kCollectiveMaxBytes = 1 + 10 + 8 + 1 + 5 + 4 * 10;
 constexpr size_t kStackMaxBytes = 10 + 8 + 10;
@@ -39,6 +39,7 @@ struct StepEncoder::State {
   History prev, cur;
   FlatIndex sig_ids, comm_ids, stack_ids, name_ids;  // 64-bit id -> dense id
   FlatIndex prev_index;  // key -> index of its first entry in prev's list (scratch)
+  PodArray<uint64_t> total_misses;  // per kernel: zz(total - prediction) (scratch)
   StepWriter body;
   std::string compressed;
   ZSTD_CCtx* cctx = nullptr;
@@ -74,11 +75,55 @@ uint32_t putId(StepWriter& w, FlatIndex& table, uint64_t id, int shift_bits, uin
   return dense;
 }
 
-// REQUIRES: kKernelPerBucketMaxBytes per bucket + 20 reserved.
-void putHist(StepWriter& w, std::span<const Bucket> b, HistMode mode, int32_t ref) {
+// The edit form of b against a non-empty prev (mode kHistEdit): the buckets of b whose
+// index prev lacks (varint n, then the first index against prev's first, later ones as
+// gap - 1, each with its count), then for every bucket of prev the change of its count
+// (to 0 when b lacks it). Calls emit(kind, value) in writing order; returns nothing.
+template <typename Emit>
+void walkEdit(std::span<const Bucket> b, std::span<const Bucket> prev, Emit&& emit) {
+  size_t inserts = 0;
+  for (size_t i = 0, j = 0; i < b.size(); ++i) {
+    while (j < prev.size() && prev[j].index < b[i].index) ++j;
+    if (j == prev.size() || prev[j].index != b[i].index) ++inserts;
+  }
+  emit(0, inserts);
+  int32_t last = prev.front().index;
+  bool first = true;
+  for (size_t i = 0, j = 0; i < b.size(); ++i) {
+    while (j < prev.size() && prev[j].index < b[i].index) ++j;
+    if (j < prev.size() && prev[j].index == b[i].index) continue;
+    if (first) {
+      emit(0, zigzagEncode(static_cast<int64_t>(b[i].index) - last));
+    } else {
+      emit(0, static_cast<uint64_t>(b[i].index - last - 1));
+    }
+    emit(0, b[i].count);
+    last = b[i].index;
+    first = false;
+  }
+  for (size_t i = 0, j = 0; j < prev.size(); ++j) {
+    while (i < b.size() && b[i].index < prev[j].index) ++i;
+    int64_t now = i < b.size() && b[i].index == prev[j].index ? b[i].count : 0;
+    emit(0, zigzagEncode(now - static_cast<int64_t>(prev[j].count)));
+  }
+}
+
+size_t editBytes(std::span<const Bucket> b, std::span<const Bucket> prev) {
+  size_t bytes = 0;
+  walkEdit(b, prev, [&](int, uint64_t v) { bytes += varintSize(v); });
+  return bytes;
+}
+
+// REQUIRES: kKernelPerBucketMaxBytes per bucket of b and prev + 20 reserved.
+void putHist(StepWriter& w, std::span<const Bucket> b, HistMode mode, int32_t ref, std::span<const Bucket> prev) {
   switch (mode) {
     case kHistSame:
-    case kHistImplied:
+      return;
+    case kHistSingle:
+      w.zz(static_cast<int64_t>(b.front().index) - ref);
+      return;
+    case kHistEdit:
+      walkEdit(b, prev, [&](int, uint64_t v) { w.varint(v); });
       return;
     case kHistDenseNibble:
     case kHistDenseVarint: {
@@ -118,45 +163,59 @@ void putHist(StepWriter& w, std::span<const Bucket> b, HistMode mode, int32_t re
     }
     case kHistSparse: {
       w.varint(b.size());
-      int32_t prev = 0;
+      int32_t prev_index = 0;
       for (size_t j = 0; j < b.size(); ++j) {
         if (j == 0) {
           w.zz(static_cast<int64_t>(b[0].index) - ref);
         } else {
-          w.varint(static_cast<uint64_t>(b[j].index - prev - 1));
+          w.varint(static_cast<uint64_t>(b[j].index - prev_index - 1));
         }
         w.varint(b[j].count);
-        prev = b[j].index;
+        prev_index = b[j].index;
       }
       return;
     }
   }
 }
 
-// Picks the cheapest explicit mode for a non-empty histogram (byte counts exclude the
-// shared first-index field).
-HistMode chooseExplicit(std::span<const Bucket> b) {
+struct HistChoice {
+  HistMode mode;
+  size_t bytes;  // payload bytes (0 for kHistSame)
+};
+
+// The cheapest explicit mode for a non-empty histogram, with its payload bytes.
+HistChoice chooseExplicit(std::span<const Bucket> b, int32_t ref, uint32_t counts_or) {
+  const size_t n = b.size();
+  const size_t first_bytes = varintSize(zigzagEncode(static_cast<int64_t>(b.front().index) - ref));
   uint64_t span = static_cast<uint64_t>(b.back().index - b.front().index);
-  bool nibbles = true;
-  size_t varint_bytes = 0, sparse_bytes = varintSize(b.size());
-  int32_t prev = b.front().index;
-  for (size_t j = 0; j < b.size(); ++j) {
-    nibbles = nibbles && b[j].count <= 15;
-    size_t c = varintSize(b[j].count);
-    varint_bytes += c;
-    sparse_bytes += c + (j == 0 ? 0 : varintSize(static_cast<uint64_t>(b[j].index - prev - 1)));
-    prev = b[j].index;
+  size_t dense_nibble, dense_varint, sparse;
+  if (counts_or <= 15 && span < 128) {
+    // The usual shape: every count, gap and the span take one byte.
+    dense_nibble = 1 + (span + 2) / 2;
+    dense_varint = 1 + span + 1;
+    sparse = varintSize(n) + 2 * n - 1;
+  } else {
+    size_t varint_bytes = 0;
+    sparse = varintSize(n);
+    int32_t prev = b.front().index;
+    for (size_t j = 0; j < n; ++j) {
+      size_t c = varintSize(b[j].count);
+      varint_bytes += c;
+      sparse += c + (j == 0 ? 0 : varintSize(static_cast<uint64_t>(b[j].index - prev - 1)));
+      prev = b[j].index;
+    }
+    dense_varint = varintSize(span) + varint_bytes + (span + 1 - n);
+    dense_nibble = counts_or <= 15 ? varintSize(span) + (span + 2) / 2 : SIZE_MAX;
   }
-  size_t dense_varint = varintSize(span) + varint_bytes + (span + 1 - b.size());
-  size_t dense_nibble = varintSize(span) + (span + 2) / 2;
-  if (nibbles && dense_nibble <= dense_varint && dense_nibble <= sparse_bytes) return kHistDenseNibble;
-  return dense_varint <= sparse_bytes ? kHistDenseVarint : kHistSparse;
+  if (dense_nibble <= dense_varint && dense_nibble <= sparse) return {kHistDenseNibble, first_bytes + dense_nibble};
+  return dense_varint <= sparse ? HistChoice{kHistDenseVarint, first_bytes + dense_varint} : HistChoice{kHistSparse, first_bytes + sparse};
 }
 
-// Picks the histogram mode of k against prev. With kCopy, also copies k's buckets to
-// copy_to (the history) in the same pass that compares them with prev.
+// Picks the histogram mode of k against prev (ref: the index explicit modes code
+// against). With kCopy, also copies k's buckets to copy_to (the history) in the same pass
+// that compares them with prev.
 template <bool kCopy>
-HistMode chooseHist(const KernelStat& k, std::span<const Bucket> prev, Bucket* copy_to) {
+HistMode chooseHist(const KernelStat& k, std::span<const Bucket> prev, int32_t ref, Bucket* copy_to) {
   std::span<const Bucket> b = k.hist.buckets();
   const size_t n = b.size();
   uint32_t counts_or = 0;
@@ -176,19 +235,11 @@ HistMode chooseHist(const KernelStat& k, std::span<const Bucket> prev, Bucket* c
       counts_or |= x.count;
     }
   }
-  if (n == 1 && k.count == 1 && b[0].count == 1 && b[0].index == DurationHistogram::bucketOf(k.total_ns)) return kHistImplied;
   if (n == 0) return kHistSparse;  // n = 0
-  // The usual shape: counts <= 15 and a span below 128, so every count, gap and the span
-  // take one byte and chooseExplicit's sums have a closed form (same decision).
-  size_t span = static_cast<size_t>(b.back().index - b.front().index);
-  if (counts_or <= 15 && span < 128) {
-    size_t dense_nibble = 1 + (span + 2) / 2;
-    size_t dense_varint = 1 + span + 1;
-    size_t sparse = varintSize(n) + 2 * n - 1;
-    if (dense_nibble <= dense_varint && dense_nibble <= sparse) return kHistDenseNibble;
-    return dense_varint <= sparse ? kHistDenseVarint : kHistSparse;
-  }
-  return chooseExplicit(b);
+  if (n == 1 && b[0].count == k.count) return kHistSingle;
+  HistChoice best = chooseExplicit(b, ref, counts_or);
+  if (!prev.empty() && editBytes(b, prev) <= best.bytes) return kHistEdit;
+  return best.mode;
 }
 
 const CollectiveStat kNoCollective{};
@@ -243,10 +294,13 @@ void StepEncoder::State::encodeBody(const StepRecord& rec, bool keyframe, bool t
     w.reserve(kListHeaderMaxBytes);
     w.varint(same ? 0 : n + 1);
     if (track) cur.kernels.resizeUninitialized(n);
+    int32_t last_first = 0;  // first index of the last non-empty histogram written
+    total_misses.resizeUninitialized(n);
+    uint64_t any_miss = 0;
     for (size_t i = 0; i < n; ++i) {
       const KernelStat& k = rec.kernels[i];
       const auto& b = k.hist.buckets();
-      w.reserve(kKernelFixedMaxBytes + kKernelPerBucketMaxBytes * b.size());
+      w.reserve(kKernelFixedMaxBytes);
       const KernelRef* p = &kNoKernel;
       uint32_t dense;
       if (same) {
@@ -263,10 +317,23 @@ void StepEncoder::State::encodeBody(const StepRecord& rec, bool keyframe, bool t
         }
       }
       std::span<const Bucket> prev_hist = prev.hist(*p);
-      HistMode mode = track ? chooseHist<true>(k, prev_hist, cur.setKernelOnly(i, k, dense)) : chooseHist<false>(k, prev_hist, nullptr);
+      w.reserve(kKernelFixedMaxBytes + kKernelPerBucketMaxBytes * (b.size() + prev_hist.size()));
+      const int32_t ref = prev_hist.empty() ? last_first : prev_hist.front().index;
+      const int64_t sketch_ns = DurationHistogram::sketchTotal(b);
+      HistMode mode = track ? chooseHist<true>(k, prev_hist, ref, cur.setKernelOnly(i, k, dense, sketch_ns))
+                            : chooseHist<false>(k, prev_hist, ref, nullptr);
       w.varint(mode | (zzDelta(k.count, p->count) << 3));
-      w.varint(zzDelta(k.total_ns, predictTotal(p->total_ns, p->count, k.count)));
-      putHist(w, b, mode, prev_hist.empty() ? 0 : prev_hist.front().index);
+      putHist(w, b, mode, ref, prev_hist);
+      uint64_t miss = zzDelta(k.total_ns, predictTotalV2(*p, sketch_ns));
+      total_misses[i] = miss;
+      any_miss |= miss;
+      if (!b.empty()) last_first = b.front().index;
+    }
+    // Totals: none at all when every one equals its prediction (sketch totals).
+    w.reserve(1 + (any_miss ? 10 * n : 0));
+    w.u8(any_miss ? 1 : 0);
+    if (any_miss) {
+      for (size_t i = 0; i < n; ++i) w.varint(total_misses[i]);
     }
   }
 
@@ -379,14 +446,16 @@ void StepEncoder::encode(const StepRecord& rec, std::string* out) {
   s.encodeBody(rec, keyframe, options_.delta);
   std::string_view body = s.body.view();
 
-  // Output: the flags byte, then the body raw or zstd-compressed, whichever is smaller.
+  // Output: the flags byte, then the body raw or zstd-compressed.
   uint8_t flags = keyframe ? kFlagKeyframe : 0;
   bool compressed = false;
   if (options_.zstd && body.size() > 16) {
     if (s.cctx == nullptr) s.cctx = ZSTD_createCCtx();
     s.compressed.resize(ZSTD_compressBound(body.size()));
     size_t csize = s.cctx ? ZSTD_compressCCtx(s.cctx, s.compressed.data(), s.compressed.size(), body.data(), body.size(), options_.zstd_level) : 0;
-    if (s.cctx && !ZSTD_isError(csize) && csize + varintSize(body.size()) < body.size() && body.size() <= csize * kMaxZstdRatio + kZstdSlack &&
+    // Worth a decompression at every reader only when it saves an eighth of the body.
+    if (s.cctx && !ZSTD_isError(csize) && csize + varintSize(body.size()) < body.size() - body.size() / 8 &&
+        body.size() <= csize * kMaxZstdRatio + kZstdSlack &&
         body.size() <= kMaxBodyBytes) {
       s.compressed.resize(csize);
       compressed = true;

@@ -5,8 +5,8 @@
 // so a decoder that has seen the same stream rebuilds the same mapping. In delta mode a
 // record is coded against the previous record of the same encoder (steps repeat: same
 // signatures, similar counts and times); the first record after construction or reset()
-// is a keyframe that needs no history. Optional zstd is applied last, per record, only
-// when it saves bytes. The first byte of every encoding is a format/flags byte, so a
+// is a keyframe that needs no history. zstd is applied last, per record, only when it
+// saves enough to pay for the decompression. The first byte of every encoding is a format/flags byte, so a
 // decoder can tell keyframes, deltas and compression apart and reject unknown versions.
 #pragma once
 
@@ -23,7 +23,7 @@ namespace argus::model {
 
 struct StepCodecOptions {
   bool delta = true;   // code against the previous record of this session
-  bool zstd = false;   // zstd the record body when it saves bytes
+  bool zstd = true;    // zstd the record body when that saves at least an eighth of it
   int zstd_level = 3;
 };
 
@@ -48,7 +48,7 @@ class StepEncoder {
 // histogram buckets. A delta record can repeat the previous record's lists and histograms in
 // a byte or two, so without a budget a few hundred input bytes decode to megabytes. The
 // decoder refuses (Corruption naming the field) a record whose units exceed
-// decodedUnitBudget(encoded bytes): kDecodedUnitsPerByte per encoded byte, at least
+// decodedUnitBudget(encoded bytes, counting a zstd body at its decompressed size): kDecodedUnitsPerByte per encoded byte, at least
 // kDecodedUnitsFloor, at most kMaxDecodedUnits.
 inline constexpr size_t kDecodedUnitsPerByte = 64;
 inline constexpr size_t kDecodedUnitsFloor = size_t{1} << 16;

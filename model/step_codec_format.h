@@ -29,7 +29,10 @@
 
 namespace argus::model::step_format {
 
-constexpr uint8_t kVersion = 1;
+// The version the encoder writes, and the oldest the decoder still reads (records of
+// older senders sit in head entries until sealed).
+constexpr uint8_t kVersion = 2;
+constexpr uint8_t kOldestVersion = 1;
 constexpr uint8_t kFlagKeyframe = 0x01;
 constexpr uint8_t kFlagZstd = 0x02;
 constexpr uint8_t kFlagMask = 0x0f;
@@ -44,10 +47,12 @@ constexpr uint64_t kZstdSlack = 4096;
 // Histogram modes, low 3 bits of a kernel's tag. Do not renumber.
 enum HistMode : uint8_t {
   kHistSame = 0,         // equals the previous histogram of the same key (empty if none)
-  kHistImplied = 1,      // count == 1: one bucket at bucketOf(total_ns)
+  kHistSingle = 1,       // v2: one bucket holding all `count` durations
+  kHistImpliedV1 = 1,    // v1: count == 1, one bucket at bucketOf(total_ns)
   kHistDenseNibble = 2,  // first, span, (span+1) 4-bit counts
   kHistDenseVarint = 3,  // first, span, (span+1) varint counts
   kHistSparse = 4,       // n, first, count, then (gap-1, count) pairs
+  kHistEdit = 5,         // v2: inserted buckets, then a count delta per previous bucket
 };
 constexpr uint8_t kPhaseEscape = 7;
 
@@ -60,7 +65,7 @@ inline int64_t addDelta(int64_t base, int64_t delta) {
 }
 inline int64_t subWrap(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 
-// Predicted total of a kernel: the previous total scaled by the count ratio,
+// Version 1's predicted total of a kernel: the previous total scaled by the count ratio,
 // prev_total * count / prev_count with a 128-bit product, truncating division, result
 // mod 2^64 (identical on both sides). The common cases avoid the 128-bit division.
 inline int64_t predictTotal(int64_t prev_total, uint32_t prev_count, uint32_t count) {
@@ -133,9 +138,15 @@ struct KernelRef {
   Phase phase;
   uint32_t count;
   int64_t total_ns;
+  int64_t sketch_ns;  // DurationHistogram::sketchTotal of the histogram
   uint32_t hist_begin, hist_size;  // into History::buckets
 };
-inline constexpr KernelRef kNoKernel{0, 0, Phase::kUnknown, 0, 0, 0, 0};  // the default entry
+inline constexpr KernelRef kNoKernel{0, 0, Phase::kUnknown, 0, 0, 0, 0, 0};  // the default entry
+
+// Version 2's predicted total of a kernel: the previous total moved by what the histogram
+// says changed. Exact when the producer stores sketch totals (total == sketchTotal), and
+// the previous total when nothing changed. Wrapping arithmetic, identical on both sides.
+inline int64_t predictTotalV2(const KernelRef& p, int64_t sketch_ns) { return addDelta(subWrap(sketch_ns, p.sketch_ns), p.total_ns); }
 
 struct History {
   uint32_t rank = 0;
@@ -177,17 +188,17 @@ struct History {
   }
   std::span<const DurationHistogram::Bucket> hist(const KernelRef& k) const { return {buckets.data() + k.hist_begin, k.hist_size}; }
   // Sets kernel entry i (REQUIRES: kernels sized, entries before i set).
-  void setKernel(size_t i, const KernelStat& k, uint32_t dense) {
+  void setKernel(size_t i, const KernelStat& k, uint32_t dense, int64_t sketch_ns) {
     const auto& b = k.hist.buckets();
-    DurationHistogram::Bucket* dst = setKernelOnly(i, k, dense);
+    DurationHistogram::Bucket* dst = setKernelOnly(i, k, dense, sketch_ns);
     for (size_t j = 0; j < b.size(); ++j) dst[j] = b[j];
   }
   // Same, except that the caller copies the histogram's buckets to the returned place.
-  DurationHistogram::Bucket* setKernelOnly(size_t i, const KernelStat& k, uint32_t dense) {
+  DurationHistogram::Bucket* setKernelOnly(size_t i, const KernelStat& k, uint32_t dense, int64_t sketch_ns) {
     uint32_t n = static_cast<uint32_t>(k.hist.buckets().size());
     size_t at = buckets.size();
     buckets.resizeUninitialized(at + n);
-    kernels[i] = KernelRef{k.signature, dense, k.phase, k.count, k.total_ns, static_cast<uint32_t>(at), n};
+    kernels[i] = KernelRef{k.signature, dense, k.phase, k.count, k.total_ns, sketch_ns, static_cast<uint32_t>(at), n};
     return buckets.data() + at;
   }
 };

@@ -36,12 +36,13 @@ struct StepDecoder::State {
   // The tables a keyframe replaced, restored if the keyframe fails to decode.
   std::vector<uint64_t> saved_sigs, saved_comms, saved_stacks, saved_names;
   FlatIndex prev_index;  // key -> index of its first entry in prev's list (scratch)
+  PodArray<Bucket> inserts;     // a histogram edit's inserted buckets (scratch)
   std::string body;             // decompressed body (scratch)
   ZSTD_DCtx* dctx = nullptr;
   // Decoded-size budget of the record being decoded (decodedUnitBudget()).
   size_t budget = 0;
   size_t used = 0;
-  size_t encoded_bytes = 0;
+  size_t encoded_bytes = 0;  // the record's bytes, with its body decompressed
 
   ~State() { ZSTD_freeDCtx(dctx); }
 
@@ -57,7 +58,7 @@ struct StepDecoder::State {
 
   // Decodes a body against `ref` (prev, or an empty history for a keyframe) into *out and
   // cur. On failure r.status() says why.
-  bool decodeBody(StepReader& r, bool keyframe, const History& ref, StepRecord* out);
+  bool decodeBody(StepReader& r, uint8_t version, bool keyframe, const History& ref, StepRecord* out);
 
   // Charges n units (list entries or histogram buckets) of `field` to the record's
   // decoded-size budget before they are materialised.
@@ -190,11 +191,54 @@ bool getHist(StepReader& r, HistMode mode, int32_t ref, std::vector<Bucket>& b) 
   return true;
 }
 
+// Appends the edit form (mode kHistEdit) of a histogram against a non-empty prev to an
+// empty b: the inserted buckets (read into `inserts` first), merged with prev's buckets
+// whose counts change by the deltas that follow; a count that drops to 0 removes the
+// bucket. Valid buckets or a failure.
+bool getEdit(StepReader& r, std::span<const Bucket> prev, PodArray<Bucket>& inserts, std::vector<Bucket>& b) {
+  constexpr int32_t kMax = DurationHistogram::kMaxIndex;
+  uint64_t n = 0;
+  ARGUS_STEP_TRY(r.boundedVarint(&n, std::min<uint64_t>(r.remaining() / 2, kMax + 1), "histogram inserted bucket count"));
+  inserts.clear();
+  int64_t idx = prev.front().index;
+  for (uint64_t j = 0; j < n; ++j) {
+    if (j == 0) {
+      int64_t d = 0;
+      ARGUS_STEP_TRY(r.zz(&d));
+      if (d < -kMax || d > kMax) return r.fail("histogram inserted index out of range");
+      idx += d;
+    } else {
+      uint64_t gap = 0;
+      ARGUS_STEP_TRY(r.varint(&gap));
+      if (gap > static_cast<uint64_t>(kMax)) return r.fail("histogram index gap out of range");
+      idx += static_cast<int64_t>(gap) + 1;
+    }
+    if (idx < 0 || idx > kMax) return r.fail("histogram inserted index out of range");
+    uint64_t count = 0;
+    ARGUS_STEP_TRY(r.varint(&count));
+    if (count == 0 || count > std::numeric_limits<uint32_t>::max()) return r.fail("histogram bucket count invalid");
+    inserts.push_back({static_cast<int32_t>(idx), static_cast<uint32_t>(count)});
+  }
+  size_t j = 0;
+  for (const Bucket& p : prev) {
+    for (; j < inserts.size() && inserts[j].index < p.index; ++j) b.push_back(inserts[j]);
+    if (j < inserts.size() && inserts[j].index == p.index) return r.fail("histogram inserts a bucket the previous one has");
+    int64_t d = 0;
+    ARGUS_STEP_TRY(r.zz(&d));
+    if (d < -(int64_t{1} << 33) || d > (int64_t{1} << 33)) return r.fail("histogram bucket count change out of range");
+    int64_t count = static_cast<int64_t>(p.count) + d;
+    if (count < 0 || count > std::numeric_limits<uint32_t>::max()) return r.fail("histogram bucket count invalid");
+    if (count > 0) b.push_back({p.index, static_cast<uint32_t>(count)});
+  }
+  for (; j < inserts.size(); ++j) b.push_back(inserts[j]);
+  return true;
+}
+
 const CollectiveStat kNoCollective{};
 
 }  // namespace
 
-bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History& ref, StepRecord* out) {
+bool StepDecoder::State::decodeBody(StepReader& r, uint8_t version, bool keyframe, const History& ref, StepRecord* out) {
   uint64_t u = 0;
   if (keyframe) {
     ARGUS_STEP_TRY(r.boundedVarint(&u, std::numeric_limits<uint32_t>::max(), "rank"));
@@ -236,7 +280,8 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
   {
     bool same;
     size_t n;
-    ARGUS_STEP_TRY(getListHeader(r, keyframe, ref.kernels.size(), 2, "kernel list", &same, &n));
+    // An entry takes at least its tag byte (and in version 1 its total).
+    ARGUS_STEP_TRY(getListHeader(r, keyframe, ref.kernels.size(), version == 1 ? 2 : 1, "kernel list", &same, &n));
     ARGUS_STEP_TRY(spend(r, n, "kernel list"));
     if (!same && !keyframe) {
       prev_index.clear();
@@ -247,6 +292,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
     }
     out->kernels.resize(n);
     cur.kernels.resizeUninitialized(n);
+    int32_t last_first = 0;  // v2: first index of the last non-empty histogram read
     for (size_t i = 0; i < n; ++i) {
       KernelStat& k = out->kernels[i];
       const KernelRef* p = &kNoKernel;
@@ -273,12 +319,13 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
       uint64_t tag = 0;
       ARGUS_STEP_TRY(r.varint(&tag));
       auto mode = static_cast<HistMode>(tag & 7);
-      if (mode > kHistSparse) return r.fail("unknown histogram mode " + std::to_string(tag & 7));
+      if (mode > (version == 1 ? kHistSparse : kHistEdit)) return r.fail("unknown histogram mode " + std::to_string(tag & 7));
       int64_t count = addDelta(p->count, zigzagDecode(tag >> 3));
       if (count < 0 || count > std::numeric_limits<uint32_t>::max()) return r.fail("kernel count out of range");
       k.count = static_cast<uint32_t>(count);
-      ARGUS_STEP_TRY(getDelta(r, predictTotal(p->total_ns, p->count, k.count), &k.total_ns));
       std::span<const Bucket> prev_hist = ref.hist(*p);
+      const int32_t hist_ref = !prev_hist.empty() ? prev_hist.front().index : last_first;
+      if (version == 1) ARGUS_STEP_TRY(getDelta(r, predictTotal(p->total_ns, p->count, k.count), &k.total_ns));
       // Straight into the record's histogram (capacity reused); every mode yields valid
       // buckets or fails.
       switch (mode) {
@@ -289,23 +336,54 @@ bool StepDecoder::State::decodeBody(StepReader& r, bool keyframe, const History&
             return true;
           });
           break;
-        case kHistImplied:
-          if (k.count != 1) return r.fail("implied histogram with count " + std::to_string(k.count));
+        case kHistSingle: {  // v1: kHistImpliedV1
           ARGUS_STEP_TRY(spend(r, 1, "kernel histogram"));
+          int32_t index;
+          if (version == 1) {
+            if (k.count != 1) return r.fail("implied histogram with count " + std::to_string(k.count));
+            index = DurationHistogram::bucketOf(k.total_ns);
+          } else {
+            if (k.count == 0) return r.fail("single-bucket histogram with count 0");
+            int64_t d = 0;
+            ARGUS_STEP_TRY(r.zz(&d));
+            if (d < -DurationHistogram::kMaxIndex || d > DurationHistogram::kMaxIndex || hist_ref + d < 0 || hist_ref + d > DurationHistogram::kMaxIndex) {
+              return r.fail("histogram index out of range");
+            }
+            index = static_cast<int32_t>(hist_ref + d);
+          }
           k.hist.refill([&](std::vector<Bucket>& b) {
-            b.push_back({DurationHistogram::bucketOf(k.total_ns), 1});
+            b.push_back({index, k.count});
             return true;
           });
           break;
-        default: {
-          int32_t first = prev_hist.empty() ? 0 : prev_hist.front().index;
-          // Explicit buckets cost input bytes (at most 2 per byte): charged once read.
-          ARGUS_STEP_TRY(k.hist.refill([&](std::vector<Bucket>& b) { return getHist(r, mode, first, b); }));
+        }
+        case kHistEdit:
+          if (prev_hist.empty()) return r.fail("histogram edit without a previous histogram");
+          ARGUS_STEP_TRY(k.hist.refill([&](std::vector<Bucket>& b) { return getEdit(r, prev_hist, inserts, b); }));
           ARGUS_STEP_TRY(spend(r, k.hist.buckets().size(), "kernel histogram"));
           break;
-        }
+        default:
+          // Explicit buckets cost input bytes (at most 2 per byte): charged once read.
+          ARGUS_STEP_TRY(k.hist.refill([&](std::vector<Bucket>& b) { return getHist(r, mode, hist_ref, b); }));
+          ARGUS_STEP_TRY(spend(r, k.hist.buckets().size(), "kernel histogram"));
+          break;
       }
-      cur.setKernel(i, k, dense);
+      const int64_t sketch_ns = DurationHistogram::sketchTotal(k.hist.buckets());
+      if (version != 1) {
+        k.total_ns = predictTotalV2(*p, sketch_ns);  // the totals block below may correct it
+        if (!k.hist.empty()) last_first = k.hist.buckets().front().index;
+      }
+      cur.setKernel(i, k, dense, sketch_ns);
+    }
+    if (version != 1) {
+      uint8_t any_miss = 0;
+      ARGUS_STEP_TRY(r.u8(&any_miss));
+      if (any_miss > 1) return r.fail("kernel totals flag " + std::to_string(any_miss));
+      for (size_t i = 0; any_miss && i < n; ++i) {
+        KernelStat& k = out->kernels[i];
+        ARGUS_STEP_TRY(getDelta(r, k.total_ns, &k.total_ns));
+        cur.kernels[i].total_ns = k.total_ns;
+      }
     }
   }
 
@@ -436,8 +514,10 @@ Status StepDecoder::decode(std::string_view in, StepRecord* out) {
   State& s = *state_;
   if (in.empty()) return Status::corruption("step record: truncated at offset 0");
   const uint8_t first = static_cast<uint8_t>(in[0]);
-  if ((first >> 4) != kVersion) {
-    return Status::corruption("step record: unknown format version " + std::to_string(first >> 4) + " (this decoder reads " + std::to_string(kVersion) + ")");
+  const uint8_t version = first >> 4;
+  if (version < kOldestVersion || version > kVersion) {
+    return Status::corruption("step record: unknown format version " + std::to_string(version) + " (this decoder reads " +
+                              std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
   }
   uint8_t flags = first & kFlagMask;
   if (flags & ~(kFlagKeyframe | kFlagZstd)) return Status::corruption("step record: reserved flag bits set: " + std::to_string(flags));
@@ -483,10 +563,12 @@ Status StepDecoder::decode(std::string_view in, StepRecord* out) {
     s.names.clear();
   }
   StepReader r(body);
-  s.encoded_bytes = in.size();
-  s.budget = decodedUnitBudget(in.size());
+  // A compressed record is charged for its decompressed body: that is what the decoder
+  // reads, and zstd's own ratio is bounded above (kMaxZstdRatio).
+  s.encoded_bytes = (flags & kFlagZstd) ? 1 + body.size() : in.size();
+  s.budget = decodedUnitBudget(s.encoded_bytes);
   s.used = 0;
-  if (!s.decodeBody(r, keyframe, ref, out)) {
+  if (!s.decodeBody(r, version, keyframe, ref, out)) {
     if (keyframe) {
       s.sigs.swap(s.saved_sigs);
       s.comms.swap(s.saved_comms);

@@ -21,8 +21,10 @@ namespace argus::wire {
 
 // Must equal argus.capnp's protocolVersion (checked in messages.cpp).
 inline constexpr uint16_t kProtocolVersion = 2;
-// The StepRecord encoding that Hello.encoding names (model::StepEncoder's format).
-inline constexpr uint8_t kStepEncodingVersion = 1;
+// The StepRecord encoding that Hello.encoding names (model::StepEncoder's format): what
+// senders write, and the oldest one argusd still reads.
+inline constexpr uint8_t kStepEncodingVersion = 2;
+inline constexpr uint8_t kOldestStepEncodingVersion = 1;
 // Upper bound on records in one StepBatch: bounds per-frame work before decoding.
 inline constexpr uint32_t kMaxRecordsPerBatch = 65536;
 // Dictionary text: a kernel name, a stack frame or a string, in bytes. Far above any real

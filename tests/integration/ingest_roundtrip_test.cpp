@@ -125,3 +125,47 @@ TEST_CASE("StepSender reconnects to a restarted argusd and re-sends what was not
   CHECK(rows.size() == 100);
   for (const auto& [key, v] : rows) CHECK(v.size() == 1);
 }
+
+TEST_CASE("an older sender's encoding-1 records are accepted and stored; an unknown encoding is refused") {
+  ArgusdProcess argusd;
+  REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
+  {
+    // The worked example of docs/wire/step-record.md as version 1 wrote it: rank 3, steps
+    // 100 (keyframe) and 101 (delta), 250 ms and 250.0005 ms.
+    auto unhex = [](std::string_view digits) {
+      auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+      std::string out;
+      for (size_t i = 0; i + 1 < digits.size(); i += 2) out.push_back(static_cast<char>(nibble(digits[i]) << 4 | nibble(digits[i + 1])));
+      return out;
+    };
+    std::vector<std::string> v1 = {
+        unhex("110364008080d0e2c6bfce972f80cab5ee0100008084af5f80b8b872000080bce7d101000000000003022a8ac7e44ef93d74"
+              "11904e01c3750f18a3db2bf932808e258009021101020100dec00000000000001500028080800180ea30000200bc0a000000"
+              "0000003200"),
+        unhex("100164000000d00fe8070000e80700000000000000000000000000e8070000009f1f00000100")};
+    RawClient c;
+    REQUIRE(c.connect(argusd.ingestPort()).isOk());
+    wire::Hello h = makeHello("older", 3);
+    h.encoding = 1;
+    wire::ServerMessage reply;
+    REQUIRE(c.hello(h, &reply).isOk());
+    REQUIRE(reply.kind == wire::ServerMessage::Kind::kWelcome);
+    REQUIRE(c.conn.write(wire::encodeStepBatch(1, v1)).isOk());
+    REQUIRE(c.waitAck(2).isOk());
+    REQUIRE(c.conn.write(wire::encodeGoodbye()).isOk());
+    CHECK(c.waitClose().code == Status::Code::kOk);
+  }
+  {
+    RawClient c;
+    REQUIRE(c.connect(argusd.ingestPort()).isOk());
+    wire::Hello h = makeHello("newer", 3);
+    h.encoding = wire::kStepEncodingVersion + 1;
+    wire::ServerMessage reply;
+    REQUIRE(c.hello(h, &reply).isOk());
+    REQUIRE(reply.kind == wire::ServerMessage::Kind::kClose);
+    CHECK(reply.close.code == Status::Code::kVersionMismatch);
+    CHECK_MESSAGE(reply.close.reason.find("encoding 3 is not supported (argusd reads encodings 1 to 2)") != std::string::npos, reply.close.reason);
+  }
+  REQUIRE(argusd.stop() == 0);
+  checkStoredOnce(argusd.dataDir(), "older", {{{3, 100}, 250'000'000}, {{3, 101}, 250'000'500}});
+}

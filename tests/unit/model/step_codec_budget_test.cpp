@@ -46,7 +46,7 @@ TEST_CASE("decodedUnitBudget: 64 units per byte, floor and cap") {
 
 TEST_CASE("a 'same kernels, same histograms' delta record over the budget is Corruption naming the field") {
   StepRecord r = wideRecord(200);
-  StepEncoder enc;
+  StepEncoder enc({.zstd = false});
   std::string key, delta;
   enc.encode(r, &key);
   r.step = 2;
@@ -62,6 +62,19 @@ TEST_CASE("a 'same kernels, same histograms' delta record over the budget is Cor
   CHECK(s.code() == Status::Code::kCorruption);
   CHECK_MESSAGE(s.message().find("kernel histogram (same as previous): decoded size over budget") != std::string::npos, s.message());
   CHECK_MESSAGE(s.message().find(std::to_string(delta.size()) + "-byte record") != std::string::npos, s.message());
+}
+
+TEST_CASE("a keyframe that zstd shrinks far below its buckets decodes: the budget counts its decompressed body") {
+  StepRecord r = wideRecord(200);  // regular buckets: zstd takes the body to under 1 KB
+  StepEncoder enc;
+  std::string key;
+  enc.encode(r, &key);
+  REQUIRE(decodedUnits(r) > decodedUnitBudget(key.size()));
+  StepDecoder dec;
+  StepRecord out;
+  Status s = dec.decode(key, &out);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(out == r);
 }
 
 TEST_CASE("records within the budget decode as before (synthetic steady state)") {

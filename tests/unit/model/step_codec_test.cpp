@@ -288,9 +288,11 @@ TEST_CASE("random, truncated and bit-flipped bytes yield Corruption, never a cra
 TEST_CASE("unknown versions and reserved flags are rejected") {
   std::string b = encodeStandalone(StepRecord{});
   StepRecord out;
-  std::string v2 = b;
-  v2[0] = static_cast<char>(0x21);
-  CHECK(decodeStandalone(v2, &out).isCorruption());
+  for (char version : {'\x01', '\x31', '\xf1'}) {  // 0, 3 and 15: outside 1-2
+    std::string unknown = b;
+    unknown[0] = version;
+    CHECK(decodeStandalone(unknown, &out).isCorruption());
+  }
   std::string reserved = b;
   reserved[0] = static_cast<char>(b[0] | 0x08);
   CHECK(decodeStandalone(reserved, &out).isCorruption());
