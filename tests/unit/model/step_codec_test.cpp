@@ -313,3 +313,23 @@ TEST_CASE("delta coding pays: synthetic 64-signature steps stay small") {
   MESSAGE("keyframe " << key_bytes / (recs.size() - 1) << " B/record, delta " << del_bytes / (recs.size() - 1) << " B/record");
   CHECK(del_bytes < key_bytes);
 }
+
+TEST_CASE("sketch totals cost no bytes and round-trip exactly") {
+  auto exact = synthetic(100, 64, 5);
+  auto sketched = exact;
+  for (auto& r : sketched) {
+    for (auto& k : r.kernels) k.total_ns = k.hist.sketchTotal();
+  }
+  roundTripChain({.delta = true, .zstd = false}, sketched);
+  auto a = encodeChain({.delta = true, .zstd = false}, exact);
+  auto b = encodeChain({.delta = true, .zstd = false}, sketched);
+  size_t exact_bytes = 0, sketch_bytes = 0;
+  for (size_t i = 1; i < exact.size(); ++i) {
+    exact_bytes += a[i].size();
+    sketch_bytes += b[i].size();
+  }
+  MESSAGE("delta records: exact totals " << exact_bytes / (exact.size() - 1) << " B, sketch totals " << sketch_bytes / (exact.size() - 1) << " B");
+  // Every total is predicted, so the totals block is its flag byte alone: at least a byte
+  // per kernel saved.
+  CHECK(sketch_bytes + 64 * (exact.size() - 1) <= exact_bytes);
+}
