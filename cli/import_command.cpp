@@ -124,9 +124,7 @@ Result<import::ImportStats> importChromeFile(const ImportOptions& o, const impor
   for (const import::ChromeRank& rank : t.ranks) {
     model::RankTopology topology;
     topology.rank = rank.rank;
-    capture::StepAssemblerOptions options = import::importAssemblerOptions(rank.rank, mapping.nameRules());
-    options.infer_steps = false;  // steps come from args; a rank without them has none
-    Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, rank.events, options, topology, sink);
+    Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, rank.events, import::chromeAssemblerOptions(rank.rank, mapping), topology, sink);
     if (!r.isOk()) return r.status().withContext("rank " + std::to_string(rank.rank) + " (the ranks before it are imported)");
     stats.merge(r->stats);
     for (auto [sum, add] : {std::pair{&total.steps_emitted, r->assembler.steps_emitted}, {&total.kernels, r->assembler.kernels},

@@ -6,6 +6,7 @@
 
 #include "import/chrome_rank_builder.h"
 #include "import/chrome_sax.h"
+#include "import/trace_replay.h"
 
 namespace argus::import {
 
@@ -116,6 +117,12 @@ Result<ChromeTrace> readChromeTrace(const std::string& path, const ChromeMapping
     i = j;
   }
   return trace;
+}
+
+capture::StepAssemblerOptions chromeAssemblerOptions(uint32_t rank, const ChromeMapping& mapping) {
+  capture::StepAssemblerOptions options = importAssemblerOptions(rank, mapping.nameRules());
+  options.infer_steps = false;
+  return options;
 }
 
 }  // namespace argus::import

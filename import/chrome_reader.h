@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "capture/step_assembler.h"
 #include "import/chrome_mapping.h"
 #include "import/chrome_trace.h"
 
@@ -17,5 +18,10 @@ namespace argus::import {
 // trace (no traceEvents array), no complete events, no op with a step arg, or a thread
 // whose rank neither its names nor its pid tell.
 Result<ChromeTrace> readChromeTrace(const std::string& path, const ChromeMapping& mapping);
+
+// The options each rank of a ChromeTrace is replayed with: importAssemblerOptions (the
+// file is complete and sorted) with the mapping's name rules, and no step inference: steps
+// come from args, so a rank without them has none.
+capture::StepAssemblerOptions chromeAssemblerOptions(uint32_t rank, const ChromeMapping& mapping);
 
 }  // namespace argus::import
