@@ -32,10 +32,10 @@ std::string describeStepRecord(const model::StepRecord& rec) {
   }
   for (const model::CollectiveStat& c : rec.collectives) {
     appendf(&out, "  collective op=%s comm=%016" PRIx64 " size_class=%u peer=%" PRId64 " count=%" PRIu32 " bytes=%" PRIu64
-            " total_ns=%" PRId64 " wait_ns=%" PRId64 "\n",
+            " total_ns=%" PRId64 " wait_ns=%" PRId64 " bandwidth_gbps=%.3f\n",
             model::collectiveOpName(c.op), c.communicator, static_cast<unsigned>(c.size_class),
             c.peer_rank == model::CollectiveStat::kNoPeer ? int64_t{-1} : static_cast<int64_t>(c.peer_rank), c.count, c.bytes,
-            c.total_ns, c.wait_ns);
+            c.total_ns, c.wait_ns, model::effectiveBandwidth(c) / 1e9);
   }
   for (const model::StackStat& s : rec.stacks) {
     appendf(&out, "  stack id=%016" PRIx64 " samples=%" PRIu32 "\n", s.stack_id, s.samples);

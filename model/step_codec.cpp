@@ -319,9 +319,10 @@ void StepEncoder::State::encodeBody(const StepRecord& rec, bool keyframe, bool t
       std::span<const Bucket> prev_hist = prev.hist(*p);
       w.reserve(kKernelFixedMaxBytes + kKernelPerBucketMaxBytes * (b.size() + prev_hist.size()));
       const int32_t ref = prev_hist.empty() ? last_first : prev_hist.front().index;
-      const int64_t sketch_ns = DurationHistogram::sketchTotal(b);
-      HistMode mode = track ? chooseHist<true>(k, prev_hist, ref, cur.setKernelOnly(i, k, dense, sketch_ns))
+      HistMode mode = track ? chooseHist<true>(k, prev_hist, ref, cur.setKernelOnly(i, k, dense, 0))
                             : chooseHist<false>(k, prev_hist, ref, nullptr);
+      const int64_t sketch_ns = mode == kHistSame ? p->sketch_ns : DurationHistogram::sketchTotal(b);
+      if (track) cur.kernels[i].sketch_ns = sketch_ns;
       w.varint(mode | (zzDelta(k.count, p->count) << 3));
       putHist(w, b, mode, ref, prev_hist);
       uint64_t miss = zzDelta(k.total_ns, predictTotalV2(*p, sketch_ns));

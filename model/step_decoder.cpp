@@ -368,7 +368,7 @@ bool StepDecoder::State::decodeBody(StepReader& r, uint8_t version, bool keyfram
           ARGUS_STEP_TRY(spend(r, k.hist.buckets().size(), "kernel histogram"));
           break;
       }
-      const int64_t sketch_ns = DurationHistogram::sketchTotal(k.hist.buckets());
+      const int64_t sketch_ns = mode == kHistSame ? p->sketch_ns : DurationHistogram::sketchTotal(k.hist.buckets());
       if (version != 1) {
         k.total_ns = predictTotalV2(*p, sketch_ns);  // the totals block below may correct it
         if (!k.hist.empty()) last_first = k.hist.buckets().front().index;

@@ -67,6 +67,11 @@ uint8_t sizeClassOf(uint64_t bytes) {
   return static_cast<uint8_t>(std::bit_width(bytes));
 }
 
+double effectiveBandwidth(const CollectiveStat& c) {
+  if (c.bytes == 0 || c.total_ns <= 0) return 0.0;
+  return static_cast<double>(c.bytes) * 1e9 / static_cast<double>(c.total_ns);
+}
+
 bool isValidJobId(std::string_view job) {
   if (job.empty() || job.size() > 128) return false;
   for (char c : job) {

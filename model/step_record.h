@@ -92,6 +92,11 @@ struct CollectiveStat {
   bool operator==(const CollectiveStat&) const = default;
 };
 
+// Effective (algorithm) bandwidth of a collective entry in bytes per second: bytes moved
+// over the time spent, both summed over the entry's calls; 0 when either is unknown. Derived,
+// not stored: the record keeps the exact inputs.
+double effectiveBandwidth(const CollectiveStat& c);
+
 struct StackStat {
   uint64_t stack_id = 0;  // text in a StackDictEntry
   uint32_t samples = 0;
