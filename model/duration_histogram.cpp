@@ -125,7 +125,10 @@ int64_t DurationHistogram::representative(int32_t index) {
 
 int64_t DurationHistogram::sketchTotal(std::span<const Bucket> buckets) {
   uint64_t total = 0;  // wraps on hostile counts, identically everywhere
-  for (const Bucket& b : buckets) total += static_cast<uint64_t>(representative(b.index)) * b.count;
+  for (const Bucket& b : buckets) {
+    uint32_t i = static_cast<uint32_t>(std::clamp(b.index, 0, kMaxIndex));  // index 0 holds 0
+    total += static_cast<uint64_t>(kRepresentative.value[i]) * b.count;
+  }
   return static_cast<int64_t>(total);
 }
 
