@@ -68,10 +68,11 @@ constexpr SliceTable makeSliceTable() {
 
 constexpr SliceTable kSliceFirstBucket = makeSliceTable();
 
-// kRepresentative[i]: round(2*L*U / (L+U)) with L, U the integer bounds of bucket i, the
-// harmonic mean of its ends (what valueOf() computes from the real bounds), in exact
-// integer arithmetic so that every platform agrees. A bucket holding one integer gets
-// that integer.
+// kRepresentative[i]: round(2*L*H / (L+H)) with L and H the smallest and largest integer
+// in bucket i, the harmonic mean of its integer ends (what valueOf() computes from the real
+// bounds), so it is within kRelativeError (+ half a unit of rounding) of every member, and
+// computed in exact integer arithmetic so that every platform agrees. A bucket holding one
+// integer gets that integer; one holding none gets its lower bound.
 struct RepresentativeTable {
   int64_t value[DurationHistogram::kMaxIndex + 1];
 };
@@ -79,15 +80,16 @@ struct RepresentativeTable {
 constexpr RepresentativeTable makeRepresentativeTable() {
   RepresentativeTable t{};
   for (int32_t i = 1; i <= DurationHistogram::kMaxIndex; ++i) {
-    unsigned __int128 lo = kBucketBounds[i - 1], hi = kBucketBounds[i];
-    unsigned __int128 rep = (2 * lo * hi + (lo + hi) / 2) / (lo + hi);
+    unsigned __int128 lo = kBucketBounds[i - 1], hi = kBucketBounds[i] - 1;
+    if (hi > static_cast<unsigned __int128>(INT64_MAX)) hi = INT64_MAX;
+    unsigned __int128 rep = hi < lo ? lo : (2 * lo * hi + (lo + hi) / 2) / (lo + hi);
     t.value[i] = rep > static_cast<unsigned __int128>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(rep);
   }
   return t;
 }
 
 constexpr RepresentativeTable kRepresentative = makeRepresentativeTable();
-static_assert(kRepresentative.value[1] == 1 && kRepresentative.value[200] == 54 && kRepresentative.value[230] == 99);
+static_assert(kRepresentative.value[1] == 1 && kRepresentative.value[200] == 54 && kRepresentative.value[230] == 98);
 
 uint32_t saturatingAdd(uint32_t a, uint32_t b) {
   uint32_t s = a + b;

@@ -319,3 +319,41 @@ TEST_CASE("hostile bytes yield Corruption, never a crash") {
   }
   CHECK(ok < 20000);
 }
+
+TEST_CASE("representative: an integer within the relative error of every member of its bucket, exact for one-integer buckets") {
+  CHECK(DurationHistogram::representative(0) == 0);
+  for (int32_t i = 1; i <= DurationHistogram::kMaxIndex; ++i) {
+    uint64_t lo = DurationHistogram::lowerBound(i), hi = DurationHistogram::upperBound(i);
+    if (lo >= hi || lo > static_cast<uint64_t>(INT64_MAX)) continue;  // no integer in the bucket
+    uint64_t last = std::min<uint64_t>(hi - 1, static_cast<uint64_t>(INT64_MAX));
+    __int128 rep = DurationHistogram::representative(i);
+    if (lo == last) {
+      CHECK(DurationHistogram::representative(i) == static_cast<int64_t>(lo));
+      continue;
+    }
+    // Rounding to an integer adds at most half a unit to the sketch's own error.
+    for (uint64_t member : {lo, last}) {
+      __int128 m = member, diff = rep > m ? rep - m : m - rep;
+      CHECK(diff * 100 <= m + 50);  // |rep - m| <= 1% of m + 0.5, exactly
+    }
+  }
+}
+
+TEST_CASE("sketchTotal: within the relative error of the exact sum, deterministic, and 0 when empty") {
+  DurationHistogram h;
+  CHECK(h.sketchTotal() == 0);
+  uint64_t s = 12345;
+  int64_t exact = 0;
+  for (int i = 0; i < 5000; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    int64_t d = 100 + static_cast<int64_t>((s >> 33) % 50'000'000);
+    h.add(d);
+    exact += d;
+  }
+  int64_t sketch = h.sketchTotal();
+  CHECK(std::abs(static_cast<double>(sketch - exact)) <= DurationHistogram::kRelativeError * static_cast<double>(exact));
+  CHECK(DurationHistogram::sketchTotal(h.buckets()) == sketch);
+  DurationHistogram one;
+  one.add(5000, 3);  // bucket 426 holds 4,966 ... 5,067: the representative times 3
+  CHECK(one.sketchTotal() == 3 * DurationHistogram::representative(DurationHistogram::bucketOf(5000)));
+}
