@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
         return 1;
       }
       uint64_t steps = 0;
-      import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput&) { ++steps; });
+      import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)),
+                          [&](const capture::StepOutput&) { ++steps; });
       double a = seconds(t0);
       best_parse = std::min(best_parse, p);
       best_all = std::min(best_all, a);
@@ -68,10 +69,11 @@ int main(int argc, char** argv) {
         // The same records with zstd on (StepCodecOptions::zstd): what the codec could save.
         model::ChainedStepEncoder zstd_encoder(model::StepCodecOptions{true, true, 3}, 256);
         std::string encoded;
-        import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)), [&](const capture::StepOutput& out) {
-          checker.add(out.record);
-          zstd_encoder.encode(out.record, &encoded);
-        });
+        import::replayTrace(trace->names, trace->events, import::importAssemblerOptions(trace->rank.value_or(0)),
+                            [&](const capture::StepOutput& out) {
+                              checker.add(out.record);
+                              zstd_encoder.encode(out.record, &encoded);
+                            });
         stats = checker.finish();
         stats.raw_bytes = trace->raw_bytes;
         stats.kernel_event_bytes = trace->kernel_event_bytes;

@@ -260,8 +260,10 @@ capture::NameRules ChromeMapping::nameRules() const {
     rules.ranges.push_back({r.match, true, r.pattern, r.cls == OpClass::kData ? capture::RangeClass::kDataLoad : capture::RangeClass::kNone});
     rules.kernels.push_back({r.match, true, r.pattern, phaseOf(r.cls)});
   }
-  // An unmatched name falls back alike in both lists.
-  rules.ranges.push_back({capture::MatchKind::kContains, false, "", fallback == OpClass::kData ? capture::RangeClass::kDataLoad : capture::RangeClass::kNone});
+  // An unmatched name falls back alike in both lists: kernels by kernel_default; ranges
+  // are kNone when no rule matches, so a data fallback needs a rule that matches anything
+  // (the empty contains-pattern).
+  if (fallback == OpClass::kData) rules.ranges.push_back({capture::MatchKind::kContains, false, "", capture::RangeClass::kDataLoad});
   rules.kernel_default = phaseOf(fallback);
   return rules;
 }

@@ -1,10 +1,8 @@
 // `argus import chrome` on generated Megatron-style pipelines: every record field of every
-// (rank, step) against values computed here from the generator's own truth (which op is
-// forward, backward, optimizer, communication, data or a timer around others), not from
-// names or the importer's code.
+// (rank, step) against values computed from the generator's own truth (which op is
+// forward, backward, optimizer, communication, data or a timer around others; see
+// expectedRecords in megatron_trace.h), not from names or the importer's code.
 #include <doctest/doctest.h>
-#include <xxhash.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,7 +11,6 @@
 #include <sstream>
 #include <string>
 #include <tuple>
-#include <unistd.h>
 #include <vector>
 
 #include "import/chrome_reader.h"
@@ -21,155 +18,23 @@
 #include "import/trace_replay.h"
 #include "model/kernel_signature.h"
 #include "tests/unit/import/megatron_trace.h"
+#include "tests/unit/import/trace_files.h"
 
 using namespace argus;
 using argus::testing::FixtureOp;
 using argus::testing::FixtureRole;
 using argus::testing::MegatronOptions;
 using argus::testing::MegatronTrace;
+using argus::testing::Expected;
+using argus::testing::expectedRecords;
 using model::PhaseColumn;
 
 namespace {
 
-using Span = std::pair<int64_t, int64_t>;
-
-std::vector<Span> merged(std::vector<Span> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Span> out;
-  for (const Span& s : v) {
-    if (s.second <= s.first) continue;
-    if (!out.empty() && s.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, s.second);
-    } else {
-      out.push_back(s);
-    }
-  }
-  return out;
-}
-
-int64_t length(const std::vector<Span>& v) {
-  int64_t n = 0;
-  for (const Span& s : v) n += s.second - s.first;
-  return n;
-}
-
-// Overlap of two merged lists (quadratic: the fixtures are small).
-int64_t overlap(const std::vector<Span>& a, const std::vector<Span>& b) {
-  int64_t n = 0;
-  for (const Span& x : a) {
-    for (const Span& y : b) n += std::max<int64_t>(0, std::min(x.second, y.second) - std::max(x.first, y.first));
-  }
-  return n;
-}
-
-struct Expected {
-  int64_t start = 0, end = 0;
-  std::array<int64_t, model::kPhaseColumnCount> phase{};
-  std::map<std::pair<uint64_t, model::Phase>, std::pair<uint32_t, int64_t>> kernels;  // count, total
-  std::map<std::tuple<model::CollectiveOp, uint64_t, uint8_t, uint32_t>, std::tuple<uint32_t, uint64_t, int64_t>> collectives;
-};
-
-// The records the importer must produce, from the fixture's truth and the documented rules
-// (docs/import/chrome.md): step windows from the ops' step args, members by start time.
-std::map<std::pair<uint32_t, uint64_t>, Expected> expectedRecords(const MegatronTrace& t) {
-  std::map<std::pair<uint32_t, uint64_t>, Expected> out;
-  std::map<uint32_t, std::vector<const FixtureOp*>> by_rank;
-  for (const FixtureOp& op : t.ops) by_rank[op.rank].push_back(&op);
-  for (const auto& [rank, ops] : by_rank) {
-    std::map<int64_t, Span> windows;
-    std::vector<Span> busy, compute_all, data;
-    for (const FixtureOp* op : ops) {
-      if (op->role == FixtureRole::kIgnored) continue;
-      auto [it, fresh] = windows.try_emplace(op->step, Span{op->start_ns, op->end_ns});
-      it->second = {std::min(it->second.first, op->start_ns), std::max(it->second.second, op->end_ns)};
-      if (op->role == FixtureRole::kWork) busy.push_back({op->start_ns, op->end_ns});
-      if (op->role == FixtureRole::kWork && op->phase != model::Phase::kCommunication) compute_all.push_back({op->start_ns, op->end_ns});
-      if (op->role == FixtureRole::kData) data.push_back({op->start_ns, op->end_ns});
-    }
-    for (auto it = windows.begin(); it != windows.end(); ++it) {
-      auto next = std::next(it);
-      if (next != windows.end() && next->first == it->first + 1) it->second.second = next->second.first;
-    }
-    busy = merged(busy), compute_all = merged(compute_all), data = merged(data);
-    // Microbatch runs: consecutive ops (start order, file order on ties) of one (step, microbatch).
-    std::vector<const FixtureOp*> mb;
-    for (const FixtureOp* op : ops) {
-      if (op->role != FixtureRole::kIgnored && op->microbatch >= 0) mb.push_back(op);
-    }
-    std::stable_sort(mb.begin(), mb.end(), [](const FixtureOp* a, const FixtureOp* b) { return a->start_ns < b->start_ns; });
-    std::vector<Span> runs;
-    for (size_t i = 0; i < mb.size(); ++i) {
-      bool same = !runs.empty() && mb[i - 1]->step == mb[i]->step && mb[i - 1]->microbatch == mb[i]->microbatch;
-      if (same) {
-        runs.back().second = std::max(runs.back().second, mb[i]->end_ns);
-      } else {
-        runs.push_back({mb[i]->start_ns, mb[i]->end_ns});
-      }
-    }
-    for (const auto& [step, w] : windows) {
-      Expected& x = out[{rank, static_cast<uint64_t>(step)}];
-      auto [b, e] = w;
-      x.start = b, x.end = e;
-      std::vector<Span> fwd, bwd, opt, compute, comm, mbs, gaps;
-      for (const FixtureOp* op : ops) {
-        if (op->role != FixtureRole::kWork || op->start_ns < b || op->start_ns >= e) continue;
-        Span s{op->start_ns, op->end_ns};
-        bool is_comm = op->phase == model::Phase::kCommunication;
-        (is_comm ? comm : compute).push_back(s);
-        if (op->phase == model::Phase::kForward) fwd.push_back(s);
-        if (op->phase == model::Phase::kBackward) bwd.push_back(s);
-        if (op->phase == model::Phase::kOptimizer) opt.push_back(s);
-        auto& k = x.kernels[{model::kernelSignature(op->name, {}), op->phase}];
-        ++k.first;
-        k.second += s.second - s.first;
-        if (is_comm) {
-          uint64_t comm_id = op->group.empty() ? 0 : XXH3_64bits(op->group.data(), op->group.size());
-          uint32_t peer = op->peer < 0 ? model::CollectiveStat::kNoPeer : static_cast<uint32_t>(op->peer);
-          auto& c = x.collectives[{op->op, comm_id, model::sizeClassOf(op->bytes), peer}];
-          ++std::get<0>(c);
-          std::get<1>(c) += op->bytes;
-          std::get<2>(c) += s.second - s.first;
-        }
-      }
-      for (const Span& r : runs) {
-        if (r.second > b && r.first < e) mbs.push_back({std::max(r.first, b), std::min(r.second, e)});
-      }
-      mbs = merged(mbs);
-      for (size_t i = 1; i < mbs.size(); ++i) gaps.push_back({mbs[i - 1].second, mbs[i].first});
-      comm = merged(comm);
-      auto& p = x.phase;
-      p[int(PhaseColumn::kForward)] = length(merged(fwd));
-      p[int(PhaseColumn::kBackward)] = length(merged(bwd));
-      p[int(PhaseColumn::kOptimizer)] = length(merged(opt));
-      p[int(PhaseColumn::kCompute)] = length(merged(compute));
-      p[int(PhaseColumn::kCommTotal)] = length(comm);
-      p[int(PhaseColumn::kCommExposed)] = length(comm) - overlap(comm, compute_all);
-      p[int(PhaseColumn::kGpuIdle)] = (e - b) - overlap(busy, {{b, e}});
-      p[int(PhaseColumn::kDataWait)] = overlap(data, {{b, e}});
-      p[int(PhaseColumn::kBubble)] = length(gaps) - overlap(gaps, busy);
-      p[int(PhaseColumn::kLaunchGap)] = 0;
-    }
-  }
-  return out;
-}
-
-std::string tempPath(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp != nullptr ? tmp : "/tmp") + "/argus-chrome-" + std::to_string(::getpid()) + "-" + name;
-}
-
 std::string writeTrace(const MegatronOptions& o, MegatronTrace& t, const std::string& name, bool gzip = false) {
   std::ostringstream json;
   testing::writeChromeTrace(o, t, json);
-  std::string path = tempPath(name);
-  if (gzip) {
-    gzFile f = gzopen(path.c_str(), "wb");
-    gzwrite(f, json.str().data(), static_cast<unsigned>(json.str().size()));
-    gzclose(f);
-  } else {
-    std::ofstream(path, std::ios::binary) << json.str();
-  }
-  return path;
+  return testing::writeFile(name, gzip ? testing::gzipped(json.str()) : json.str());
 }
 
 struct Imported {
@@ -325,7 +190,7 @@ TEST_CASE("the pipeline shows what it should: bubbles on every stage, exposed p2
 
 TEST_CASE("overlapping steps: ops that start after the next step began count there, and say so") {
   // Step 1's optimizer starts after step 2's first op (an eager prefetch on another thread).
-  std::string path = tempPath("overlap.json");
+  std::string path = testing::tempPath("overlap.json");
   std::ofstream(path) << R"({"traceEvents":[
     {"ph":"X","name":"forward-compute","pid":0,"tid":0,"ts":100,"dur":50,"args":{"step":1,"microbatch":0}},
     {"ph":"X","name":"params-all-gather","pid":0,"tid":3,"ts":200,"dur":30,"args":{"step":2,"bytes":1024}},

@@ -1,39 +1,20 @@
 // Bad input: every malformed, truncated or non-Kineto file is a clear error naming the
 // file and a byte position, never a crash.
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "import/kineto_reader.h"
+#include "tests/unit/import/trace_files.h"
 
 using argus::import::readKinetoTrace;
+using argus::testing::gzipped;
+using argus::testing::tempPath;
+using argus::testing::writeFile;
 
 namespace {
-
-std::string tempPath(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp != nullptr ? tmp : "/tmp") + "/argus-import-" + std::to_string(::getpid()) + "-" + name;
-}
-
-std::string writeFile(const std::string& name, const std::string& bytes) {
-  std::string path = tempPath(name);
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
-
-std::string gzipped(const std::string& text) {
-  std::string path = tempPath("tmp.gz");
-  gzFile f = gzopen(path.c_str(), "wb");
-  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-  gzclose(f);
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::remove(path.c_str());
-  return bytes;
-}
 
 const std::string kGood =
     R"({"distributedInfo":{"rank":3,"world_size":8},"traceEvents":[)"

@@ -9,15 +9,23 @@
 // grads-reduce-scatter (overlapping the last backward), an `optimizer` timer enclosing its
 // sub-timers, and params-all-gather. Stage 0 loads data (batch-generator inside
 // forward-compute); Megatron's forward-backward timer encloses the whole schedule.
-// Every op knows what it is (role, phase, collective) by construction, not by its name.
+// Every op knows what it is (role, phase, collective) by construction, not by its name;
+// expectedRecords() turns that truth into the records the importer must produce.
 #pragma once
 
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "model/kernel_signature.h"
 #include "model/step_record.h"
 
 namespace argus::testing {
@@ -237,6 +245,131 @@ inline void writeChromeTrace(const MegatronOptions& o, MegatronTrace& t, std::os
   out << R"({"ph":"C","name":"memory","pid":)" << pidOf(0) << R"(,"ts":)";
   detail::writeMicros(out, o.base_ns);
   out << R"(,"args":{"allocated":1}}]})" << '\n';
+}
+
+// The truth, computed without the importer.
+using Span = std::pair<int64_t, int64_t>;
+
+inline std::vector<Span> merged(std::vector<Span> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Span> out;
+  for (const Span& s : v) {
+    if (s.second <= s.first) continue;
+    if (!out.empty() && s.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, s.second);
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+inline int64_t length(const std::vector<Span>& v) {
+  int64_t n = 0;
+  for (const Span& s : v) n += s.second - s.first;
+  return n;
+}
+
+// Overlap of two merged lists (quadratic: the fixtures are small).
+inline int64_t overlap(const std::vector<Span>& a, const std::vector<Span>& b) {
+  int64_t n = 0;
+  for (const Span& x : a) {
+    for (const Span& y : b) n += std::max<int64_t>(0, std::min(x.second, y.second) - std::max(x.first, y.first));
+  }
+  return n;
+}
+
+// One record as it must come out: phase columns, (signature, phase) -> (count, total ns),
+// (op, communicator, size class, peer) -> (count, bytes, total ns).
+struct Expected {
+  int64_t start = 0, end = 0;
+  std::array<int64_t, model::kPhaseColumnCount> phase{};
+  std::map<std::pair<uint64_t, model::Phase>, std::pair<uint32_t, int64_t>> kernels;  // count, total
+  std::map<std::tuple<model::CollectiveOp, uint64_t, uint8_t, uint32_t>, std::tuple<uint32_t, uint64_t, int64_t>> collectives;
+};
+
+// The records the importer must produce, from the fixture's truth and the documented rules
+// (docs/import/chrome.md): step windows from the ops' step args, members by start time.
+inline std::map<std::pair<uint32_t, uint64_t>, Expected> expectedRecords(const MegatronTrace& t) {
+  std::map<std::pair<uint32_t, uint64_t>, Expected> out;
+  std::map<uint32_t, std::vector<const FixtureOp*>> by_rank;
+  for (const FixtureOp& op : t.ops) by_rank[op.rank].push_back(&op);
+  for (const auto& [rank, ops] : by_rank) {
+    std::map<int64_t, Span> windows;
+    std::vector<Span> busy, compute_all, data;
+    for (const FixtureOp* op : ops) {
+      if (op->role == FixtureRole::kIgnored) continue;
+      auto [it, fresh] = windows.try_emplace(op->step, Span{op->start_ns, op->end_ns});
+      it->second = {std::min(it->second.first, op->start_ns), std::max(it->second.second, op->end_ns)};
+      if (op->role == FixtureRole::kWork) busy.push_back({op->start_ns, op->end_ns});
+      if (op->role == FixtureRole::kWork && op->phase != model::Phase::kCommunication) compute_all.push_back({op->start_ns, op->end_ns});
+      if (op->role == FixtureRole::kData) data.push_back({op->start_ns, op->end_ns});
+    }
+    for (auto it = windows.begin(); it != windows.end(); ++it) {
+      auto next = std::next(it);
+      if (next != windows.end() && next->first == it->first + 1) it->second.second = next->second.first;
+    }
+    busy = merged(busy), compute_all = merged(compute_all), data = merged(data);
+    // Microbatch runs: consecutive ops (start order, file order on ties) of one (step, microbatch).
+    std::vector<const FixtureOp*> mb;
+    for (const FixtureOp* op : ops) {
+      if (op->role != FixtureRole::kIgnored && op->microbatch >= 0) mb.push_back(op);
+    }
+    std::stable_sort(mb.begin(), mb.end(), [](const FixtureOp* a, const FixtureOp* b) { return a->start_ns < b->start_ns; });
+    std::vector<Span> runs;
+    for (size_t i = 0; i < mb.size(); ++i) {
+      bool same = !runs.empty() && mb[i - 1]->step == mb[i]->step && mb[i - 1]->microbatch == mb[i]->microbatch;
+      if (same) {
+        runs.back().second = std::max(runs.back().second, mb[i]->end_ns);
+      } else {
+        runs.push_back({mb[i]->start_ns, mb[i]->end_ns});
+      }
+    }
+    for (const auto& [step, w] : windows) {
+      Expected& x = out[{rank, static_cast<uint64_t>(step)}];
+      auto [b, e] = w;
+      x.start = b, x.end = e;
+      std::vector<Span> fwd, bwd, opt, compute, comm, mbs, gaps;
+      for (const FixtureOp* op : ops) {
+        if (op->role != FixtureRole::kWork || op->start_ns < b || op->start_ns >= e) continue;
+        Span s{op->start_ns, op->end_ns};
+        bool is_comm = op->phase == model::Phase::kCommunication;
+        (is_comm ? comm : compute).push_back(s);
+        if (op->phase == model::Phase::kForward) fwd.push_back(s);
+        if (op->phase == model::Phase::kBackward) bwd.push_back(s);
+        if (op->phase == model::Phase::kOptimizer) opt.push_back(s);
+        auto& k = x.kernels[{model::kernelSignature(op->name, {}), op->phase}];
+        ++k.first;
+        k.second += s.second - s.first;
+        if (is_comm) {
+          uint64_t comm_id = op->group.empty() ? 0 : XXH3_64bits(op->group.data(), op->group.size());
+          uint32_t peer = op->peer < 0 ? model::CollectiveStat::kNoPeer : static_cast<uint32_t>(op->peer);
+          auto& c = x.collectives[{op->op, comm_id, model::sizeClassOf(op->bytes), peer}];
+          ++std::get<0>(c);
+          std::get<1>(c) += op->bytes;
+          std::get<2>(c) += s.second - s.first;
+        }
+      }
+      for (const Span& r : runs) {
+        if (r.second > b && r.first < e) mbs.push_back({std::max(r.first, b), std::min(r.second, e)});
+      }
+      mbs = merged(mbs);
+      for (size_t i = 1; i < mbs.size(); ++i) gaps.push_back({mbs[i - 1].second, mbs[i].first});
+      comm = merged(comm);
+      auto& p = x.phase;
+      p[int(model::PhaseColumn::kForward)] = length(merged(fwd));
+      p[int(model::PhaseColumn::kBackward)] = length(merged(bwd));
+      p[int(model::PhaseColumn::kOptimizer)] = length(merged(opt));
+      p[int(model::PhaseColumn::kCompute)] = length(merged(compute));
+      p[int(model::PhaseColumn::kCommTotal)] = length(comm);
+      p[int(model::PhaseColumn::kCommExposed)] = length(comm) - overlap(comm, compute_all);
+      p[int(model::PhaseColumn::kGpuIdle)] = (e - b) - overlap(busy, {{b, e}});
+      p[int(model::PhaseColumn::kDataWait)] = overlap(data, {{b, e}});
+      p[int(model::PhaseColumn::kBubble)] = length(gaps) - overlap(gaps, busy);
+      p[int(model::PhaseColumn::kLaunchGap)] = 0;
+    }
+  }
+  return out;
 }
 
 }  // namespace argus::testing
