@@ -30,34 +30,11 @@ bool takeArg(const std::vector<std::string>& list, const std::string& key, const
 
 }  // namespace
 
-void ChromeSax::Scratch::reset(uint64_t pos) {
-  ph.clear(), name.clear(), meta_name.clear(), group.clear();
-  ts_ns.reset(), dur_ns.reset();
-  pid = 0, tid = 0;
-  pid_text.clear(), tid_text.clear();
+void ChromeSax::Scratch::reset() {
+  meta_name.clear(), group.clear();
   step = kNoArg, microbatch = kNoArg, bytes = 0, peer = kNoArg;
   step_rank = microbatch_rank = bytes_rank = peer_rank = group_rank = -1;
   bad_args = false;
-  begin_pos = pos;
-}
-
-void ChromeSax::beginEvent(uint64_t byte) { ev_.reset(byte); }
-
-void ChromeSax::eventValue(const std::string& key, const JsonScalar& v) {
-  if (key == "ph") {
-    if (v.asString()) ev_.ph.assign(*v.text);
-  } else if (key == "name") {
-    if (v.asString()) ev_.name.assign(*v.text);
-  } else if (key == "ts") {
-    ev_.ts_ns = v.asMicrosNs();
-  } else if (key == "dur") {
-    ev_.dur_ns = v.asMicrosNs();
-  } else if (key == "pid" || key == "tid") {
-    bool pid = key == "pid";
-    (pid ? ev_.pid : ev_.tid) = v.asId();
-    // A string id that is no number ("rank 3") is also a name to find the rank or stream in.
-    if (v.asString() && !v.asUnsigned()) (pid ? ev_.pid_text : ev_.tid_text).assign(*v.text);
-  }
 }
 
 void ChromeSax::argsValue(const std::string& key, const JsonScalar& v) {
@@ -81,15 +58,16 @@ void ChromeSax::argsValue(const std::string& key, const JsonScalar& v) {
 }
 
 uint32_t ChromeSax::trackOf() {
-  if (ev_.pid == last_pid_ && ev_.tid == last_tid_ && !tracks_.empty()) return last_track_;
-  auto [it, inserted] = track_index_.try_emplace({ev_.pid, ev_.tid}, static_cast<uint32_t>(tracks_.size()));
-  if (inserted) tracks_.push_back({ev_.pid, ev_.tid, ev_.pid_text, ev_.tid_text});
-  last_pid_ = ev_.pid, last_tid_ = ev_.tid, last_track_ = it->second;
+  const EventHead& ev = head();
+  if (ev.pid == last_pid_ && ev.tid == last_tid_ && !tracks_.empty()) return last_track_;
+  auto [it, inserted] = track_index_.try_emplace({ev.pid, ev.tid}, static_cast<uint32_t>(tracks_.size()));
+  if (inserted) tracks_.push_back({ev.pid, ev.tid, ev.pid_text, ev.tid_text});
+  last_pid_ = ev.pid, last_tid_ = ev.tid, last_track_ = it->second;
   return it->second;
 }
 
 uint32_t ChromeSax::internName() {
-  uint32_t id = trace_->names.intern(ev_.name);
+  uint32_t id = trace_->names.intern(head().name);
   if (id >= kinds_.size()) {
     // Ids are dense: classify every name the table gave since the last growth.
     size_t from = kinds_.size();
@@ -101,29 +79,30 @@ uint32_t ChromeSax::internName() {
 
 void ChromeSax::endEvent() {
   ChromeCounts& counts = trace_->counts;
+  const EventHead& ev = head();
   ++counts.trace_events;
-  if (ev_.ph == "M") {
+  if (ev.ph == "M") {
     if (ev_.meta_name.empty()) return;
-    if (ev_.name == "process_name") {
-      process_names_[ev_.pid] = ev_.meta_name;
+    if (ev.name == "process_name") {
+      process_names_[ev.pid] = ev_.meta_name;
       ++counts.metadata;
-    } else if (ev_.name == "thread_name") {
-      thread_names_[{ev_.pid, ev_.tid}] = ev_.meta_name;
+    } else if (ev.name == "thread_name") {
+      thread_names_[{ev.pid, ev.tid}] = ev_.meta_name;
       ++counts.metadata;
     }
     return;
   }
-  if (ev_.ph != "X") {
+  if (ev.ph != "X") {
     ++counts.not_read;
     return;
   }
   ChromeOp op;
-  if (!ev_.ts_ns || !ev_.dur_ns || *ev_.dur_ns < 0 || __builtin_add_overflow(*ev_.ts_ns, *ev_.dur_ns, &op.end_ns)) {
+  if (!ev.ts_ns || !ev.dur_ns || *ev.dur_ns < 0 || __builtin_add_overflow(*ev.ts_ns, *ev.dur_ns, &op.end_ns)) {
     ++counts.skipped;
     return;
   }
   ++counts.complete;
-  op.start_ns = *ev_.ts_ns;
+  op.start_ns = *ev.ts_ns;
   op.name = internName();
   if (kinds_[op.name].cls == OpClass::kIgnore) {
     ++counts.ignored;
@@ -135,15 +114,15 @@ void ChromeSax::endEvent() {
   if (op.step == kNoArg) {
     ++counts.without_step;
     if (first_without_step_byte_ == kNoArg) {
-      first_without_step_byte_ = ev_.begin_pos;
-      first_without_step_name_ = ev_.name;
+      first_without_step_byte_ = ev.begin;
+      first_without_step_name_ = ev.name;
     }
   }
   op.bytes = ev_.bytes;
   op.group = ev_.group.empty() ? 0 : XXH3_64bits(ev_.group.data(), ev_.group.size());
   op.peer = ev_.peer < UINT32_MAX ? static_cast<uint32_t>(ev_.peer) : UINT32_MAX;
   op.track = trackOf();
-  op.event_bytes = static_cast<uint32_t>(std::min<uint64_t>(position() - ev_.begin_pos, UINT32_MAX));
+  op.event_bytes = static_cast<uint32_t>(std::min<uint64_t>(position() - ev.begin, UINT32_MAX));
   ops_.push_back(op);
 }
 

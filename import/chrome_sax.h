@@ -56,28 +56,18 @@ class ChromeSax : public TraceJsonSax {
   const std::string& firstWithoutStepName() const { return first_without_step_name_; }
 
  protected:
-  void beginEvent(uint64_t byte) override;
-  void eventValue(const std::string& key, const JsonScalar& v) override;
+  void beginEvent() override { ev_.reset(); }
   void argsValue(const std::string& key, const JsonScalar& v) override;
   void endEvent() override;
 
  private:
-  // An args key the mapping names: which value it fills, and its rank in the mapping's
-  // list (a lower rank wins when an event carries several).
-  struct ArgSlot {
-    uint64_t* value;
-    int* found_rank;
-  };
+  // The args of the current traceEvents[] element (the walk keeps its head).
   struct Scratch {
-    std::string ph, name, meta_name, group;
-    std::optional<int64_t> ts_ns, dur_ns;
-    uint64_t pid = 0, tid = 0;
-    std::string pid_text, tid_text;
+    std::string meta_name, group;
     uint64_t step = kNoArg, microbatch = kNoArg, bytes = 0, peer = kNoArg;
     int step_rank = -1, microbatch_rank = -1, bytes_rank = -1, peer_rank = -1, group_rank = -1;
     bool bad_args = false;
-    uint64_t begin_pos = 0;
-    void reset(uint64_t pos);
+    void reset();
   };
   uint32_t trackOf();
   uint32_t internName();

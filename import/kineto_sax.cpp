@@ -42,13 +42,10 @@ capture::CopyKind copyKindOf(std::string_view name) {
 
 }  // namespace
 
-void KinetoSax::Scratch::reset(uint64_t pos) {
-  ph.clear(), cat.clear(), name.clear(), dtype.clear(), group.clear();
-  ts_ns.reset(), dur_ns.reset();
-  tid = 0, pid = 0;
+void KinetoSax::Scratch::reset() {
+  cat.clear(), dtype.clear(), group.clear();
   device.reset(), stream.reset(), correlation.reset(), bytes.reset(), in_nelems.reset(), out_nelems.reset();
   for (int i = 0; i < 3; ++i) grid[i] = 0, block[i] = 0;
-  begin_pos = pos;
 }
 
 void KinetoSax::topValue(const std::string& key, const JsonScalar& v) {
@@ -66,21 +63,7 @@ void KinetoSax::sectionValue(const std::string& section, const std::string& key,
 }
 
 void KinetoSax::eventValue(const std::string& key, const JsonScalar& v) {
-  if (key == "ph") {
-    if (v.asString()) ev_.ph.assign(*v.text);
-  } else if (key == "cat") {
-    if (v.asString()) ev_.cat.assign(*v.text);
-  } else if (key == "name") {
-    if (v.asString()) ev_.name.assign(*v.text);
-  } else if (key == "ts") {
-    ev_.ts_ns = v.asMicrosNs();
-  } else if (key == "dur") {
-    ev_.dur_ns = v.asMicrosNs();
-  } else if (key == "tid") {
-    ev_.tid = v.asId();
-  } else if (key == "pid") {
-    ev_.pid = v.asId();
-  }
+  if (key == "cat" && v.asString()) ev_.cat.assign(*v.text);
 }
 
 void KinetoSax::argsValue(const std::string& key, const JsonScalar& v) {
@@ -106,51 +89,52 @@ void KinetoSax::argsArrayValue(const std::string& key, size_t index, const JsonS
 
 void KinetoSax::endEvent() {
   KinetoCounts& counts = trace_->counts;
+  const EventHead& ev = head();
   ++counts.trace_events;
   const std::string& cat = ev_.cat;
   bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
   bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
   bool range = cat == "cpu_op" || cat == "user_annotation";
   if (!launch && !gpu && !range) return;
-  if (ev_.ph != "X") return;
-  if (!ev_.ts_ns || (!launch && (!ev_.dur_ns || *ev_.dur_ns < 0))) {
+  if (ev.ph != "X") return;
+  if (!ev.ts_ns || (!launch && (!ev.dur_ns || *ev.dur_ns < 0))) {
     ++counts.skipped;
     return;
   }
-  uint32_t tid32 = static_cast<uint32_t>(ev_.tid);
+  uint32_t tid32 = static_cast<uint32_t>(ev.tid);
   if (launch) {
     if (ev_.correlation && *ev_.correlation != 0 && *ev_.correlation <= UINT32_MAX) {
-      launches_.push_back({static_cast<uint32_t>(*ev_.correlation), tid32, *ev_.ts_ns});
+      launches_.push_back({static_cast<uint32_t>(*ev_.correlation), tid32, *ev.ts_ns});
       ++counts.launches;
     }
     return;
   }
   capture::TraceEvent e;
-  e.start_ns = *ev_.ts_ns;
-  if (__builtin_add_overflow(*ev_.ts_ns, *ev_.dur_ns, &e.end_ns)) {
+  e.start_ns = *ev.ts_ns;
+  if (__builtin_add_overflow(*ev.ts_ns, *ev.dur_ns, &e.end_ns)) {
     ++counts.skipped;
     return;
   }
   if (range) {
     e.type = capture::EventType::kRange;
-    e.name = trace_->names.intern(ev_.name);
+    e.name = trace_->names.intern(ev.name);
     e.thread = tid32;
-    if (startsWith(ev_.name, "ProfilerStep#")) ++counts.step_markers;
+    if (startsWith(ev.name, "ProfilerStep#")) ++counts.step_markers;
     ++counts.ranges;
     trace_->events.push_back(e);
     return;
   }
-  e.device = static_cast<uint32_t>(ev_.device.value_or(ev_.pid));
-  e.stream = static_cast<uint32_t>(ev_.stream.value_or(ev_.tid));
+  e.device = static_cast<uint32_t>(ev_.device.value_or(ev.pid));
+  e.stream = static_cast<uint32_t>(ev_.stream.value_or(ev.tid));
   e.correlation = ev_.correlation && *ev_.correlation <= UINT32_MAX ? static_cast<uint32_t>(*ev_.correlation) : 0;
   if (cat == "kernel") {
     e.type = capture::EventType::kKernel;
-    e.name = trace_->names.intern(ev_.name);
+    e.name = trace_->names.intern(ev.name);
     e.geometry = {ev_.grid[0], ev_.grid[1], ev_.grid[2], ev_.block[0], ev_.block[1], ev_.block[2]};
     e.id = signatureOf(e.name, e.geometry);
     ++counts.kernels;
-    trace_->kernel_event_bytes += position() - ev_.begin_pos;
-    if (containsNoCase(ev_.name, "nccl")) {
+    trace_->kernel_event_bytes += position() - ev.begin;
+    if (containsNoCase(ev.name, "nccl")) {
       ++counts.nccl_kernels;
       uint64_t elem = dtypeBytes(ev_.dtype);
       uint64_t nelems = std::max(ev_.in_nelems.value_or(0), ev_.out_nelems.value_or(0));
@@ -162,7 +146,7 @@ void KinetoSax::endEvent() {
     bool memset = cat == "gpu_memset";
     e.type = memset ? capture::EventType::kMemset : capture::EventType::kMemcpy;
     e.bytes = ev_.bytes.value_or(0);
-    if (!memset) e.copy_kind = copyKindOf(ev_.name);
+    if (!memset) e.copy_kind = copyKindOf(ev.name);
     ++counts.copies;
   }
   trace_->events.push_back(e);

@@ -41,22 +41,19 @@ class KinetoSax : public TraceJsonSax {
  protected:
   void topValue(const std::string& key, const JsonScalar& v) override;
   void sectionValue(const std::string& section, const std::string& key, const JsonScalar& v) override;
-  void beginEvent(uint64_t byte) override { ev_.reset(byte); }
+  void beginEvent() override { ev_.reset(); }
   void eventValue(const std::string& key, const JsonScalar& v) override;
   void argsValue(const std::string& key, const JsonScalar& v) override;
   void argsArrayValue(const std::string& key, size_t index, const JsonScalar& v) override;
   void endEvent() override;
 
  private:
-  // The fields of the current traceEvents[] element.
+  // The fields of the current traceEvents[] element beyond the head.
   struct Scratch {
-    std::string ph, cat, name, dtype, group;
-    std::optional<int64_t> ts_ns, dur_ns;
-    uint64_t tid = 0, pid = 0;
+    std::string cat, dtype, group;
     std::optional<uint64_t> device, stream, correlation, bytes, in_nelems, out_nelems;
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-    uint64_t begin_pos = 0;
-    void reset(uint64_t pos);
+    void reset();
   };
 
   uint64_t signatureOf(uint32_t name, const model::LaunchGeometry& geometry);

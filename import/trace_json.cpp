@@ -75,8 +75,11 @@ bool TraceJsonSax::start_object(std::size_t) {
       section_.assign(key_);
       return push(Where::kSection);
     case Where::kEvents:
-      // The '{' was just consumed: the object starts one byte back.
-      beginEvent(position() - 1);
+      head_.ph.clear(), head_.name.clear(), head_.pid_text.clear(), head_.tid_text.clear();
+      head_.ts_ns.reset(), head_.dur_ns.reset();
+      head_.pid = 0, head_.tid = 0;
+      head_.begin = position() - 1;  // the '{' was just consumed
+      beginEvent();
       return push(Where::kEvent);
     case Where::kEvent: return push(key_ == "args" ? Where::kArgs : Where::kSkip);
     default: return push(Where::kSkip);
@@ -130,12 +133,30 @@ bool TraceJsonSax::value(const JsonScalar& v) {
   switch (stack_.back()) {
     case Where::kTop: topValue(key_, v); break;
     case Where::kSection: sectionValue(section_, key_, v); break;
-    case Where::kEvent: eventValue(key_, v); break;
+    case Where::kEvent: headValue(v); break;
     case Where::kArgs: argsValue(key_, v); break;
     case Where::kArgsArray: argsArrayValue(array_, array_index_++, v); break;
     default: break;
   }
   return true;
+}
+
+void TraceJsonSax::headValue(const JsonScalar& v) {
+  if (key_ == "ph") {
+    if (v.asString()) head_.ph.assign(*v.text);
+  } else if (key_ == "name") {
+    if (v.asString()) head_.name.assign(*v.text);
+  } else if (key_ == "ts") {
+    head_.ts_ns = v.asMicrosNs();
+  } else if (key_ == "dur") {
+    head_.dur_ns = v.asMicrosNs();
+  } else if (key_ == "pid" || key_ == "tid") {
+    bool pid = key_ == "pid";
+    (pid ? head_.pid : head_.tid) = v.asId();
+    if (v.asString() && !v.asUnsigned()) (pid ? head_.pid_text : head_.tid_text).assign(*v.text);
+  } else {
+    eventValue(key_, v);
+  }
 }
 
 Result<TraceFileFacts> streamTraceJson(const std::string& path, TraceJsonSax* sax, std::string_view kind) {

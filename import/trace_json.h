@@ -3,10 +3,11 @@
 //
 // streamTraceJson pushes a plain or gzipped file through a 256 KB buffer into
 // nlohmann::json::sax_parse: no DOM, no copy of the JSON. TraceJsonSax walks the document
-// with a small context stack and hands the importer only the scalars it may care about:
+// with a small context stack, reads the fields every event has (ph, name, ts, dur, pid,
+// tid) into an EventHead, and hands the importer only the other scalars it may care about:
 // top-level fields, fields of objects directly under the top ("distributedInfo"), and for
-// each element of traceEvents[] its fields, its args' fields and the elements of arrays
-// directly inside args. Everything deeper is skipped without allocation.
+// each element of traceEvents[] its other fields, its args' fields and the elements of
+// arrays directly inside args. Everything deeper is skipped without allocation.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -70,12 +71,23 @@ class TraceJsonSax : public nlohmann::json_sax<nlohmann::json> {
   void attach(const GzipStreamBuf* input) { input_ = input; }
 
  protected:
+  // The fields every Chrome-trace event has, as the walk read them for the current
+  // traceEvents[] element (reset at its '{'; complete at endEvent).
+  struct EventHead {
+    std::string ph, name;                  // "" when absent or not a string
+    std::optional<int64_t> ts_ns, dur_ns;  // JsonScalar::asMicrosNs
+    uint64_t pid = 0, tid = 0;             // JsonScalar::asId
+    std::string pid_text, tid_text;        // a pid / tid that is a string but no number ("rank 3")
+    uint64_t begin = 0;                    // byte offset of the element's '{'
+  };
+  const EventHead& head() const { return head_; }
+
   // The hooks. `key` is the field's name; values of other shapes never reach them.
   virtual void topValue(const std::string& key, const JsonScalar& v) {}
   virtual void sectionValue(const std::string& section, const std::string& key, const JsonScalar& v) {}
-  // `byte`: offset of the element's '{' in the uncompressed JSON.
-  virtual void beginEvent(uint64_t byte) = 0;
-  virtual void eventValue(const std::string& key, const JsonScalar& v) = 0;
+  virtual void beginEvent() = 0;
+  // Fields of the element other than the head's.
+  virtual void eventValue(const std::string& key, const JsonScalar& v) {}
   virtual void argsValue(const std::string& key, const JsonScalar& v) = 0;
   virtual void argsArrayValue(const std::string& key, size_t index, const JsonScalar& v) {}
   virtual void endEvent() = 0;
@@ -83,6 +95,8 @@ class TraceJsonSax : public nlohmann::json_sax<nlohmann::json> {
   uint64_t position() const { return input_ != nullptr ? input_->position() : 0; }
 
  private:
+  void headValue(const JsonScalar& v);
+
   enum class Where : uint8_t { kTop, kSection, kEvents, kEvent, kArgs, kArgsArray, kSkip };
   bool value(const JsonScalar& v);
   bool push(Where w);
@@ -93,6 +107,7 @@ class TraceJsonSax : public nlohmann::json_sax<nlohmann::json> {
   std::string section_;  // key of the top-level object being read (kSection)
   std::string array_;    // key of the args array being read (kArgsArray)
   size_t array_index_ = 0;
+  EventHead head_;
   bool saw_trace_events_ = false;
   std::string error_;
 };
