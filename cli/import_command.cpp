@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,10 +39,13 @@ nlohmann::json statsJson(const import::ImportStats& s) {
           {"raw_bytes_per_step", s.perStep(s.raw_bytes)},
           {"kernel_event_bytes_per_step", s.perStep(s.kernel_event_bytes)},
           {"wire_bytes_per_step", s.perStep(s.wire_bytes)},
+          {"steady_wire_bytes_per_step", s.perStep(s.steady_wire_bytes)},
           {"ratio", s.ratio()},
+          {"steady_ratio", s.steadyRatio()},
           {"p50_max_rel_error", s.p50_max_rel_error},
           {"p99_max_rel_error", s.p99_max_rel_error},
           {"total_max_abs_error_ns", s.total_max_abs_error_ns},
+          {"kernel_total_max_rel_error", s.kernel_total_max_rel_error},
           {"count_mismatches", s.count_mismatches}};
 }
 
@@ -147,6 +151,31 @@ Result<import::ImportStats> importChromeFile(const ImportOptions& o, const impor
   return stats;
 }
 
+// Refuses a rank that an earlier file of this run imported: the later file's steps would
+// silently replace the earlier one's (the store keeps the latest delivery of a step).
+class OncePerRankSink final : public RecordSink {
+ public:
+  explicit OncePerRankSink(RecordSink& inner) : inner_(inner) {}
+  void setFile(const std::string& path) { file_ = path; }
+  Status begin(const model::RankTopology& topology) override {
+    auto [it, inserted] = files_.emplace(topology.rank, file_);
+    if (!inserted) {
+      return Status::invalidArgument("rank " + std::to_string(topology.rank) + " was already imported from " + it->second +
+                                     " in this run: its steps would be overwritten; import the files into separate jobs, or one at a "
+                                     "time with --rank");
+    }
+    return inner_.begin(topology);
+  }
+  Status add(const capture::StepOutput& out) override { return inner_.add(out); }
+  Status end() override { return inner_.end(); }
+  std::string where() const override { return inner_.where(); }
+
+ private:
+  RecordSink& inner_;
+  std::string file_;
+  std::map<uint32_t, std::string> files_;  // rank -> the file that imported it
+};
+
 int runImport(const ImportOptions& o, const FileImporter& importFile) {
   if (!model::isValidJobId(o.sink.job)) {
     std::fprintf(stderr, "argus import: --job '%s': 1-128 characters of [A-Za-z0-9._-]\n", o.sink.job.c_str());
@@ -162,8 +191,10 @@ int runImport(const ImportOptions& o, const FileImporter& importFile) {
   nlohmann::json files = nlohmann::json::array();
   import::ImportStats total;
   size_t failed = 0;
+  OncePerRankSink once(**sink);
   for (const std::string& path : o.files) {
-    Result<import::ImportStats> r = importFile(path, **sink, log);
+    once.setFile(path);
+    Result<import::ImportStats> r = importFile(path, once, log);
     if (!r.isOk()) {
       ++failed;
       std::fprintf(stderr, "argus import: %s\n", r.status().message().c_str());

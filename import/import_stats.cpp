@@ -50,6 +50,8 @@ void ImportStats::merge(const ImportStats& o) {
   raw_bytes += o.raw_bytes;
   kernel_event_bytes += o.kernel_event_bytes;
   wire_bytes += o.wire_bytes;
+  steady_wire_bytes += o.steady_wire_bytes;
+  kernel_total_max_rel_error = std::max(kernel_total_max_rel_error, o.kernel_total_max_rel_error);
   p50_max_rel_error = std::max(p50_max_rel_error, o.p50_max_rel_error);
   p99_max_rel_error = std::max(p99_max_rel_error, o.p99_max_rel_error);
   total_max_abs_error_ns = std::max(total_max_abs_error_ns, o.total_max_abs_error_ns);
@@ -58,7 +60,7 @@ void ImportStats::merge(const ImportStats& o) {
 
 StepRecordChecker::StepRecordChecker(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
                                      const capture::NameRules& rules, uint32_t block_steps)
-    : encoder_(model::StepCodecOptions{}, block_steps) {
+    : encoder_(model::StepCodecOptions{}, block_steps), block_steps_(block_steps == 0 ? 1 : block_steps) {
   std::vector<int8_t> comm_by_name(names.size(), -1);
   for (const capture::TraceEvent& e : events) {
     if (e.isGpuActivity()) {
@@ -91,6 +93,23 @@ StepRecordChecker::StepRecordChecker(const capture::NameTable& names, std::span<
   mergeSpans(&data_load_);
 }
 
+ImportStats StepRecordChecker::finish() const {
+  ImportStats s = stats_;
+  if (s.steps > 1) {
+    double later = static_cast<double>(s.wire_bytes - first_record_bytes_) / static_cast<double>(s.steps - 1);
+    double per_step = (static_cast<double>(first_record_bytes_) + static_cast<double>(block_steps_ - 1) * later) / block_steps_;
+    s.steady_wire_bytes = per_step * static_cast<double>(s.steps);
+  } else {
+    s.steady_wire_bytes = static_cast<double>(s.wire_bytes);  // one step: nothing repeats
+  }
+  return s;
+}
+
+void StepRecordChecker::noteKernelTimeError(int64_t recorded, int64_t exact) {
+  double err = exact == 0 ? (recorded == 0 ? 0.0 : 1.0) : std::fabs(static_cast<double>(recorded - exact)) / static_cast<double>(exact);
+  stats_.kernel_total_max_rel_error = std::max(stats_.kernel_total_max_rel_error, err);
+}
+
 void StepRecordChecker::noteError(int64_t approx, int64_t exact) {
   int64_t err = approx > exact ? approx - exact : exact - approx;
   stats_.total_max_abs_error_ns = std::max(stats_.total_max_abs_error_ns, err);
@@ -100,6 +119,7 @@ void StepRecordChecker::add(const model::StepRecord& rec) {
   encoded_.clear();
   encoder_.encode(rec, &encoded_);
   stats_.wire_bytes += encoded_.size();
+  if (stats_.steps == 0) first_record_bytes_ = encoded_.size();
   ++stats_.steps;
   for (const model::KernelStat& k : rec.kernels) {
     if (kernel_signatures_.count(k.signature)) stats_.kernels += k.count;
@@ -115,14 +135,22 @@ void StepRecordChecker::add(const model::StepRecord& rec) {
 
 void StepRecordChecker::checkQuantiles(const model::StepRecord& rec, const std::vector<const Member*>& members) {
   std::map<uint64_t, std::vector<int64_t>> exact;
+  std::map<uint64_t, int64_t> exact_time, recorded_time;
   for (const Member* m : members) {
-    if (m->kernel) exact[m->signature].push_back(m->end - m->start);
+    if (m->kernel) {
+      exact[m->signature].push_back(m->end - m->start);
+      exact_time[m->signature] += m->end - m->start;
+    }
   }
   // A signature may sit in several phases: its histograms merge exactly.
   std::map<uint64_t, model::DurationHistogram> recorded;
   for (const model::KernelStat& k : rec.kernels) {
-    if (kernel_signatures_.count(k.signature)) recorded[k.signature].merge(k.hist);
+    if (kernel_signatures_.count(k.signature)) {
+      recorded[k.signature].merge(k.hist);
+      recorded_time[k.signature] += k.total_ns;
+    }
   }
+  for (const auto& [signature, time] : exact_time) noteKernelTimeError(recorded_time[signature], time);
   for (const auto& [signature, hist] : recorded) {
     if (!exact.count(signature)) ++stats_.count_mismatches;
   }
@@ -163,7 +191,7 @@ void StepRecordChecker::checkTotals(const model::StepRecord& rec, const std::vec
   }
   int64_t recorded_time = 0;
   for (const model::KernelStat& k : rec.kernels) recorded_time += k.total_ns;
-  noteError(recorded_time, kernel_time);
+  noteKernelTimeError(recorded_time, kernel_time);
   noteError(rec.phase(model::PhaseColumn::kCompute), mergeSpans(&compute));
   int64_t comm_total = mergeSpans(&comm);
   noteError(rec.phase(model::PhaseColumn::kCommTotal), comm_total);

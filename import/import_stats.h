@@ -26,16 +26,25 @@ struct ImportStats {
   uint64_t raw_bytes = 0;           // uncompressed trace JSON
   uint64_t kernel_event_bytes = 0;  // JSON of the kernel events alone
   uint64_t wire_bytes = 0;          // ChainedStepEncoder bytes of the records
+  // What the records would cost per step in a long run (one keyframe per block of steps,
+  // the other steps costing what this trace's later records cost), times steps: so that
+  // perStep() of a merge is the step-weighted mean.
+  double steady_wire_bytes = 0;
   double p50_max_rel_error = 0;
   double p99_max_rel_error = 0;
-  int64_t total_max_abs_error_ns = 0;
+  int64_t total_max_abs_error_ns = 0;  // step and phase totals
+  // Worst |recorded - exact| / exact of kernel time: per (step, signature) and per step.
+  // Per-kernel totals are sketch totals (within 1%) unless the assembler keeps them exact.
+  double kernel_total_max_rel_error = 0;
   // (step, signature) pairs whose kernel count differs from the exact recomputation, and
   // step totals that could not be checked; both 0 when the records agree with the trace.
   uint64_t count_mismatches = 0;
 
   void merge(const ImportStats& other);
-  double perStep(uint64_t v) const { return steps == 0 ? 0.0 : static_cast<double>(v) / static_cast<double>(steps); }
+  double perStep(double v) const { return steps == 0 ? 0.0 : v / static_cast<double>(steps); }
+  double perStep(uint64_t v) const { return perStep(static_cast<double>(v)); }
   double ratio() const { return wire_bytes == 0 ? 0.0 : static_cast<double>(raw_bytes) / static_cast<double>(wire_bytes); }
+  double steadyRatio() const { return steady_wire_bytes == 0 ? 0.0 : static_cast<double>(raw_bytes) / steady_wire_bytes; }
 };
 
 // Checks each record of one rank against that rank's own events, recomputed without the
@@ -52,7 +61,7 @@ class StepRecordChecker {
   void add(const model::StepRecord& record);
   // The figures so far; raw_bytes and kernel_event_bytes are the caller's (they belong to
   // the file, which may hold several ranks).
-  ImportStats finish() const { return stats_; }
+  ImportStats finish() const;
 
  private:
   struct Member {
@@ -66,9 +75,12 @@ class StepRecordChecker {
   void checkQuantiles(const model::StepRecord& rec, const std::vector<const Member*>& members);
   void checkTotals(const model::StepRecord& rec, const std::vector<const Member*>& members);
   void noteError(int64_t approx, int64_t exact);
+  void noteKernelTimeError(int64_t recorded, int64_t exact);
 
   model::ChainedStepEncoder encoder_;
   std::string encoded_;
+  uint32_t block_steps_;
+  uint64_t first_record_bytes_ = 0;  // the session's first keyframe
   std::vector<Member> by_launch_, by_start_;  // GPU activities sorted by key
   std::vector<Span> busy_, compute_all_, data_load_;  // merged, whole trace
   std::unordered_map<int64_t, int64_t> marker_end_;  // step marker begin -> end

@@ -75,6 +75,21 @@ TEST_CASE("import kineto into a data dir: a bad file fails alone, the good ones 
   cli::removeTree(dir);
 }
 
+TEST_CASE("import refuses a second file of a rank it already imported in this run (it would overwrite the first's steps)") {
+  std::string dir = cli::makeTempDir("argus-import-dup");
+  RunResult r = runArgus("import kineto --job dlrm --data " + dir + "/data --rank 5 " + dlrm(2) + " " + dlrm(3));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.output, "rank 5 was already imported from " + dlrm(2) + " in this run"));
+  CHECK(contains(r.output, "1 of 2 files failed (the others are imported)"));
+  testing::StoredRows rows;
+  Status s = testing::scanSteps(dir + "/data", "dlrm", &rows);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(rows.size() == 1);
+  CHECK(rows.count({5, 10}) == 1);
+  cli::removeTree(dir);
+}
+
 TEST_CASE("import kineto --stats json prints per-file and total figures") {
   std::string dir = cli::makeTempDir("argus-import-stats");
   RunResult r = runArgus("import kineto --job dlrm --data " + dir + "/data --stats json " + dlrm(4) + " " + dlrm(5), false);
@@ -83,7 +98,8 @@ TEST_CASE("import kineto --stats json prints per-file and total figures") {
   nlohmann::json stats = nlohmann::json::parse(r.output);
   REQUIRE(stats["files"].size() == 2);
   for (const char* key : {"steps", "kernels_per_step", "raw_bytes_per_step", "kernel_event_bytes_per_step", "wire_bytes_per_step",
-                          "ratio", "p50_max_rel_error", "p99_max_rel_error", "total_max_abs_error_ns"}) {
+                          "steady_wire_bytes_per_step", "ratio", "steady_ratio", "p50_max_rel_error", "p99_max_rel_error",
+                          "total_max_abs_error_ns", "kernel_total_max_rel_error"}) {
     CHECK_MESSAGE(stats["total"].contains(key), key);
   }
   CHECK(stats["total"]["steps"] == 2);
@@ -91,6 +107,9 @@ TEST_CASE("import kineto --stats json prints per-file and total figures") {
   CHECK(stats["total"]["total_max_abs_error_ns"] == 0);
   CHECK(stats["total"]["p99_max_rel_error"].get<double>() <= 0.0101);
   CHECK(stats["total"]["ratio"].get<double>() > 100);
+  CHECK(stats["total"]["kernel_total_max_rel_error"].get<double>() <= 0.0101);
+  // One step per file: nothing repeats, so the steady figure is the file's own.
+  CHECK(stats["files"][0]["steady_wire_bytes_per_step"] == stats["files"][0]["wire_bytes_per_step"]);
   RunResult usage = runArgus("import kineto --job dlrm " + dlrm(4));
   CHECK(usage.exit_code == 1);
   CHECK(contains(usage.output, "give exactly one of --server HOST:PORT and --data DIR"));
