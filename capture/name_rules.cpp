@@ -50,19 +50,6 @@ const char* rangeClassName(RangeClass c) {
   return "invalid";
 }
 
-model::Phase phaseOfRange(RangeClass c) {
-  switch (c) {
-    case RangeClass::kForward: return model::Phase::kForward;
-    case RangeClass::kBackward: return model::Phase::kBackward;
-    case RangeClass::kOptimizer: return model::Phase::kOptimizer;
-    case RangeClass::kDataLoad: return model::Phase::kDataLoad;
-    case RangeClass::kUser: return model::Phase::kOther;
-    case RangeClass::kNone:
-    case RangeClass::kMicrobatch: return model::Phase::kUnknown;
-  }
-  return model::Phase::kUnknown;
-}
-
 NameRules NameRules::defaults() {
   using M = MatchKind;
   using R = RangeClass;
@@ -128,14 +115,16 @@ RangeClass NameRules::classifyRange(std::string_view name) const {
 }
 
 KernelClass NameRules::classifyKernel(std::string_view name) const {
-  KernelClass k;
-  k.phase = kernel_default;
   for (const KernelRule& rule : kernels) {
-    if (!matches(rule.match, rule.ignore_case, rule.pattern, name)) continue;
-    k.phase = rule.phase;
-    break;
+    if (matches(rule.match, rule.ignore_case, rule.pattern, name)) return kernelClassOf(rule.phase, name);
   }
-  if (k.phase == model::Phase::kCommunication) {
+  return kernelClassOf(kernel_default, name);
+}
+
+KernelClass kernelClassOf(model::Phase phase, std::string_view name) {
+  KernelClass k;
+  k.phase = phase;
+  if (phase == model::Phase::kCommunication) {
     k.communication = true;
     k.op = collectiveOpFromName(name);
   }

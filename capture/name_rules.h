@@ -74,12 +74,28 @@ struct NameRules {
   KernelClass classifyKernel(std::string_view name) const;
 };
 
+// The class of a kernel whose name matched a rule of `phase` (or none: the default phase):
+// kCommunication makes it a collective, with the operation its name says.
+KernelClass kernelClassOf(model::Phase phase, std::string_view name);
+
 // The collective operation named inside an NCCL kernel name ("ncclDevKernel_AllReduce_Sum_f32_RING_LL",
 // "ncclKernel_SendRecv_..."), kOther when none is recognized. ASCII case-insensitive.
 model::CollectiveOp collectiveOpFromName(std::string_view name);
 
 // The phase kernels inside a range of class `c` get (kUnknown for kNone and kMicrobatch).
-model::Phase phaseOfRange(RangeClass c);
+// Inline: the assembler asks once per buffered range.
+inline model::Phase phaseOfRange(RangeClass c) {
+  switch (c) {
+    case RangeClass::kForward: return model::Phase::kForward;
+    case RangeClass::kBackward: return model::Phase::kBackward;
+    case RangeClass::kOptimizer: return model::Phase::kOptimizer;
+    case RangeClass::kDataLoad: return model::Phase::kDataLoad;
+    case RangeClass::kUser: return model::Phase::kOther;
+    case RangeClass::kNone:
+    case RangeClass::kMicrobatch: return model::Phase::kUnknown;
+  }
+  return model::Phase::kUnknown;
+}
 
 bool matches(MatchKind kind, bool ignore_case, std::string_view pattern, std::string_view name);
 

@@ -5,18 +5,62 @@
 
 namespace argus::capture {
 
-void PhaseTimelines::build(std::span<const CpuRange> ranges) {
+void PhaseTimelines::clear() {
   sorted_.clear();
   segments_.clear();
   threads_.clear();
   last_segment_ = nullptr;
-  for (const CpuRange& r : ranges) {
-    if (r.end > r.begin && phaseOfRange(r.cls) != model::Phase::kUnknown) sorted_.push_back(r);
+}
+
+void PhaseTimelines::sortRanges() {
+  // Sources that deliver ranges in begin order (imports) add each thread's ranges in order
+  // already: then a stable partition by thread sorts them in linear time. Otherwise (few
+  // ranges per step, or pops of nested push/pop ranges) a real sort.
+  constexpr size_t kMaxThreads = 16;
+  by_thread_.clear();
+  bool ordered = true;
+  for (const CpuRange& r : sorted_) {
+    auto it = std::find_if(by_thread_.begin(), by_thread_.end(), [&](const ThreadOrder& t) { return t.thread == r.thread; });
+    if (it == by_thread_.end()) {
+      if (by_thread_.size() == kMaxThreads) {
+        ordered = false;
+        break;
+      }
+      by_thread_.push_back({r.thread, 0, r.begin, r.end});
+      it = by_thread_.end() - 1;
+    } else if (r.begin < it->last_begin || (r.begin == it->last_begin && r.end > it->last_end)) {
+      ordered = false;
+      break;
+    }
+    ++it->count;
+    it->last_begin = r.begin;
+    it->last_end = r.end;
   }
-  // Outer ranges first when two begin together (longer first), so the inner one is on top.
-  std::sort(sorted_.begin(), sorted_.end(), [](const CpuRange& a, const CpuRange& b) {
-    return std::tie(a.thread, a.begin, b.end) < std::tie(b.thread, b.begin, a.end);
-  });
+  if (!ordered) {
+    // Outer ranges first when two begin together (longer first), so the inner one is on top.
+    std::sort(sorted_.begin(), sorted_.end(), [](const CpuRange& a, const CpuRange& b) {
+      return std::tie(a.thread, a.begin, b.end) < std::tie(b.thread, b.begin, a.end);
+    });
+    return;
+  }
+  if (by_thread_.size() <= 1) return;
+  std::sort(by_thread_.begin(), by_thread_.end(), [](const ThreadOrder& a, const ThreadOrder& b) { return a.thread < b.thread; });
+  uint32_t offset = 0;
+  for (ThreadOrder& t : by_thread_) {
+    uint32_t n = t.count;
+    t.count = offset;  // from here on: the next slot of this thread
+    offset += n;
+  }
+  partitioned_.resize(sorted_.size());
+  for (const CpuRange& r : sorted_) {
+    auto it = std::find_if(by_thread_.begin(), by_thread_.end(), [&](const ThreadOrder& t) { return t.thread == r.thread; });
+    partitioned_[it->count++] = r;
+  }
+  sorted_.swap(partitioned_);
+}
+
+void PhaseTimelines::finish(std::span<const uint32_t> threads) {
+  sortRanges();
   size_t i = 0;
   while (i < sorted_.size()) {
     size_t j = i;
@@ -27,6 +71,13 @@ void PhaseTimelines::build(std::span<const CpuRange> ranges) {
     threads_.push_back(t);
     i = j;
   }
+  bool added = false;
+  for (uint32_t thread : threads) {
+    if (find(thread) != nullptr) continue;
+    threads_.push_back({thread, static_cast<uint32_t>(segments_.size()), 0, 0});
+    added = true;
+  }
+  if (added) std::sort(threads_.begin(), threads_.end(), [](const Thread& a, const Thread& b) { return a.thread < b.thread; });
 }
 
 void PhaseTimelines::flattenThread(std::span<const CpuRange> sorted) {
@@ -71,17 +122,24 @@ model::Phase PhaseTimelines::phaseAtSlow(uint32_t thread, uint32_t fallback_thre
     th = &threads_.front();
   }
   const Segment* segs = segments_.data() + th->first;
-  uint32_t n = th->count;
-  // Queries come in nearly increasing time: try the last hit and its successor first.
-  for (uint32_t c = th->cursor; c < n && c <= th->cursor + 1; ++c) {
-    if (segs[c].begin <= t && t < segs[c].end) {
-      th->cursor = c;
-      remember(thread, fallback_thread, &segs[c]);
-      return segs[c].phase;
+  const size_t n = th->count;
+  // The answer is the last segment with begin <= t. Queries come in nearly increasing time:
+  // from the last hit, probe 1, 2, 4, ... segments ahead to bracket it, then search the
+  // bracket; a query before the last hit searches the segments before it.
+  size_t lo = 0, hi = n;  // the first segment with begin > t is in [lo, hi]
+  size_t c = th->cursor;
+  if (c < n && segs[c].begin <= t) {
+    size_t known = c, probe = c + 1;
+    for (size_t step = 2; probe < n && segs[probe].begin <= t; step *= 2) {
+      known = probe;
+      probe = known + step;
     }
+    lo = known + 1;
+    hi = std::min(probe, n);
+  } else if (c < n) {
+    hi = c;
   }
-  // Last segment with begin <= t.
-  const Segment* it = std::upper_bound(segs, segs + n, t, [](int64_t v, const Segment& s) { return v < s.begin; });
+  const Segment* it = std::upper_bound(segs + lo, segs + hi, t, [](int64_t v, const Segment& s) { return v < s.begin; });
   if (it == segs) return model::Phase::kUnknown;
   --it;
   if (t >= it->end) return model::Phase::kUnknown;

@@ -1,10 +1,11 @@
 // PhaseTimelines: "which phase range encloses time t on thread T", for attributing a
 // kernel to the phase of the CPU ranges around its launch.
 //
-// build() flattens each thread's nested phase ranges into disjoint segments labelled with
+// finish() flattens each thread's nested phase ranges into disjoint segments labelled with
 // the innermost range's phase (a stack sweep over ranges sorted by begin), so a lookup is
 // a binary search, or O(1) when queries come in nearly increasing time (a cursor per
-// thread). Ranges on one thread are assumed properly nested (push/pop, or Chrome "X"
+// thread). The owner adds only the ranges that can enclose its queries (those overlapping
+// the times it will ask about); lookups at other times answer kUnknown. Ranges on one thread are assumed properly nested (push/pop, or Chrome "X"
 // events of one thread); crossing ranges are attributed approximately (the later-begun
 // range wins while it is open). Not thread-safe; buffers are reused across builds.
 #pragma once
@@ -27,10 +28,19 @@ struct CpuRange {
 
 class PhaseTimelines {
  public:
-  // Rebuilds from `ranges` (any order); ranges whose class has no phase are skipped.
-  void build(std::span<const CpuRange> ranges);
+  // Starts a new build. Then add() each range (any order; ranges whose class has no phase,
+  // and empty ones, are skipped) and finish().
+  void clear();
+  void add(const CpuRange& r) {
+    if (r.end > r.begin && phaseOfRange(r.cls) != model::Phase::kUnknown) sorted_.push_back(r);
+  }
+  // `threads`: threads that count as having phase ranges even when none was added (their
+  // ranges lie away from the queries): a lookup on one of them finds no segment rather
+  // than falling back to another thread.
+  void finish(std::span<const uint32_t> threads);
   // The phase of the innermost phase range containing `t` on `thread`; when `thread` has
-  // no phase ranges, on `fallback_thread`; kUnknown when none contains t.
+  // no phase ranges, on `fallback_thread`; when neither has, on the lowest-numbered thread
+  // that has; kUnknown when none contains t.
   model::Phase phaseAt(uint32_t thread, uint32_t fallback_thread, int64_t t) {
     // Launches come in nearly increasing time from few threads: try the segment found last
     // for the same query threads first (segments of a thread are disjoint, so a hit is the
@@ -58,9 +68,17 @@ class PhaseTimelines {
   void remember(uint32_t thread, uint32_t fallback_thread, const Segment* s) {
     last_thread_ = thread, last_fallback_ = fallback_thread, last_segment_ = s;
   }
+  // Sorts sorted_ by (thread, begin, longer first).
+  void sortRanges();
   void flattenThread(std::span<const CpuRange> sorted);
 
-  std::vector<CpuRange> sorted_;
+  struct ThreadOrder {
+    uint32_t thread;
+    uint32_t count;
+    int64_t last_begin, last_end;
+  };
+  std::vector<ThreadOrder> by_thread_;
+  std::vector<CpuRange> sorted_, partitioned_;
   std::vector<CpuRange> stack_;
   std::vector<Segment> segments_;
   std::vector<Thread> threads_;

@@ -1,6 +1,7 @@
 #include "capture/step_assembler.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace argus::capture {
@@ -8,11 +9,10 @@ namespace argus::capture {
 namespace {
 
 using model::Phase;
-using model::PhaseColumn;
 
-constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
 constexpr size_t kLaunchSlots = 1 << 12;  // direct-mapped correlation -> launch table
-constexpr size_t kPruneEvery = 4096;      // orphan pruning cadence while no step is pending
+constexpr size_t kOrphanCheckEvery = 4096;  // appends between orphan checks while no step is pending
+constexpr size_t kFullPruneSlack = 4096;    // dead entries tolerated past the head before a full pass
 
 const char* copyName(CopyKind kind, bool memset) {
   if (memset) return "[memset]";
@@ -27,50 +27,182 @@ const char* copyName(CopyKind kind, bool memset) {
   return "[memcpy]";
 }
 
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Whether model::normalizeKernelName(name) == name: no whitespace at the ends and none but
+// single spaces inside. Almost every kernel name is, and copying one is far cheaper than
+// normalizing it a byte at a time.
+bool normalizedAlready(std::string_view s) {
+  const size_t n = s.size();
+  if (n == 0) return true;
+  if (isSpace(s.front()) || isSpace(s.back())) return false;
+  // The back is no space, so a space always has a next byte.
+  auto badIn = [&](size_t from, size_t to) {
+    for (size_t j = from; j < to; ++j) {
+      if (isSpace(s[j]) && (s[j] != ' ' || isSpace(s[j + 1]))) return true;
+    }
+    return false;
+  };
+  // 8 bytes at a time: exact per-byte "below c" flags (0x80 in each byte that is), so the
+  // common word (letters and single spaces) costs a dozen operations.
+  constexpr uint64_t kHigh = 0x8080808080808080ull, kOnes = 0x0101010101010101ull;
+  auto below = [](uint64_t w, unsigned char c) { return ~((w | kHigh) - kOnes * c) & ~w & kHigh; };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    uint64_t spaces = below(w, 0x21);  // bytes <= ' ': spaces, unless a control byte is there
+    if (spaces == 0) continue;
+    if (below(w, 0x20) != 0) {
+      if (badIn(i, i + 8)) return false;  // a control byte: maybe \t \n \v \f \r
+      continue;
+    }
+    // Two spaces side by side (in either byte order), or one ending the word before another.
+    if ((spaces & (spaces >> 8)) != 0) return false;
+    if (s[i + 7] == ' ' && isSpace(s[i + 8])) return false;
+  }
+  return !badIn(i, n);
+}
+
+std::string dictionaryName(std::string_view name) {
+  return normalizedAlready(name) ? std::string(name) : model::normalizeKernelName(name);
+}
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t out = 0;
+  return __builtin_add_overflow(a, b, &out) ? (b > 0 ? INT64_MAX : INT64_MIN) : out;
+}
+
 }  // namespace
 
 StepAssembler::StepAssembler(const NameTable& names, StepAssemblerOptions options, Callback on_step)
-    : names_(names), options_(std::move(options)), on_step_(std::move(on_step)), detector_(options_.inference) {
+    : names_(names), options_(std::move(options)), classifier_(options_.rules), on_step_(std::move(on_step)), detector_(options_.inference) {
   launches_.resize(kLaunchSlots, Launch{0, 0, 0});
   for (auto& row : copy_slots_) std::fill(std::begin(row), std::end(row), kNoSlot);
   next_step_ = options_.first_counted_step;
+  keys_by_start_ = options_.infer_steps;
+  next_orphan_check_ = kOrphanCheckEvery;
+  if (options_.max_event_ns >= 0 && options_.max_clock_jump_ns >= 0) {
+    fast_jump_ = std::min(static_cast<uint64_t>(options_.max_clock_jump_ns), kMaxTimeNs) + 1;
+    fast_cap_ = kMaxTimeNs;
+  }
+  updateFastStarts();
 }
 
-StepAssembler::NameInfo& StepAssembler::infoSlow(uint32_t name) {
+StepAssembler::NameInfo& StepAssembler::entry(uint32_t name) {
   if (name >= names_.size()) name = 0;  // an id the table never gave: treat as unnamed
   if (name >= name_info_.size()) name_info_.resize(std::max<size_t>(name + 1, name_info_.size() * 2));
-  NameInfo& ni = name_info_[name];
-  if (!ni.known) {
+  return name_info_[name];
+}
+
+StepAssembler::NameInfo& StepAssembler::kernelInfoSlow(uint32_t name) {
+  NameInfo& ni = entry(name);
+  if (!ni.kernel_known) {
+    ni.kernel_known = true;
+    ni.kernel = classifier_.classifyKernel(names_.text(name));
+  }
+  return ni;
+}
+
+StepAssembler::NameInfo& StepAssembler::rangeInfoSlow(uint32_t name) {
+  NameInfo& ni = entry(name);
+  if (!ni.range_known) {
     std::string_view text = names_.text(name);
-    ni.known = true;
-    if (auto step = options_.rules.stepMarker(text)) {
-      ni.step_marker = true;
+    ni.range_known = true;
+    ni.range = classifier_.classifyRange(text);
+    if (auto step = classifier_.stepMarker(text)) {
+      ni.range_use = RangeUse::kStepMarker;
       ni.step_number = *step;
+    } else {
+      ni.range_use = ni.range == RangeClass::kNone ? RangeUse::kIgnore : RangeUse::kKeep;
     }
-    ni.range = options_.rules.classifyRange(text);
-    ni.kernel = options_.rules.classifyKernel(text);
   }
   return ni;
 }
 
 bool StepAssembler::plausibleSlow(const TraceEvent& e) {
-  if (e.start_ns < 0 || e.start_ns >= kMaxTimeNs) return false;
+  if (e.start_ns < 0 || static_cast<uint64_t>(e.start_ns) >= kMaxTimeNs) return false;
   bool spans = e.isGpuActivity() || e.type == EventType::kRange || e.type == EventType::kCollective;
-  if (spans && (e.end_ns < e.start_ns || e.end_ns >= kMaxTimeNs || e.end_ns - e.start_ns > options_.max_event_ns)) return false;
+  if (spans && (e.end_ns < e.start_ns || static_cast<uint64_t>(e.end_ns) >= kMaxTimeNs || e.end_ns - e.start_ns > options_.max_event_ns)) {
+    return false;
+  }
+  bool ok = true;
   if (watermark_ != INT64_MIN && e.start_ns > watermark_ && e.start_ns - watermark_ > options_.max_clock_jump_ns) {
     // A lone leap far ahead is a garbage timestamp; a second event near it confirms it.
     bool confirmed = jump_candidate_ != INT64_MIN && e.start_ns >= jump_candidate_ - options_.max_clock_jump_ns &&
                      e.start_ns - jump_candidate_ <= options_.max_clock_jump_ns;
     jump_candidate_ = confirmed ? INT64_MIN : e.start_ns;
-    return confirmed;
+    ok = confirmed;
+  } else {
+    jump_candidate_ = INT64_MIN;
   }
-  jump_candidate_ = INT64_MIN;
-  return true;
+  // No fast path while a jump awaits confirmation.
+  if (options_.max_event_ns >= 0 && options_.max_clock_jump_ns >= 0) fast_cap_ = jump_candidate_ == INT64_MIN ? kMaxTimeNs : 0;
+  updateFastStarts();
+  return ok;
 }
 
 void StepAssembler::drop(uint64_t* counter) {
   ++*counter;
   ++dropped_since_emit_;
+}
+
+// The per-activity path, forced inline (GCC's -O2 heuristics keep these out of line, a call
+// or three per kernel): resolve the launch and the step key, then append.
+[[gnu::always_inline]] inline bool StepAssembler::admit(const TraceEvent& e, Admitted* out) {
+  int64_t launch = e.launch_ns;
+  uint32_t thread = e.thread;
+  if (launch == kNoTime && e.correlation != 0) {
+    const Launch& l = launches_[e.correlation & (kLaunchSlots - 1)];
+    if (l.correlation == e.correlation) {
+      launch = l.ts;
+      if (thread == 0) thread = l.thread;
+    }
+  }
+  // A launch after the work ended, or absurdly long before it, is a broken clock: ignore it.
+  if (launch != kNoTime && (launch > e.end_ns || launch < e.start_ns - options_.max_event_ns)) launch = kNoTime;
+  bool by_launch = !keys_by_start_ && launch != kNoTime;
+  int64_t key = by_launch ? launch : e.start_ns;
+  if (key < emitted_until_) {
+    drop(&stats_.late_events);
+    return false;
+  }
+  if (acts_.size() - acts_head_ >= options_.max_buffered_events && (pruneDead(), acts_.size() - acts_head_ >= options_.max_buffered_events)) {
+    drop(&stats_.buffer_full);
+    partial_since_emit_ = true;
+    return false;
+  }
+  *out = {launch, thread, static_cast<uint8_t>(by_launch ? kKeyIsLaunch : 0)};
+  return true;
+}
+
+[[gnu::always_inline]] inline void StepAssembler::appended(const Act& a) {
+  if (a.start < last_act_start_) acts_sorted_ = false;
+  last_act_start_ = a.start;
+  if (a.flags & kKeyIsLaunch) {
+    max_lead_ = std::max(max_lead_, a.start - a.launch);
+  } else if (a.launch != kNoTime) {
+    start_keyed_lead_ = std::max(start_keyed_lead_, a.start - a.launch);
+    start_keyed_lag_ = std::max(start_keyed_lag_, a.launch - a.start);
+  }
+  if (acts_.size() >= next_orphan_check_) pruneOrphans();
+}
+
+[[gnu::always_inline]] inline void StepAssembler::onKernel(const TraceEvent& e) {
+  Admitted g;
+  if (!admit(e, &g)) return;
+  ++stats_.kernels;
+  NameInfo& ni = kernelInfo(e.name);
+  uint64_t signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
+  uint8_t flags = g.flags;
+  uint32_t slot = kernelSlot(ni, signature, e, &flags);
+  const Act& a = acts_.append({e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer,
+                               ni.kernel.communication ? ActKind::kComm : ActKind::kCompute, ni.kernel.phase, ni.kernel.op, flags});
+  if (keys_by_start_) {
+    inferFrom(a, ni.kernel);
+    device_end_ = std::max(device_end_, a.end);
+  }
+  appended(a);
 }
 
 void StepAssembler::onEvent(const TraceEvent& e) {
@@ -79,59 +211,45 @@ void StepAssembler::onEvent(const TraceEvent& e) {
     drop(&stats_.invalid_events);
     return;
   }
-  if (e.start_ns > watermark_) advanceWatermark(e.start_ns);
+  if (e.start_ns > watermark_) {
+    watermark_ = e.start_ns;
+    updateFastStarts();
+  }
+  if (e.type == EventType::kKernel) {
+    onKernel(e);
+  } else {
+    onOther(e);
+  }
+  if (watermark_ >= emit_at_) emitDue();
+}
+
+void StepAssembler::onOther(const TraceEvent& e) {
   switch (e.type) {
     case EventType::kKernel:
+      onKernel(e);
+      break;
     case EventType::kMemcpy:
     case EventType::kMemset:
+      onCopy(e);
+      break;
     case EventType::kCollective:
-      onActivity(e);
+      onCollective(e);
       break;
     case EventType::kLaunch:
       if (e.correlation != 0) launches_[e.correlation & (kLaunchSlots - 1)] = Launch{e.correlation, e.thread, e.start_ns};
       break;
-    case EventType::kRangeBegin: {
-      ThreadStack& st = stackOf(e.thread);
-      if (static_cast<int>(st.open.size()) >= options_.max_range_depth) {
-        ++st.overflow;
-        ++stats_.range_depth_overflow;
-        break;
-      }
-      st.open.push_back({e.name, e.start_ns});
-      if (info(e.name).step_marker) onStepMarker(info(e.name), e.start_ns, kOpen, e.thread);
+    case EventType::kRangeBegin:
+      onRangeBegin(e);
       break;
-    }
-    case EventType::kRangeEnd: {
-      ThreadStack& st = stackOf(e.thread);
-      if (st.overflow > 0) {
-        --st.overflow;
-        break;
-      }
-      if (st.open.empty()) {
-        ++stats_.unmatched_range_ends;
-        break;
-      }
-      OpenRange r = st.open.back();
-      st.open.pop_back();
-      int64_t end = std::max(e.start_ns, r.begin);
-      if (info(r.name).step_marker) {
-        // Close the step this push opened, unless a later marker already ended it.
-        for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-          if (it->begin != r.begin) continue;
-          if (it->end == kOpen || it->end > end) it->end = end;
-          break;
-        }
-      } else {
-        onRange(r.name, r.begin, end, e.thread);
-      }
+    case EventType::kRangeEnd:
+      onRangeEnd(e);
       break;
-    }
     case EventType::kRange: {
-      const NameInfo& ni = info(e.name);
-      if (ni.step_marker) {
+      const NameInfo& ni = rangeInfo(e.name);
+      if (ni.range_use == RangeUse::kStepMarker) {
         onStepMarker(ni, e.start_ns, e.end_ns, e.thread);
-      } else {
-        onRange(e.name, e.start_ns, e.end_ns, e.thread);
+      } else if (ni.range_use == RangeUse::kKeep) {
+        onRange(ni.range, e.start_ns, e.end_ns, e.thread);
       }
       break;
     }
@@ -139,16 +257,87 @@ void StepAssembler::onEvent(const TraceEvent& e) {
       onMark(e);
       break;
     case EventType::kStackSample:
-      if (e.start_ns < emitted_until_) {
-        drop(&stats_.late_events);
-      } else if (instants_.size() >= options_.max_buffered_events) {
-        drop(&stats_.buffer_full);
-      } else {
-        instants_.push_back({e.start_ns, e.id, 0, true});
-      }
+      onSample(e);
       break;
   }
-  maybeEmit();
+}
+
+uint32_t StepAssembler::kernelSlotSlow(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags) {
+  bool inserted = false;
+  uint32_t slot = slotOf(signature, &inserted);
+  // Signature 0 (a name's empty way, and no real kernel's) never enters the dictionary.
+  if (inserted && signature != 0) {
+    *flags |= kNewSignature;
+    new_kernels_.push_back({signature, dictionaryName(names_.text(e.name)), e.geometry});
+  }
+  int w = ni.next_way;
+  ni.next_way = static_cast<uint8_t>((w + 1) % NameInfo::kWays);
+  ni.signatures[w] = signature;
+  ni.slots[w] = slot;
+  return slot;
+}
+
+void StepAssembler::onCopy(const TraceEvent& e) {
+  Admitted g;
+  if (!admit(e, &g)) return;
+  bool memset = e.type == EventType::kMemset;
+  uint64_t signature = copySignature(e.copy_kind, memset);
+  uint32_t& slot = copy_slots_[memset ? 1 : 0][static_cast<int>(e.copy_kind) % 6];
+  uint8_t flags = g.flags;
+  if (slot == kNoSlot) {
+    bool inserted = false;
+    slot = slotOf(signature, &inserted);
+    if (inserted) {
+      flags |= kNewSignature;
+      new_kernels_.push_back({signature, copyName(e.copy_kind, memset), model::LaunchGeometry{}});
+    }
+  }
+  const Act& a = acts_.append(
+      {e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, ActKind::kCopy, Phase::kOther, e.op, flags});
+  if (keys_by_start_) device_end_ = std::max(device_end_, a.end);
+  appended(a);
+}
+
+void StepAssembler::onCollective(const TraceEvent& e) {
+  Admitted g;
+  if (!admit(e, &g)) return;
+  collective_events_seen_ = true;
+  appended(acts_.append(
+      {e.start_ns, e.end_ns, g.launch, e.id, e.bytes, 0, g.thread, e.peer, ActKind::kCollective, Phase::kUnknown, e.op, g.flags}));
+}
+
+void StepAssembler::pruneOrphans() {
+  next_orphan_check_ = acts_.size() + kOrphanCheckEvery;
+  if (!pending_.empty() || (keys_by_start_ && !detector_.found())) return;
+  // No step is pending to claim old work: what the watermark has left behind is orphaned.
+  int64_t horizon = watermark_ - options_.emit_lag_ns;
+  size_t kept = 0;
+  for (size_t i = acts_head_; i < acts_.size(); ++i) {
+    const Act& x = acts_[i];
+    bool pending = !(x.flags & kConsumed);
+    if (x.end > horizon || (pending && x.key() >= horizon)) {
+      acts_[kept++] = x;
+    } else if (pending) {
+      ++stats_.outside_steps;
+    }
+  }
+  acts_.shrink(kept);
+  acts_head_ = 0;
+  acts_live_after_prune_ = kept;
+  next_orphan_check_ = kept + kOrphanCheckEvery;
+}
+
+void StepAssembler::inferFrom(const Act& a, const KernelClass& kc) {
+  if (!detector_.found()) {
+    int64_t gap = device_end_ == INT64_MIN ? 0 : a.start - device_end_;
+    if (detector_.add(a.id, a.start, gap, kc.phase == Phase::kOptimizer)) {
+      for (int64_t begin : detector_.anchorStarts()) openStep(next_step_++, begin, kOpen, 0, model::kStepInferred);
+    } else if (detector_.windowFull()) {
+      detector_.reset();  // no period in this window: learn again from here
+    }
+  } else if (a.id == detector_.anchor()) {
+    openStep(next_step_++, a.start, kOpen, 0, model::kStepInferred);
+  }
 }
 
 StepAssembler::ThreadStack& StepAssembler::stackOf(uint32_t thread) {
@@ -166,125 +355,48 @@ uint64_t StepAssembler::copySignature(CopyKind kind, bool memset) {
   return sig;
 }
 
-uint32_t StepAssembler::slotOf(uint64_t signature) {
-  bool inserted = false;
-  uint32_t slot = slot_index_.findOrInsert({signature, 0}, static_cast<uint32_t>(slot_index_.size()), &inserted);
-  if (inserted) stat_cells_.resize(static_cast<size_t>(slot_index_.size()) * kPhaseSlots);
+uint32_t StepAssembler::slotOf(uint64_t signature, bool* inserted) {
+  uint32_t slot = slot_index_.findOrInsert({signature, 0}, static_cast<uint32_t>(slot_index_.size()), inserted);
+  if (*inserted) stat_cells_.resize(static_cast<size_t>(slot_index_.size()) * kPhaseSlots);
   return slot;
 }
 
-void StepAssembler::onActivity(const TraceEvent& e) {
-  uint32_t thread = e.thread;
-  int64_t launch = e.launch_ns;
-  if (launch == kNoTime && e.correlation != 0) {
-    const Launch& l = launches_[e.correlation & (kLaunchSlots - 1)];
-    if (l.correlation == e.correlation) {
-      launch = l.ts;
-      if (thread == 0) thread = l.thread;
-    }
-  }
-  // A launch after the work ended, or absurdly long before it, is a broken clock: ignore it.
-  if (launch != kNoTime && (launch > e.end_ns || e.start_ns - launch > options_.max_event_ns)) launch = kNoTime;
-  bool by_launch = markers_seen_ || !options_.infer_steps;
-  int64_t key = (by_launch && launch != kNoTime) ? launch : e.start_ns;
-  if (key < emitted_until_) {
-    drop(&stats_.late_events);
+void StepAssembler::onRangeBegin(const TraceEvent& e) {
+  ThreadStack& st = stackOf(e.thread);
+  if (static_cast<int>(st.open.size()) >= options_.max_range_depth) {
+    ++st.overflow;
+    ++stats_.range_depth_overflow;
     return;
   }
-  if (acts_.size() >= options_.max_buffered_events) {
-    drop(&stats_.buffer_full);
-    partial_since_emit_ = true;
-    return;
-  }
-  // Built in place (no copy of the record).
-  Act& a = acts_.emplace_back();
-  a.start = e.start_ns;
-  a.end = e.end_ns;
-  a.key = key;
-  a.launch = launch;
-  a.thread = thread;
-  a.bytes = e.bytes;
-  a.peer = e.peer;
-  a.op = e.op;
-  uint64_t signature = 0;
-  std::string_view dict_name;
-  switch (e.type) {
-    case EventType::kKernel: {
-      ++stats_.kernels;
-      NameInfo& ni = info(e.name);
-      signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
-      a.kind = ni.kernel.communication ? ActKind::kComm : ActKind::kCompute;
-      a.op = ni.kernel.op;
-      a.name_phase = ni.kernel.phase;
-      // The dictionary check and the slot lookup are skipped while a name keeps the
-      // signature it had.
-      if (ni.last_signature != signature) {
-        ni.last_signature = signature;
-        ni.last_slot = slotOf(signature);
-        dict_name = names_.text(e.name);
-      } else if (ni.last_slot == kNoSlot) {
-        ni.last_slot = slotOf(signature);
-      }
-      a.slot = ni.last_slot;
-      break;
-    }
-    case EventType::kMemcpy:
-    case EventType::kMemset: {
-      bool memset = e.type == EventType::kMemset;
-      signature = copySignature(e.copy_kind, memset);
-      uint32_t& slot = copy_slots_[memset ? 1 : 0][static_cast<int>(e.copy_kind) % 6];
-      if (slot == kNoSlot) slot = slotOf(signature);
-      a.slot = slot;
-      a.kind = ActKind::kCopy;
-      a.name_phase = Phase::kOther;
-      dict_name = copyName(e.copy_kind, memset);
-      break;
-    }
-    default:  // kCollective
-      collective_events_seen_ = true;
-      a.kind = ActKind::kCollective;
-      a.id = e.id;
-      break;
-  }
-  if (a.kind != ActKind::kCollective) {
-    a.id = signature;
-    if (dict_name.data() != nullptr) {
-      bool inserted = false;
-      seen_signatures_.findOrInsert({signature, 0}, 0, &inserted);
-      if (inserted) {
-        a.new_signature = true;
-        new_kernels_.push_back({signature, model::normalizeKernelName(dict_name),
-                                e.type == EventType::kKernel ? e.geometry : model::LaunchGeometry{}});
-      }
-    }
-  }
-  if (e.type == EventType::kKernel && options_.infer_steps && !markers_seen_) inferFrom(a, info(e.name).kernel);
-  if (a.kind != ActKind::kCollective && a.end > device_end_) device_end_ = a.end;
-  if (pending_.empty() && acts_.size() % kPruneEvery == 0 && (markers_seen_ || !options_.infer_steps || detector_.found())) {
-    // No step is pending to claim old work: what the watermark has left behind is orphaned.
-    int64_t horizon = watermark_ - options_.emit_lag_ns;
-    size_t kept = 0;
-    for (const Act& x : acts_) {
-      if (x.end > horizon || (x.state == kPending && x.key >= horizon)) {
-        acts_[kept++] = x;
-      } else if (x.state == kPending) {
-        ++stats_.outside_steps;
-      }
-    }
-    acts_.resize(kept);
-  }
+  st.open.push_back({e.name, e.start_ns});
+  const NameInfo& ni = rangeInfo(e.name);
+  if (ni.range_use == RangeUse::kStepMarker) onStepMarker(ni, e.start_ns, kOpen, e.thread);
 }
 
-void StepAssembler::inferFrom(const Act& a, const KernelClass& kc) {
-  if (!detector_.found()) {
-    int64_t gap = device_end_ == INT64_MIN ? 0 : a.start - device_end_;
-    if (detector_.add(a.id, a.start, gap, kc.phase == Phase::kOptimizer)) {
-      for (int64_t begin : detector_.anchorStarts()) openStep(next_step_++, begin, kOpen, 0, model::kStepInferred);
-    } else if (detector_.windowFull()) {
-      detector_.reset();  // no period in this window: learn again from here
+void StepAssembler::onRangeEnd(const TraceEvent& e) {
+  ThreadStack& st = stackOf(e.thread);
+  if (st.overflow > 0) {
+    --st.overflow;
+    return;
+  }
+  if (st.open.empty()) {
+    ++stats_.unmatched_range_ends;
+    return;
+  }
+  OpenRange r = st.open.back();
+  st.open.pop_back();
+  int64_t end = std::max(e.start_ns, r.begin);
+  const NameInfo& ni = rangeInfo(r.name);
+  if (ni.range_use == RangeUse::kStepMarker) {
+    // Close the step this push opened, unless a later marker already ended it.
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
+      if (it->begin != r.begin) continue;
+      if (it->end == kOpen || it->end > end) it->end = end;
+      break;
     }
-  } else if (a.id == detector_.anchor()) {
-    openStep(next_step_++, a.start, kOpen, 0, model::kStepInferred);
+    updateEmitAt();
+  } else if (ni.range_use == RangeUse::kKeep) {
+    onRange(ni.range, r.begin, end, e.thread);
   }
 }
 
@@ -298,10 +410,12 @@ void StepAssembler::openStep(uint64_t step, int64_t begin, int64_t end, uint32_t
     if (last.end == kOpen || last.end > begin) last.end = begin;
   }
   pending_.push_back({step, begin, end, thread, flags});
+  updateEmitAt();
 }
 
 void StepAssembler::onStepMarker(const NameInfo& ni, int64_t begin, int64_t end, uint32_t thread) {
   markers_seen_ = true;
+  keys_by_start_ = false;
   uint64_t step = ni.step_number >= 0 ? static_cast<uint64_t>(ni.step_number) : next_step_;
   // A mark (end == begin) opens a step that the next marker ends.
   size_t before = pending_.size();
@@ -309,23 +423,33 @@ void StepAssembler::onStepMarker(const NameInfo& ni, int64_t begin, int64_t end,
   if (pending_.size() > before) next_step_ = step + 1;
 }
 
-void StepAssembler::onRange(uint32_t name, int64_t begin, int64_t end, uint32_t thread) {
-  RangeClass cls = info(name).range;
-  if (cls == RangeClass::kNone) return;
+void StepAssembler::onRange(RangeClass cls, int64_t begin, int64_t end, uint32_t thread) {
   if (end <= emitted_until_) {
     drop(&stats_.late_events);
-  } else if (ranges_.size() >= options_.max_buffered_events) {
+    return;
+  }
+  if (ranges_.size() - ranges_head_ >= options_.max_buffered_events &&
+      (pruneDead(), ranges_.size() - ranges_head_ >= options_.max_buffered_events)) {
     drop(&stats_.buffer_full);
-  } else {
-    ranges_.push_back({begin, end, thread, cls});
+    return;
+  }
+  if (ranges_.size() > ranges_head_ && begin < ranges_.back().begin) ranges_sorted_ = false;
+  ranges_.append({begin, end, thread, cls});
+  if (end > begin && phaseOfRange(cls) != Phase::kUnknown) {
+    auto it = std::find_if(phase_threads_.begin(), phase_threads_.end(), [&](const PhaseThread& p) { return p.thread == thread; });
+    if (it == phase_threads_.end()) {
+      phase_threads_.push_back({thread, end});
+    } else if (end > it->last_end) {
+      it->last_end = end;
+    }
   }
 }
 
 void StepAssembler::onMark(const TraceEvent& e) {
-  const NameInfo& ni = info(e.name);
+  const NameInfo& ni = rangeInfo(e.name);
   if (e.start_ns < emitted_until_) {
     drop(&stats_.late_events);
-  } else if (ni.step_marker) {
+  } else if (ni.range_use == RangeUse::kStepMarker) {
     onStepMarker(ni, e.start_ns, e.start_ns, e.thread);
   } else if (instants_.size() >= options_.max_buffered_events) {
     drop(&stats_.buffer_full);
@@ -334,14 +458,29 @@ void StepAssembler::onMark(const TraceEvent& e) {
   }
 }
 
-void StepAssembler::maybeEmitSlow() {
+void StepAssembler::onSample(const TraceEvent& e) {
+  if (e.start_ns < emitted_until_) {
+    drop(&stats_.late_events);
+  } else if (instants_.size() >= options_.max_buffered_events) {
+    drop(&stats_.buffer_full);
+  } else {
+    instants_.push_back({e.start_ns, e.id, 0, true});
+  }
+}
+
+void StepAssembler::updateEmitAt() {
+  emit_at_ = pending_.empty() || pending_.front().end == kOpen ? INT64_MAX : saturatingAdd(pending_.front().end, options_.emit_lag_ns);
+}
+
+void StepAssembler::emitDue() {
   while (!pending_.empty()) {
     const PendingStep& s = pending_.front();
-    if (s.end == kOpen || watermark_ == INT64_MIN || watermark_ - options_.emit_lag_ns < s.end) return;
+    if (s.end == kOpen || watermark_ == INT64_MIN || watermark_ - options_.emit_lag_ns < s.end) break;
     PendingStep step = s;
     pending_.erase(pending_.begin());
     emit(step);
   }
+  updateEmitAt();
 }
 
 void StepAssembler::flush() {
@@ -358,11 +497,25 @@ void StepAssembler::flush() {
     }
     emit(step);
   }
-  for (const Act& a : acts_) stats_.outside_steps += a.state == kPending;
+  updateEmitAt();
+  for (size_t i = acts_head_; i < acts_.size(); ++i) stats_.outside_steps += !(acts_[i].flags & kConsumed);
   for (const Instant& i : instants_) stats_.outside_steps += i.sample;
   acts_.clear();
+  acts_head_ = acts_live_after_prune_ = 0;
+  acts_sorted_ = true;
+  last_act_start_ = INT64_MIN;
+  max_lead_ = start_keyed_lead_ = start_keyed_lag_ = 0;
+  next_orphan_check_ = kOrphanCheckEvery;
   ranges_.clear();
+  ranges_head_ = ranges_live_after_prune_ = 0;
+  ranges_sorted_ = true;
+  phase_threads_.clear();
   instants_.clear();
+}
+
+void StepAssembler::pruneDead() {
+  // The buffer bound counts what the assembler still needs, not entries it has not pruned yet.
+  if (dead_behind_head_) pruneAfter(emitted_until_, true);
 }
 
 void StepAssembler::emit(const PendingStep& s) {
@@ -375,22 +528,49 @@ void StepAssembler::emit(const PendingStep& s) {
   dropped_since_emit_ = 0;
   partial_since_emit_ = false;
   emitted_until_ = std::max(emitted_until_, s.end);
-  pruneAfter(s.end);
+  pruneAfter(emitted_until_);
 }
 
-void StepAssembler::pruneAfter(int64_t end) {
-  // Consumed work that ends by `end` cannot touch a later step's window.
+namespace {
+
+// Drops the dead entries of a buffer whose live part is v[*head, size): the prefix as soon
+// as it is dead, everything dead once the live part has doubled since the last full pass
+// (long-lived entries at the head would otherwise keep the dead behind them forever).
+// Either way each entry is moved O(1) times on average.
+template <typename T, typename Dead>
+void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead dead, bool full = false) {
+  while (*head < v.size() && dead(v[*head])) ++*head;
+  size_t live = v.size() - *head;
+  if (full || live > 2 * *live_after_full + kFullPruneSlack) {
+    size_t kept = 0;
+    for (size_t i = *head; i < v.size(); ++i) {
+      if (!dead(v[i])) v[kept++] = v[i];
+    }
+    v.shrink(kept);
+    *head = 0;
+    *live_after_full = kept;
+  } else if (*head > live) {
+    v.erasePrefix(*head);
+    *head = 0;
+  }
+}
+
+}  // namespace
+
+void StepAssembler::pruneAfter(int64_t end, bool full) {
+  // Consumed work that ends by `end` cannot touch a later step's window; nor can a range
+  // that ends by it.
+  pruneBuffer(acts_, &acts_head_, &acts_live_after_prune_, [end](const Act& a) { return (a.flags & kConsumed) && a.end <= end; }, full);
+  pruneBuffer(ranges_, &ranges_head_, &ranges_live_after_prune_, [end](const CpuRange& r) { return r.end <= end; }, full);
+  dead_behind_head_ = !full;
+  if (acts_head_ == acts_.size()) {
+    acts_sorted_ = true;
+    last_act_start_ = INT64_MIN;
+    max_lead_ = start_keyed_lead_ = start_keyed_lag_ = 0;
+  }
+  if (ranges_head_ == ranges_.size()) ranges_sorted_ = true;
+  next_orphan_check_ = std::min(next_orphan_check_, acts_.size() + kOrphanCheckEvery);
   size_t kept = 0;
-  for (const Act& a : acts_) {
-    if (a.state == kPending || a.end > end) acts_[kept++] = a;
-  }
-  acts_.resize(kept);
-  kept = 0;
-  for (const CpuRange& r : ranges_) {
-    if (r.end > end) ranges_[kept++] = r;
-  }
-  ranges_.resize(kept);
-  kept = 0;
   for (const Instant& i : instants_) {
     if (i.ts >= end) instants_[kept++] = i;
   }

@@ -18,12 +18,15 @@
 // that thread, inside onEvent() or flush().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <vector>
 
+#include "capture/append_buffer.h"
 #include "capture/interval_math.h"
+#include "capture/name_classifier.h"
 #include "capture/name_rules.h"
 #include "capture/name_table.h"
 #include "capture/phase_timeline.h"
@@ -108,31 +111,46 @@ class StepAssembler {
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   static constexpr uint32_t kPhaseSlots = 8;  // model::Phase values, rounded up
 
-  // Per-name-id facts, computed once per distinct name.
+  // What a range or mark of a name does.
+  enum class RangeUse : uint8_t { kIgnore, kKeep, kStepMarker };
+  // Per-name-id facts, each part computed on the name's first use as a kernel or as a
+  // range / mark (NameClassifier), then a vector lookup.
   struct NameInfo {
-    bool known = false;
-    bool step_marker = false;
-    int64_t step_number = -1;  // -1: counted
+    bool kernel_known = false;
+    bool range_known = false;
+    RangeUse range_use = RangeUse::kIgnore;
     RangeClass range = RangeClass::kNone;
     KernelClass kernel;
-    uint64_t last_signature = 0;  // the signature this name had last (skips the dictionary check)
-    uint32_t last_slot = kNoSlot;  // slot of last_signature (kNoSlot: not looked up yet)
+    int64_t step_number = -1;  // step markers: -1 = counted
+    // The last signatures this name had and their slots (one name launches with a few
+    // geometries): a hit skips the slot and dictionary lookup. Slot kNoSlot: empty way.
+    static constexpr int kWays = 4;
+    uint64_t signatures[kWays] = {};
+    uint32_t slots[kWays] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+    uint8_t next_way = 0;  // the way the next miss fills
   };
   enum class ActKind : uint8_t { kCompute, kComm, kCopy, kCollective };
-  enum ActState : uint8_t { kPending = 0, kConsumed = 1 };
-  // A GPU activity or collective awaiting its step.
-  struct Act {
-    int64_t start, end, key, launch;
-    uint64_t id;     // signature (kernels, copies) or communicator (collectives)
-    uint64_t bytes;
-    uint32_t slot;   // kernels, copies: dense session id of the signature (slotOf)
-    uint32_t thread, peer;
-    ActKind kind;
-    model::Phase name_phase;  // compute kernels: the phase of the kernel-name class
-    model::CollectiveOp op;
-    uint8_t state;
-    bool new_signature;
+  enum ActFlags : uint8_t {
+    kConsumed = 1,      // folded into a step, or counted outside every step
+    kKeyIsLaunch = 2,   // the step key is `launch`, else `start`
+    kNewSignature = 4,  // the first activity of a signature new to the session
   };
+  // A GPU activity or collective awaiting its step: within one cache line.
+  struct Act {
+    int64_t start, end;
+    int64_t launch;   // kNoTime when unknown or implausible
+    uint64_t id;      // signature (kernels, copies) or communicator (collectives)
+    uint64_t bytes;
+    uint32_t slot;    // kernels, copies: dense session id of the signature (slotOf)
+    uint32_t thread;  // launching thread
+    uint32_t peer;
+    ActKind kind;
+    model::Phase name_phase;  // kernels: the phase of the kernel-name class
+    model::CollectiveOp op;
+    uint8_t flags;  // ActFlags
+    int64_t key() const { return (flags & kKeyIsLaunch) ? launch : start; }
+  };
+  static_assert(sizeof(Act) <= 64, "one buffered activity per cache line");
   struct PendingStep {
     uint64_t step;
     int64_t begin, end;  // end == kOpen until known
@@ -159,69 +177,135 @@ class StepAssembler {
     uint32_t thread;
     int64_t ts;
   };
+  // A thread's latest-ending phase range: whether it has phase ranges still buffered.
+  struct PhaseThread {
+    uint32_t thread;
+    int64_t last_end;
+  };
 
-  // Computed on first sight of the id (infoSlow), then a vector lookup.
-  NameInfo& info(uint32_t name) {
-    if (name < name_info_.size() && name_info_[name].known) return name_info_[name];
-    return infoSlow(name);
+  NameInfo& kernelInfo(uint32_t name) {
+    if (name < name_info_.size() && name_info_[name].kernel_known) return name_info_[name];
+    return kernelInfoSlow(name);
   }
-  NameInfo& infoSlow(uint32_t name);
+  NameInfo& rangeInfo(uint32_t name) {
+    if (name < name_info_.size() && name_info_[name].range_known) return name_info_[name];
+    return rangeInfoSlow(name);
+  }
+  NameInfo& kernelInfoSlow(uint32_t name);
+  NameInfo& rangeInfoSlow(uint32_t name);
+  NameInfo& entry(uint32_t name);
   // Most events are in order and in range: checked inline; the rest in plausibleSlow.
   bool plausible(const TraceEvent& e) {
-    constexpr uint64_t kMaxTime = uint64_t{1} << 62;
     constexpr uint32_t kSpans = 1u << static_cast<int>(EventType::kKernel) | 1u << static_cast<int>(EventType::kMemcpy) |
                                 1u << static_cast<int>(EventType::kMemset) | 1u << static_cast<int>(EventType::kRange) |
                                 1u << static_cast<int>(EventType::kCollective);
-    if (static_cast<uint64_t>(e.start_ns) >= kMaxTime || e.start_ns > jump_limit_ || jump_candidate_ != INT64_MIN) return plausibleSlow(e);
-    if ((kSpans >> static_cast<int>(e.type)) & 1u) {
-      return static_cast<uint64_t>(e.end_ns) < kMaxTime && e.end_ns >= e.start_ns && e.end_ns - e.start_ns <= options_.max_event_ns;
-    }
+    if (static_cast<uint64_t>(e.start_ns) >= fast_starts_) return plausibleSlow(e);
+    if ((kSpans >> static_cast<int>(e.type)) & 1u) return spanOk(e);
     return true;
   }
-  bool plausibleSlow(const TraceEvent& e);
-  void advanceWatermark(int64_t t) {
-    watermark_ = t;
-    // start <= jump_limit_ proves an event is no clock jump (see plausibleSlow).
-    int64_t jump = options_.max_clock_jump_ns;
-    jump_limit_ = jump < 0 ? INT64_MIN : (t > INT64_MAX - jump ? INT64_MAX : t + jump);
+  // REQUIRES: the start passed the fast check (so max_event_ns >= 0 too).
+  bool spanOk(const TraceEvent& e) const {
+    return static_cast<uint64_t>(e.end_ns) < kMaxTimeNs &&
+           static_cast<uint64_t>(e.end_ns) - static_cast<uint64_t>(e.start_ns) <= static_cast<uint64_t>(options_.max_event_ns);
   }
+  bool plausibleSlow(const TraceEvent& e);
+  // plausible()'s fast path takes starts in [0, 2^62) at most max_clock_jump_ns past the
+  // watermark (before the first event: any), none while a jump awaits confirmation or when
+  // the options are not sane (then plausibleSlow decides every event, the same way).
+  void updateFastStarts() { fast_starts_ = std::min(static_cast<uint64_t>(watermark_) + fast_jump_, fast_cap_); }
   void drop(uint64_t* counter);
-  void onActivity(const TraceEvent& e);
-  void onRange(uint32_t name, int64_t begin, int64_t end, uint32_t thread);
+  void onKernel(const TraceEvent& e);
+  void onOther(const TraceEvent& e);
+  // What admit() resolved for GPU work or a collective: its launch (kNoTime when unknown or
+  // implausible), launching thread, and whether its step key is the launch.
+  struct Admitted {
+    int64_t launch;
+    uint32_t thread;
+    uint8_t flags;
+  };
+  // Returns false (counted) when the work is late or the buffer is full.
+  bool admit(const TraceEvent& e, Admitted* out);
+  void appended(const Act& a);
+  // The slot of a kernel's signature; on its first sight in the session, a dictionary
+  // entry and kNewSignature in *flags.
+  uint32_t kernelSlot(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags) {
+    for (int w = 0; w < NameInfo::kWays; ++w) {
+      if (ni.signatures[w] == signature && ni.slots[w] != kNoSlot) return ni.slots[w];
+    }
+    return kernelSlotSlow(ni, signature, e, flags);
+  }
+  uint32_t kernelSlotSlow(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags);
+  void onCopy(const TraceEvent& e);
+  void onCollective(const TraceEvent& e);
+  void onRangeBegin(const TraceEvent& e);
+  void onRangeEnd(const TraceEvent& e);
+  void onRange(RangeClass cls, int64_t begin, int64_t end, uint32_t thread);
   void onStepMarker(const NameInfo& ni, int64_t begin, int64_t end, uint32_t thread);
   void onMark(const TraceEvent& e);
+  void onSample(const TraceEvent& e);
   void openStep(uint64_t step, int64_t begin, int64_t end, uint32_t thread, uint32_t flags);
   void inferFrom(const Act& a, const KernelClass& kc);
-  void maybeEmit() {
-    if (!pending_.empty() && pending_.front().end != kOpen) maybeEmitSlow();
-  }
-  void maybeEmitSlow();
+  void updateEmitAt();
+  void emitDue();
   void emit(const PendingStep& s);
   void foldMembers(const PendingStep& s);
-  void pruneAfter(int64_t end);
+  void scanActs(const PendingStep& s);
+  void buildTimelines(int64_t lo, int64_t hi, const PendingStep& s);
+  void foldMember(const Act& a, const PendingStep& s);
+  void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur);
+  void finishKernelStats();
+  // Drops work and ranges no later step can need (they ended by `end`): the dead prefix,
+  // or with `full` (or when the buffer has doubled) every dead entry.
+  void pruneAfter(int64_t end, bool full = false);
+  void pruneDead();
+  void pruneOrphans();
   ThreadStack& stackOf(uint32_t thread);
   uint64_t copySignature(CopyKind kind, bool memset);
-  uint32_t slotOf(uint64_t signature);
+  // The dense slot of a signature; *inserted when the session sees it for the first time.
+  uint32_t slotOf(uint64_t signature, bool* inserted);
+
+  static constexpr uint64_t kMaxTimeNs = uint64_t{1} << 62;
 
   const NameTable& names_;
   const StepAssemblerOptions options_;
+  const NameClassifier classifier_;
   Callback on_step_;
   AssemblerStats stats_;
 
   std::vector<NameInfo> name_info_;
-  std::vector<Act> acts_;
-  std::vector<CpuRange> ranges_;
+  // Buffered work. acts_[0, acts_head_) and ranges_[0, ranges_head_) are dead (consumed and
+  // ended before the last emitted step); they are compacted away once they are half the
+  // buffer, so the per-step scans start at the head instead of at every buffered event.
+  AppendBuffer<Act> acts_;
+  size_t acts_head_ = 0;
+  size_t acts_live_after_prune_ = 0;  // live acts after the last full pruning pass
+  bool acts_sorted_ = true;           // by start
+  int64_t last_act_start_ = INT64_MIN;
+  int64_t max_lead_ = 0;              // largest start - key of any buffered act (scan bound)
+  // Launches of buffered acts keyed by their start (inferred steps): how far before (lead)
+  // and after (lag) their start, so that a fold knows which ranges can enclose them.
+  int64_t start_keyed_lead_ = 0, start_keyed_lag_ = 0;
+  size_t next_orphan_check_ = 0;
+  bool dead_behind_head_ = false;  // an emit may have left dead entries past the heads
+  AppendBuffer<CpuRange> ranges_;
+  size_t ranges_head_ = 0;
+  size_t ranges_live_after_prune_ = 0;
+  bool ranges_sorted_ = true;  // by begin
+  std::vector<PhaseThread> phase_threads_;
   std::vector<Instant> instants_;
   std::vector<PendingStep> pending_;
   std::vector<ThreadStack> stacks_;
   std::vector<Launch> launches_;  // direct-mapped by correlation id
 
   int64_t watermark_ = INT64_MIN;
+  int64_t emit_at_ = INT64_MAX;        // the watermark at which the first pending step is due
   int64_t emitted_until_ = INT64_MIN;  // end of the last emitted step
   int64_t jump_candidate_ = INT64_MIN;
-  int64_t jump_limit_ = INT64_MAX;     // see advanceWatermark
-  int64_t device_end_ = INT64_MIN;     // latest GPU end seen (idle gap for inference)
+  uint64_t fast_starts_ = 0;           // starts below this pass plausible() without the slow checks
+  uint64_t fast_jump_ = 0, fast_cap_ = 0;  // see updateFastStarts
+  int64_t device_end_ = INT64_MIN;     // latest GPU end seen while inferring (idle gap)
   bool markers_seen_ = false;
+  bool keys_by_start_ = false;         // infer_steps and no marker yet: step keys are GPU starts
   bool collective_events_seen_ = false;
   uint64_t next_step_ = 0;
   uint64_t dropped_since_emit_ = 0;
@@ -229,21 +313,22 @@ class StepAssembler {
   StepPeriodDetector detector_;
 
   // Session dictionaries.
-  model::FlatIndex seen_signatures_;
   std::vector<bool> string_sent_;
   std::vector<model::KernelDictEntry> new_kernels_;
   std::vector<model::StringDictEntry> new_strings_;
   uint64_t copy_signatures_[2][6] = {};
   uint32_t copy_slots_[2][6];
   // Signature -> slot: dense ids so that the per-step fold finds a kernel's statistics by
-  // direct indexing (stat_cells_[slot * kPhaseSlots + phase]) instead of hashing.
+  // direct indexing (stat_cells_[slot * kPhaseSlots + phase]) instead of hashing. A
+  // signature is new to the session (a dictionary entry) when it gets its slot.
   model::FlatIndex slot_index_;
 
   // Per-emit scratch, reused.
   model::StepRecord record_;
-  std::vector<Interval> busy_, compute_all_, comm_, scratch_, merged_, mb_gaps_;
+  std::vector<Interval> busy_, compute_all_, comm_, scratch_, merged_, mb_gaps_, data_;
   std::vector<int64_t> busy_launch_;  // launch of the activity that opens busy_[i]
   PhaseTimelines timelines_;
+  std::vector<uint32_t> timeline_threads_;
   model::FlatIndex collective_index_, stack_index_;
   // Per-fold kernel statistics index: a cell is live when its stamp is fold_stamp_.
   struct StatCell {
@@ -252,15 +337,35 @@ class StepAssembler {
   };
   std::vector<StatCell> stat_cells_;
   uint32_t fold_stamp_ = 0;
-  // Durations of each kernel statistic folded in runs per histogram bucket (two runs per
-  // statistic; DurationHistogram::add once per run, not per kernel): the histogram is a
-  // multiset of bucket counts, so the result is the same.
-  struct HistRun {
-    uint64_t lo = 0, hi = 0;  // the bucket's durations [lo, hi); lo == hi: no run
-    int64_t dur = 0;          // one duration in the bucket
+  uint32_t kernel_stats_ = 0;  // live entries of record_.kernels in this fold
+  // Durations of each kernel statistic are counted per histogram bucket, in 8 slots per
+  // statistic indexed by the bucket's low bits (a kernel's durations fall in a few
+  // buckets); a colliding count spills to a per-statistic list. Each histogram is
+  // assigned once per fold, its buckets sorted: the same multiset of bucket counts as
+  // DurationHistogram::add per kernel, without a sorted insert per kernel.
+  static constexpr uint32_t kHistSlots = 8;
+  struct BucketCount {
+    int32_t bucket = -1;  // -1: empty slot
     uint32_t n = 0;
+    uint32_t next = 0;    // spills: the statistic's next spill + 1 (0: none)
   };
-  std::vector<HistRun> hist_runs_;
+  std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
+  std::vector<BucketCount> spills_;
+  std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
+  struct RunningUnion {
+    int64_t begin = INT64_MIN, end = INT64_MIN, total = 0;
+    void add(int64_t b, int64_t e) {
+      if (e <= b) return;
+      if (b > end) {
+        total += end - begin;
+        begin = b, end = e;
+      } else if (e > end) {
+        end = e;
+      }
+    }
+    int64_t finish() const { return total + (end - begin); }
+  };
+  RunningUnion forward_, backward_, optimizer_, compute_;
 };
 
 }  // namespace argus::capture

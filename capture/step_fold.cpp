@@ -1,5 +1,11 @@
 // StepAssembler::foldMembers: the once-per-step arithmetic that turns the buffered events
 // of one step into its StepRecord (field definitions: docs/capture/step-assembler.md).
+//
+// The buffers hold every pending step's work (an import keeps a minute of trace), so the
+// fold visits only what can touch this step: buffered work in start order from the head up
+// to where no later activity can be a member (every key lies at most max_lead_ before its
+// start) or overlap a member's communication; ranges up to the step's end and its last
+// member launch. Each step costs its own work, not the buffer.
 #include <algorithm>
 
 #include "capture/step_assembler.h"
@@ -11,20 +17,6 @@ namespace {
 using model::Phase;
 using model::PhaseColumn;
 
-struct RunningUnion {
-  int64_t begin = INT64_MIN, end = INT64_MIN, total = 0;
-  void add(int64_t b, int64_t e) {
-    if (e <= b) return;
-    if (b > end) {
-      total += end - begin;
-      begin = b, end = e;
-    } else if (e > end) {
-      end = e;
-    }
-  }
-  int64_t finish() const { return total + (end - begin); }
-};
-
 // Idle time in [g0, g1) that passed before the work ending the gap had even been launched:
 // the device waited for the host.
 int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
@@ -33,6 +25,72 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
 }
 
 }  // namespace
+
+// Forced inline: once per member, in the loop of scanActs (GCC's -O2 heuristics keep it
+// out of line, a call per kernel).
+[[gnu::always_inline]] inline void StepAssembler::foldMember(const Act& a, const PendingStep& s) {
+  int64_t dur = a.end - a.start;
+  if (a.kind == ActKind::kCollective) {
+    addCollective(a.op, a.id, a.bytes, a.peer, dur);
+    return;
+  }
+  Phase phase = Phase::kUnknown;
+  if (a.kind == ActKind::kComm) {
+    phase = Phase::kCommunication;
+  } else {
+    if (a.launch != kNoTime && !timelines_.empty()) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
+    if (phase == Phase::kUnknown) phase = a.name_phase;
+  }
+  StatCell& cell = stat_cells_[static_cast<size_t>(a.slot) * kPhaseSlots + static_cast<size_t>(phase)];
+  model::StepRecord& rec = record_;
+  if (cell.stamp != fold_stamp_) {
+    cell = {fold_stamp_, kernel_stats_};
+    if (rec.kernels.size() <= kernel_stats_) rec.kernels.emplace_back();
+    size_t slots = (size_t{kernel_stats_} + 1) * kHistSlots;
+    if (hist_slots_.size() < slots) hist_slots_.resize(slots), spill_head_.resize(kernel_stats_ + 1);
+    std::fill_n(hist_slots_.begin() + static_cast<std::ptrdiff_t>(slots - kHistSlots), kHistSlots, BucketCount{});
+    spill_head_[kernel_stats_] = 0;
+    model::KernelStat& k = rec.kernels[kernel_stats_++];
+    k.signature = a.id;
+    k.phase = phase;
+    k.count = 0;
+    k.total_ns = 0;
+  }
+  model::KernelStat& k = rec.kernels[cell.index];
+  ++k.count;
+  k.total_ns += dur;
+  {
+    int32_t bucket = model::DurationHistogram::bucketOf(dur);
+    BucketCount& slot = hist_slots_[size_t{cell.index} * kHistSlots + static_cast<uint32_t>(bucket) % kHistSlots];
+    if (slot.bucket == bucket) {
+      ++slot.n;
+    } else {
+      if (slot.n > 0) {
+        spills_.push_back({slot.bucket, slot.n, spill_head_[cell.index]});
+        spill_head_[cell.index] = static_cast<uint32_t>(spills_.size());
+      }
+      slot = {bucket, 1, 0};
+    }
+  }
+  // The first step's signatures are the session's starting set (their dictionary entries
+  // say so); an event marks one that appears later: a JIT compile, a new code path.
+  if ((a.flags & kNewSignature) && stats_.steps_emitted > 0) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
+  switch (a.kind) {
+    case ActKind::kComm:
+      appendMerged(&comm_, a.start, a.end);
+      // Before the session's first collective event, NCCL kernels give the collective stats.
+      if (!collective_events_seen_) addCollective(a.op, 0, a.bytes, a.peer, dur);
+      break;
+    case ActKind::kCompute:
+      compute_.add(a.start, a.end);
+      if (phase == Phase::kForward) forward_.add(a.start, a.end);
+      if (phase == Phase::kBackward) backward_.add(a.start, a.end);
+      if (phase == Phase::kOptimizer) optimizer_.add(a.start, a.end);
+      break;
+    default:  // copies: device busy time only
+      break;
+  }
+}
 
 void StepAssembler::foldMembers(const PendingStep& s) {
   const int64_t b = s.begin, e = s.end;
@@ -49,130 +107,32 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   rec.stacks.clear();
   rec.events.clear();
 
-  // 1. One pass over all buffered work in start order: fold this step's members (key in
-  //    [b, e)): phase, kernel and collective statistics, phase unions; and merge the
-  //    device's busy time and all compute, whatever step it is from.
-  auto byStart = [](const Act& x, const Act& y) { return x.start < y.start; };
-  if (!std::is_sorted(acts_.begin(), acts_.end(), byStart)) std::sort(acts_.begin(), acts_.end(), byStart);
-  timelines_.build(ranges_);
-  const bool use_ranges = !timelines_.empty();
+  // 1. Buffered work in start order (ties: earlier launch first), in one pass: fold this
+  //    step's members (key in [b, e)) into phase, kernel and collective statistics and
+  //    phase unions, count older unclaimed work as outside every step, and merge the
+  //    device's busy time and all compute, whatever step it is from. Member launches lie
+  //    in [b, e) when keyed by launch, else within the buffered launch leads of their start.
+  if (!acts_sorted_) {
+    std::sort(acts_.begin() + acts_head_, acts_.end(),
+              [](const Act& x, const Act& y) { return x.start != y.start ? x.start < y.start : x.launch < y.launch; });
+    acts_sorted_ = true;
+    if (acts_head_ < acts_.size()) last_act_start_ = acts_.back().start;
+  }
+  buildTimelines(b - start_keyed_lead_, e > INT64_MAX - start_keyed_lag_ ? INT64_MAX : e - 1 + start_keyed_lag_, s);
   if (++fold_stamp_ == 0) {  // wrapped: forget every cell for real
     for (StatCell& c : stat_cells_) c.stamp = 0;
     fold_stamp_ = 1;
   }
+  kernel_stats_ = 0;
   collective_index_.clear();
-  busy_.clear();
-  busy_launch_.clear();
-  compute_all_.clear();
   comm_.clear();
-  uint32_t kernels = 0;
-  RunningUnion forward, backward, optimizer, compute;
-  auto addCollective = [&](model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur) {
-    uint8_t size_class = model::sizeClassOf(bytes);
-    model::FlatIndex::Key key{comm, static_cast<uint64_t>(op) | uint64_t{size_class} << 8 | uint64_t{peer} << 32};
-    bool inserted = false;
-    uint32_t idx = collective_index_.findOrInsert(key, static_cast<uint32_t>(rec.collectives.size()), &inserted);
-    if (inserted) {
-      model::CollectiveStat c;
-      c.op = op, c.communicator = comm, c.size_class = size_class, c.peer_rank = peer;
-      rec.collectives.push_back(c);
-    }
-    model::CollectiveStat& c = rec.collectives[idx];
-    ++c.count;
-    c.bytes += bytes;
-    c.total_ns += dur;
-  };
-  auto fold = [&](const Act& a) {
-    int64_t dur = a.end - a.start;
-    if (a.kind == ActKind::kCollective) {
-      addCollective(a.op, a.id, a.bytes, a.peer, dur);
-      return;
-    }
-    Phase phase = Phase::kUnknown;
-    if (a.kind == ActKind::kComm) {
-      phase = Phase::kCommunication;
-    } else {
-      if (use_ranges && a.launch != kNoTime) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
-      if (phase == Phase::kUnknown) phase = a.name_phase;
-    }
-    StatCell& cell = stat_cells_[static_cast<size_t>(a.slot) * kPhaseSlots + static_cast<size_t>(phase)];
-    if (cell.stamp != fold_stamp_) {
-      cell = {fold_stamp_, kernels};
-      if (rec.kernels.size() <= kernels) rec.kernels.emplace_back();
-      if (hist_runs_.size() < 2 * (size_t{kernels} + 1)) hist_runs_.resize(2 * (size_t{kernels} + 1));
-      hist_runs_[2 * kernels] = HistRun{};
-      hist_runs_[2 * kernels + 1] = HistRun{};
-      model::KernelStat& k = rec.kernels[kernels++];
-      k.signature = a.id;
-      k.phase = phase;
-      k.count = 0;
-      k.total_ns = 0;
-      k.hist.clear();
-    }
-    model::KernelStat& k = rec.kernels[cell.index];
-    ++k.count;
-    k.total_ns += dur;
-    {
-      // Bucket 0 holds every duration <= 0.
-      uint64_t d = dur <= 0 ? 0 : static_cast<uint64_t>(dur);
-      HistRun* runs = &hist_runs_[2 * size_t{cell.index}];
-      if (d - runs[0].lo < runs[0].hi - runs[0].lo) {
-        ++runs[0].n;
-      } else if (d - runs[1].lo < runs[1].hi - runs[1].lo) {
-        ++runs[1].n;
-      } else {
-        if (runs[1].n > 0) k.hist.add(runs[1].dur, runs[1].n);
-        runs[1] = runs[0];
-        int32_t bucket = model::DurationHistogram::bucketOf(dur);
-        runs[0] = HistRun{model::DurationHistogram::lowerBound(bucket), model::DurationHistogram::upperBound(bucket), dur, 1};
-      }
-    }
-    // The first step's signatures are the session's starting set (their dictionary entries
-    // say so); an event marks one that appears later: a JIT compile, a new code path.
-    if (a.new_signature && stats_.steps_emitted > 0) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
-    switch (a.kind) {
-      case ActKind::kComm:
-        appendMerged(&comm_, a.start, a.end);
-        if (!collective_events_seen_) addCollective(a.op, 0, a.bytes, a.peer, dur);
-        break;
-      case ActKind::kCompute:
-        compute.add(a.start, a.end);
-        if (phase == Phase::kForward) forward.add(a.start, a.end);
-        if (phase == Phase::kBackward) backward.add(a.start, a.end);
-        if (phase == Phase::kOptimizer) optimizer.add(a.start, a.end);
-        break;
-      default:  // copies: device busy time only
-        break;
-    }
-  };
-  for (Act& a : acts_) {
-    if (a.state == kPending && a.key < e) {
-      a.state = kConsumed;
-      if (a.key >= b) {
-        fold(a);
-      } else {
-        ++stats_.outside_steps;
-      }
-    }
-    if (a.kind == ActKind::kCollective || a.end <= a.start) continue;
-    if (busy_.empty() || a.start > busy_.back().end) {
-      busy_.push_back({a.start, a.end});
-      busy_launch_.push_back(a.launch);
-    } else if (a.end > busy_.back().end) {
-      busy_.back().end = a.end;
-    }
-    if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
-  }
-  rec.kernels.resize(kernels);
-  for (uint32_t i = 0; i < kernels; ++i) {
-    for (const HistRun& r : std::span<const HistRun>(hist_runs_).subspan(2 * size_t{i}, 2)) {
-      if (r.n > 0) rec.kernels[i].hist.add(r.dur, r.n);
-    }
-  }
-  rec.phase(PhaseColumn::kForward) = forward.finish();
-  rec.phase(PhaseColumn::kBackward) = backward.finish();
-  rec.phase(PhaseColumn::kOptimizer) = optimizer.finish();
-  rec.phase(PhaseColumn::kCompute) = compute.finish();
+  forward_ = backward_ = optimizer_ = compute_ = RunningUnion{};
+  scanActs(s);
+  finishKernelStats();
+  rec.phase(PhaseColumn::kForward) = forward_.finish();
+  rec.phase(PhaseColumn::kBackward) = backward_.finish();
+  rec.phase(PhaseColumn::kOptimizer) = optimizer_.finish();
+  rec.phase(PhaseColumn::kCompute) = compute_.finish();
   rec.phase(PhaseColumn::kCommTotal) = lengthOf(comm_);
   rec.phase(PhaseColumn::kCommExposed) = differenceLength(comm_, compute_all_);
 
@@ -193,17 +153,9 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   rec.phase(PhaseColumn::kGpuIdle) = (e - b) - busy;
   rec.phase(PhaseColumn::kLaunchGap) = launch_gap;
 
-  // 4. CPU ranges: data wait (union of data-loading ranges) and the pipeline bubble
-  //    (device idle in the gaps between microbatch ranges).
-  scratch_.clear();
-  for (const CpuRange& r : ranges_) {
-    if (r.cls == RangeClass::kDataLoad && r.end > b && r.begin < e) scratch_.push_back({std::max(r.begin, b), std::min(r.end, e)});
-  }
-  rec.phase(PhaseColumn::kDataWait) = unionOf(scratch_, &merged_);
-  scratch_.clear();
-  for (const CpuRange& r : ranges_) {
-    if (r.cls == RangeClass::kMicrobatch && r.end > b && r.begin < e) scratch_.push_back({std::max(r.begin, b), std::min(r.end, e)});
-  }
+  // 4. CPU ranges (gathered by buildTimelines): data wait (union of data-loading ranges)
+  //    and the pipeline bubble (device idle in the gaps between microbatch ranges).
+  rec.phase(PhaseColumn::kDataWait) = unionOf(data_, &merged_);
   unionOf(scratch_, &merged_);
   mb_gaps_.clear();
   for (size_t i = 1; i < merged_.size(); ++i) mb_gaps_.push_back({merged_[i - 1].end, merged_[i].begin});
@@ -236,6 +188,127 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   }
   if (dropped_since_emit_ > 0) rec.events.push_back({model::EventKind::kDroppedEvents, b, dropped_since_emit_, 0});
   rec.canonicalize();
+}
+
+void StepAssembler::scanActs(const PendingStep& s) {
+  const int64_t b = s.begin, e = s.end;
+  busy_.clear();
+  busy_launch_.clear();
+  compute_all_.clear();
+  // Work with a key before e starts before e + max_lead_; a member NCCL kernel extends the
+  // scan to its end (the compute it overlaps).
+  int64_t scan_end = e > INT64_MAX - max_lead_ ? INT64_MAX : e + max_lead_;
+  size_t i = acts_head_;
+  for (; i < acts_.size(); ++i) {
+    Act& a = acts_[i];
+    if (a.start >= scan_end) break;
+    if (a.flags & kConsumed) {
+      if (a.end <= emitted_until_) continue;  // dead, not yet pruned
+    } else if (a.key() < e) {
+      a.flags |= kConsumed;
+      if (a.key() >= b) {
+        foldMember(a, s);
+        if (a.kind == ActKind::kComm) scan_end = std::max(scan_end, a.end);
+      } else {
+        ++stats_.outside_steps;
+      }
+    }
+    if (a.kind == ActKind::kCollective || a.end <= a.start) continue;
+    if (busy_.empty() || a.start > busy_.back().end) {
+      busy_.push_back({a.start, a.end});
+      busy_launch_.push_back(a.launch);
+    } else if (a.end > busy_.back().end) {
+      busy_.back().end = a.end;
+    }
+    if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
+  }
+  // When the device is idle at the window's end, the work that ends that gap (the first busy
+  // work after it, possibly past the scan) tells whether the host was late to launch it.
+  for (; i < acts_.size() && (busy_.empty() || busy_.back().end < e); ++i) {
+    const Act& a = acts_[i];
+    if (a.kind != ActKind::kCollective && a.end > a.start && (busy_.empty() || a.start > busy_.back().end)) {
+      busy_.push_back({a.start, a.end});
+      busy_launch_.push_back(a.launch);
+    }
+  }
+}
+
+void StepAssembler::buildTimelines(int64_t lo, int64_t hi, const PendingStep& s) {
+  const int64_t b = s.begin, e = s.end;
+  timelines_.clear();
+  data_.clear();
+  scratch_.clear();  // microbatch ranges
+  // Phase ranges that can enclose a member launch in [lo, hi]; data-loading and microbatch
+  // ranges inside the window [b, e). Sorted ranges stop at the first that begins past both.
+  const int64_t stop = std::max(e, hi == INT64_MAX ? hi : hi + 1);
+  for (size_t i = ranges_head_; i < ranges_.size(); ++i) {
+    const CpuRange& r = ranges_[i];
+    if (r.begin >= stop) {
+      if (ranges_sorted_) break;
+      continue;
+    }
+    if (r.end <= emitted_until_) continue;  // dead, not yet pruned
+    if (r.end > b && r.begin < e) {
+      if (r.cls == RangeClass::kDataLoad) data_.push_back({std::max(r.begin, b), std::min(r.end, e)});
+      if (r.cls == RangeClass::kMicrobatch) scratch_.push_back({std::max(r.begin, b), std::min(r.end, e)});
+    }
+    if (r.end > lo && r.begin <= hi) timelines_.add(r);
+  }
+  // A thread with phase ranges still buffered keeps its own (empty) timeline: its kernels
+  // do not borrow the marker thread's ranges just because this step's launches are away
+  // from its ranges.
+  timeline_threads_.clear();
+  for (const PhaseThread& p : phase_threads_) {
+    if (p.last_end > emitted_until_) timeline_threads_.push_back(p.thread);
+  }
+  timelines_.finish(timeline_threads_);
+}
+
+void StepAssembler::addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur) {
+  model::StepRecord& rec = record_;
+  uint8_t size_class = model::sizeClassOf(bytes);
+  model::FlatIndex::Key key{comm, static_cast<uint64_t>(op) | uint64_t{size_class} << 8 | uint64_t{peer} << 32};
+  bool inserted = false;
+  uint32_t idx = collective_index_.findOrInsert(key, static_cast<uint32_t>(rec.collectives.size()), &inserted);
+  if (inserted) {
+    model::CollectiveStat c;
+    c.op = op, c.communicator = comm, c.size_class = size_class, c.peer_rank = peer;
+    rec.collectives.push_back(c);
+  }
+  model::CollectiveStat& c = rec.collectives[idx];
+  ++c.count;
+  c.bytes += bytes;
+  c.total_ns += dur;
+}
+
+void StepAssembler::finishKernelStats() {
+  model::StepRecord& rec = record_;
+  rec.kernels.resize(kernel_stats_);
+  for (uint32_t i = 0; i < kernel_stats_; ++i) {
+    rec.kernels[i].hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
+      for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
+        if (c.n > 0) h.push_back({c.bucket, c.n});
+      }
+      for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) h.push_back({spills_[j - 1].bucket, spills_[j - 1].n});
+      // A handful of buckets: insertion sort, then merge repeats (a bucket that spilled and
+      // came back). Counts saturate as DurationHistogram::add's do.
+      for (size_t x = 1; x < h.size(); ++x) {
+        for (size_t y = x; y > 0 && h[y - 1].index > h[y].index; --y) std::swap(h[y - 1], h[y]);
+      }
+      size_t kept = 0;
+      for (size_t x = 0; x < h.size(); ++x) {
+        if (kept > 0 && h[kept - 1].index == h[x].index) {
+          uint32_t sum = h[kept - 1].count + h[x].count;
+          h[kept - 1].count = sum < h[x].count ? UINT32_MAX : sum;
+        } else {
+          h[kept++] = h[x];
+        }
+      }
+      h.resize(kept);
+      return true;
+    });
+  }
+  spills_.clear();
 }
 
 }  // namespace argus::capture
