@@ -9,7 +9,7 @@ void PhaseTimelines::clear() {
   sorted_.clear();
   segments_.clear();
   threads_.clear();
-  last_segment_ = nullptr;
+  known_begin_ = INT64_MAX, known_end_ = INT64_MIN;
 }
 
 void PhaseTimelines::sortRanges() {
@@ -118,7 +118,7 @@ model::Phase PhaseTimelines::phaseAtSlow(uint32_t thread, uint32_t fallback_thre
   Thread* th = find(thread);
   if (th == nullptr) th = find(fallback_thread);
   if (th == nullptr) {
-    if (threads_.empty()) return model::Phase::kUnknown;
+    if (threads_.empty()) return remember(thread, fallback_thread, INT64_MIN, INT64_MAX, model::Phase::kUnknown);
     th = &threads_.front();
   }
   const Segment* segs = segments_.data() + th->first;
@@ -139,13 +139,13 @@ model::Phase PhaseTimelines::phaseAtSlow(uint32_t thread, uint32_t fallback_thre
   } else if (c < n) {
     hi = c;
   }
-  const Segment* it = std::upper_bound(segs + lo, segs + hi, t, [](int64_t v, const Segment& s) { return v < s.begin; });
-  if (it == segs) return model::Phase::kUnknown;
-  --it;
-  if (t >= it->end) return model::Phase::kUnknown;
+  const Segment* next = std::upper_bound(segs + lo, segs + hi, t, [](int64_t v, const Segment& s) { return v < s.begin; });
+  int64_t gap_end = next == segs + n ? INT64_MAX : next->begin;
+  if (next == segs) return remember(thread, fallback_thread, INT64_MIN, gap_end, model::Phase::kUnknown);
+  const Segment* it = next - 1;
   th->cursor = static_cast<uint32_t>(it - segs);
-  remember(thread, fallback_thread, it);
-  return it->phase;
+  if (t >= it->end) return remember(thread, fallback_thread, it->end, gap_end, model::Phase::kUnknown);
+  return remember(thread, fallback_thread, it->begin, it->end, it->phase);
 }
 
 }  // namespace argus::capture

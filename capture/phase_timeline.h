@@ -42,13 +42,9 @@ class PhaseTimelines {
   // no phase ranges, on `fallback_thread`; when neither has, on the lowest-numbered thread
   // that has; kUnknown when none contains t.
   model::Phase phaseAt(uint32_t thread, uint32_t fallback_thread, int64_t t) {
-    // Launches come in nearly increasing time from few threads: try the segment found last
-    // for the same query threads first (segments of a thread are disjoint, so a hit is the
-    // answer).
-    if (thread == last_thread_ && fallback_thread == last_fallback_ && last_segment_ != nullptr &&
-        last_segment_->begin <= t && t < last_segment_->end) {
-      return last_segment_->phase;
-    }
+    // Launches come in nearly increasing time from few threads: the answer found last, a
+    // segment or the gap between two, holds for the same query threads over an interval.
+    if (thread == last_thread_ && fallback_thread == last_fallback_ && known_begin_ <= t && t < known_end_) return known_phase_;
     return phaseAtSlow(thread, fallback_thread, t);
   }
   bool empty() const { return segments_.empty(); }
@@ -65,8 +61,10 @@ class PhaseTimelines {
   };
   model::Phase phaseAtSlow(uint32_t thread, uint32_t fallback_thread, int64_t t);
   Thread* find(uint32_t thread);
-  void remember(uint32_t thread, uint32_t fallback_thread, const Segment* s) {
-    last_thread_ = thread, last_fallback_ = fallback_thread, last_segment_ = s;
+  model::Phase remember(uint32_t thread, uint32_t fallback_thread, int64_t begin, int64_t end, model::Phase phase) {
+    last_thread_ = thread, last_fallback_ = fallback_thread;
+    known_begin_ = begin, known_end_ = end, known_phase_ = phase;
+    return phase;
   }
   // Sorts sorted_ by (thread, begin, longer first).
   void sortRanges();
@@ -82,9 +80,11 @@ class PhaseTimelines {
   std::vector<CpuRange> stack_;
   std::vector<Segment> segments_;
   std::vector<Thread> threads_;
-  // The last hit of phaseAt: query threads and segment (nullptr: none since build()).
+  // The last answer of phaseAtSlow: for these query threads, `known_phase_` over
+  // [known_begin_, known_end_) (empty: none since clear()).
   uint32_t last_thread_ = 0, last_fallback_ = 0;
-  const Segment* last_segment_ = nullptr;
+  int64_t known_begin_ = INT64_MAX, known_end_ = INT64_MIN;
+  model::Phase known_phase_ = model::Phase::kUnknown;
 };
 
 }  // namespace argus::capture

@@ -534,14 +534,18 @@ void StepAssembler::emit(const PendingStep& s) {
 namespace {
 
 // Drops the dead entries of a buffer whose live part is v[*head, size): the prefix as soon
-// as it is dead, everything dead once the live part has doubled since the last full pass
-// (long-lived entries at the head would otherwise keep the dead behind them forever).
-// Either way each entry is moved O(1) times on average.
-template <typename T, typename Dead>
-void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead dead, bool full = false) {
+// as it is dead; every dead entry once the live part has doubled since the last full pass,
+// if dead entries can hide behind the head (long-lived work at the head would otherwise
+// keep them forever). In start order that needs a head that began before `end`: entries
+// behind one that began later began later too, so they end after `end`. Either way each
+// entry is moved O(1) times on average.
+template <typename T, typename Dead, typename Start>
+void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead dead, Start start, int64_t end, bool sorted,
+                 bool full) {
   while (*head < v.size() && dead(v[*head])) ++*head;
   size_t live = v.size() - *head;
-  if (full || live > 2 * *live_after_full + kFullPruneSlack) {
+  bool may_hide = live > 0 && (!sorted || start(v[*head]) < end);
+  if (full || (may_hide && live > 2 * *live_after_full + kFullPruneSlack)) {
     size_t kept = 0;
     for (size_t i = *head; i < v.size(); ++i) {
       if (!dead(v[i])) v[kept++] = v[i];
@@ -560,8 +564,12 @@ void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead
 void StepAssembler::pruneAfter(int64_t end, bool full) {
   // Consumed work that ends by `end` cannot touch a later step's window; nor can a range
   // that ends by it.
-  pruneBuffer(acts_, &acts_head_, &acts_live_after_prune_, [end](const Act& a) { return (a.flags & kConsumed) && a.end <= end; }, full);
-  pruneBuffer(ranges_, &ranges_head_, &ranges_live_after_prune_, [end](const CpuRange& r) { return r.end <= end; }, full);
+  pruneBuffer(
+      acts_, &acts_head_, &acts_live_after_prune_, [end](const Act& a) { return (a.flags & kConsumed) && a.end <= end; },
+      [](const Act& a) { return a.start; }, end, acts_sorted_, full);
+  pruneBuffer(
+      ranges_, &ranges_head_, &ranges_live_after_prune_, [end](const CpuRange& r) { return r.end <= end; },
+      [](const CpuRange& r) { return r.begin; }, end, ranges_sorted_, full);
   dead_behind_head_ = !full;
   if (acts_head_ == acts_.size()) {
     acts_sorted_ = true;

@@ -352,6 +352,11 @@ class StepAssembler {
   std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
   std::vector<BucketCount> spills_;
   std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
+  struct LastBucket {
+    int64_t dur = INT64_MIN;
+    int32_t bucket = 0;
+  };
+  std::vector<LastBucket> last_bucket_;  // per statistic: the last duration and its bucket
   struct RunningUnion {
     int64_t begin = INT64_MIN, end = INT64_MIN, total = 0;
     void add(int64_t b, int64_t e) {
