@@ -196,7 +196,7 @@ void StepAssembler::drop(uint64_t* counter) {
   uint64_t signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
   uint8_t flags = g.flags;
   uint32_t slot = kernelSlot(ni, signature, e, &flags);
-  const Act& a = acts_.append({e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer,
+  const Act& a = acts_.append({e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, e.device, e.stream,
                                ni.kernel.communication ? ActKind::kComm : ActKind::kCompute, ni.kernel.phase, ni.kernel.op, flags});
   if (keys_by_start_) {
     inferFrom(a, ni.kernel);
@@ -293,7 +293,7 @@ void StepAssembler::onCopy(const TraceEvent& e) {
     }
   }
   const Act& a = acts_.append(
-      {e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, ActKind::kCopy, Phase::kOther, e.op, flags});
+      {e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, e.device, e.stream, ActKind::kCopy, Phase::kOther, e.op, flags});
   if (keys_by_start_) device_end_ = std::max(device_end_, a.end);
   appended(a);
 }
@@ -303,7 +303,7 @@ void StepAssembler::onCollective(const TraceEvent& e) {
   if (!admit(e, &g)) return;
   collective_events_seen_ = true;
   appended(acts_.append(
-      {e.start_ns, e.end_ns, g.launch, e.id, e.bytes, 0, g.thread, e.peer, ActKind::kCollective, Phase::kUnknown, e.op, g.flags}));
+      {e.start_ns, e.end_ns, g.launch, e.id, e.bytes, 0, g.thread, e.peer, e.device, e.stream, ActKind::kCollective, Phase::kUnknown, e.op, g.flags}));
 }
 
 void StepAssembler::pruneOrphans() {

@@ -135,7 +135,7 @@ class StepAssembler {
     kKeyIsLaunch = 2,   // the step key is `launch`, else `start`
     kNewSignature = 4,  // the first activity of a signature new to the session
   };
-  // A GPU activity or collective awaiting its step: within one cache line.
+  // A GPU activity or collective awaiting its step: one cache line.
   struct Act {
     int64_t start, end;
     int64_t launch;   // kNoTime when unknown or implausible
@@ -144,13 +144,14 @@ class StepAssembler {
     uint32_t slot;    // kernels, copies: dense session id of the signature (slotOf)
     uint32_t thread;  // launching thread
     uint32_t peer;
+    uint32_t device, stream;  // NCCL kernels and collectives: which collective covers which kernel
     ActKind kind;
     model::Phase name_phase;  // kernels: the phase of the kernel-name class
     model::CollectiveOp op;
     uint8_t flags;  // ActFlags
     int64_t key() const { return (flags & kKeyIsLaunch) ? launch : start; }
   };
-  static_assert(sizeof(Act) <= 64, "one buffered activity per cache line");
+  static_assert(sizeof(Act) == 64, "one buffered activity per cache line");
   struct PendingStep {
     uint64_t step;
     int64_t begin, end;  // end == kOpen until known
@@ -250,9 +251,13 @@ class StepAssembler {
   void emit(const PendingStep& s);
   void foldMembers(const PendingStep& s);
   void scanActs(const PendingStep& s);
+  void resolveNcclKernels();
   void buildTimelines(int64_t lo, int64_t hi, const PendingStep& s);
   void foldMember(const Act& a, const PendingStep& s);
   void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur);
+  // Whether a collective event on the NCCL kernel's device and stream overlaps it. REQUIRES:
+  // calls in start order (a cursor into collective_spans_).
+  bool coveredByCollective(const Act& k);
   void finishKernelStats();
   // Drops work and ranges no later step can need (they ended by `end`): the dead prefix,
   // or with `full` (or when the buffer has doubled) every dead entry.
@@ -330,6 +335,16 @@ class StepAssembler {
   PhaseTimelines timelines_;
   std::vector<uint32_t> timeline_threads_;
   model::FlatIndex collective_index_, stack_index_;
+  // Collectives seen by the scan, in start order: which member NCCL kernels (uncovered_,
+  // acts_ indices, decided after the scan) a collective event covers.
+  struct CollectiveSpan {
+    int64_t start, end;
+    uint32_t device, stream;
+  };
+  std::vector<CollectiveSpan> collective_spans_;
+  std::vector<uint32_t> uncovered_;
+  size_t collective_cursor_ = 0;
+  int64_t longest_collective_ = 0;
   // Per-fold kernel statistics index: a cell is live when its stamp is fold_stamp_.
   struct StatCell {
     uint32_t stamp = 0;

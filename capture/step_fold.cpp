@@ -82,7 +82,8 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
   switch (a.kind) {
     case ActKind::kComm:
       appendMerged(&comm_, a.start, a.end);
-      // Before the session's first collective event, NCCL kernels give the collective stats.
+      // An NCCL kernel is its own collective unless a collective event covers it; without
+      // collective events in the session none can (else resolveNcclKernels decides).
       if (!collective_events_seen_) addCollective(a.op, 0, a.bytes, a.peer, dur);
       break;
     case ActKind::kCompute:
@@ -132,6 +133,7 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   comm_.clear();
   forward_ = backward_ = optimizer_ = compute_ = RunningUnion{};
   scanActs(s);
+  resolveNcclKernels();
   finishKernelStats();
   rec.phase(PhaseColumn::kForward) = forward_.finish();
   rec.phase(PhaseColumn::kBackward) = backward_.finish();
@@ -199,8 +201,12 @@ void StepAssembler::scanActs(const PendingStep& s) {
   busy_.clear();
   busy_launch_.clear();
   compute_all_.clear();
+  collective_spans_.clear();
+  uncovered_.clear();
+  longest_collective_ = 0;
+  const bool spans = collective_events_seen_;
   // Work with a key before e starts before e + max_lead_; a member NCCL kernel extends the
-  // scan to its end (the compute it overlaps).
+  // scan to its end (the compute it overlaps, the collectives that may cover it).
   int64_t scan_end = e > INT64_MAX - max_lead_ ? INT64_MAX : e + max_lead_;
   size_t i = acts_head_;
   for (; i < acts_.size(); ++i) {
@@ -212,12 +218,22 @@ void StepAssembler::scanActs(const PendingStep& s) {
       a.flags |= kConsumed;
       if (a.key() >= b) {
         foldMember(a, s);
-        if (a.kind == ActKind::kComm) scan_end = std::max(scan_end, a.end);
+        if (a.kind == ActKind::kComm) {
+          scan_end = std::max(scan_end, a.end);
+          if (spans) uncovered_.push_back(static_cast<uint32_t>(i));
+        }
       } else {
         ++stats_.outside_steps;
       }
     }
-    if (a.kind == ActKind::kCollective || a.end <= a.start) continue;
+    if (a.kind == ActKind::kCollective) {
+      if (spans) {
+        collective_spans_.push_back({a.start, a.end, a.device, a.stream});
+        longest_collective_ = std::max(longest_collective_, a.end - a.start);
+      }
+      continue;
+    }
+    if (a.end <= a.start) continue;
     if (busy_.empty() || a.start > busy_.back().end) {
       busy_.push_back({a.start, a.end});
       busy_launch_.push_back(a.launch);
@@ -235,6 +251,27 @@ void StepAssembler::scanActs(const PendingStep& s) {
       busy_launch_.push_back(a.launch);
     }
   }
+}
+
+void StepAssembler::resolveNcclKernels() {
+  collective_cursor_ = 0;
+  for (uint32_t i : uncovered_) {
+    const Act& k = acts_[i];
+    if (!coveredByCollective(k)) addCollective(k.op, 0, k.bytes, k.peer, k.end - k.start);
+  }
+}
+
+bool StepAssembler::coveredByCollective(const Act& k) {
+  // Kernels come in start order: a collective that starts more than the longest one before
+  // this kernel ends before it, and before every later kernel. Overlap is of the half-open
+  // spans, or the same start (empty spans).
+  const std::vector<CollectiveSpan>& c = collective_spans_;
+  while (collective_cursor_ < c.size() && c[collective_cursor_].start < k.start - longest_collective_) ++collective_cursor_;
+  for (size_t i = collective_cursor_; i < c.size() && c[i].start <= k.end; ++i) {
+    if (c[i].device != k.device || c[i].stream != k.stream) continue;
+    if (std::max(c[i].start, k.start) < std::min(c[i].end, k.end) || c[i].start == k.start) return true;
+  }
+  return false;
 }
 
 void StepAssembler::buildTimelines(int64_t lo, int64_t hi, const PendingStep& s) {

@@ -32,12 +32,11 @@ void resolveLaunches(std::vector<LaunchRecord>& launches, KinetoTrace* trace) {
 }
 
 // NCCL kernels whose args name the collective become kCollective events too, so records
-// carry the communicator and bytes. Either every NCCL kernel of the file gets one or none
-// does: the assembler takes collectives from kCollective events once it has seen one.
+// carry the communicator and bytes. One without them needs none: the assembler counts an
+// NCCL kernel that no collective event covers as its own collective.
 void addCollectives(const std::vector<KinetoSax::CollectiveArgs>& args, KinetoTrace* trace) {
-  bool any = std::any_of(args.begin(), args.end(), [](const auto& a) { return a.has_args; });
-  if (!any) return;
   for (const auto& a : args) {
+    if (!a.has_args) continue;
     capture::TraceEvent c = trace->events[a.event];
     c.type = capture::EventType::kCollective;
     c.op = capture::collectiveOpFromName(trace->names.text(c.name));

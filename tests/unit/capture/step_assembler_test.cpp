@@ -273,6 +273,64 @@ TEST_CASE("collective events give the collective stats; NCCL kernels are not cou
   CHECK(r.phase(PhaseColumn::kGpuIdle) == 10000 - 450);
 }
 
+TEST_CASE("an NCCL kernel no collective event covers still counts as a collective, after collective events were seen") {
+  // Two steps. A collective event (device 0, stream 8) covers the first AllReduce kernel of
+  // step 1; the second AllReduce kernel and the ReduceScatter kernel have none (a source that
+  // reports some operations only), nor do those of step 2, the kernel on another stream next
+  // to a collective, and the one on another device.
+  EventStream s;
+  s.range("ProfilerStep#1", 0, 10000);
+  s.range("ProfilerStep#2", 10000, 20000);
+  const char* all_reduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+  s.collective(CollectiveOp::kAllReduce, 0xabc, 1 << 20, 100, 600);
+  s.kernel(all_reduce, 150, 600, 8);
+  s.kernel(all_reduce, 600, 900, 8).bytes = 4096;  // starts where the collective ends: not covered
+  s.kernel("ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16", 2000, 2500, 8);
+  s.collective(CollectiveOp::kAllGather, 0xdef, 4096, 3000, 3500, 8);
+  s.kernel("ncclDevKernel_AllGather_RING_LL", 3100, 3400, 9);  // overlaps the collective, other stream
+  s.kernel("ncclDevKernel_AllGather_RING_LL", 3100, 3400, 8).device = 1;  // other device
+  s.kernel(all_reduce, 12000, 12500, 8);
+  auto recs = assemble(s);
+  REQUIRE(recs.size() == 2);
+
+  auto find = [](const StepRecord& r, CollectiveOp op, uint64_t comm) -> const argus::model::CollectiveStat* {
+    for (const auto& c : r.collectives) {
+      if (c.op == op && c.communicator == comm) return &c;
+    }
+    return nullptr;
+  };
+  const StepRecord& r1 = recs[0];
+  // From the events: the AllReduce (its kernel not counted again) and the AllGather.
+  REQUIRE(find(r1, CollectiveOp::kAllReduce, 0xabc) != nullptr);
+  CHECK(find(r1, CollectiveOp::kAllReduce, 0xabc)->count == 1);
+  CHECK(find(r1, CollectiveOp::kAllReduce, 0xabc)->total_ns == 500);
+  REQUIRE(find(r1, CollectiveOp::kAllGather, 0xdef) != nullptr);
+  CHECK(find(r1, CollectiveOp::kAllGather, 0xdef)->count == 1);
+  // From the uncovered kernels, keyed as without collective events: communicator 0, bytes
+  // from the kernel event.
+  const auto* ar = find(r1, CollectiveOp::kAllReduce, 0);
+  REQUIRE(ar != nullptr);
+  CHECK(ar->count == 1);
+  CHECK(ar->bytes == 4096);
+  CHECK(ar->total_ns == 300);
+  const auto* rs = find(r1, CollectiveOp::kReduceScatter, 0);
+  REQUIRE(rs != nullptr);
+  CHECK(rs->count == 1);
+  CHECK(rs->total_ns == 500);
+  const auto* ag = find(r1, CollectiveOp::kAllGather, 0);
+  REQUIRE(ag != nullptr);
+  CHECK(ag->count == 2);
+  CHECK(ag->total_ns == 600);
+  CHECK(r1.collectives.size() == 5);
+
+  const StepRecord& r2 = recs[1];
+  REQUIRE(r2.collectives.size() == 1);
+  CHECK(r2.collectives[0].op == CollectiveOp::kAllReduce);
+  CHECK(r2.collectives[0].communicator == 0);
+  CHECK(r2.collectives[0].count == 1);
+  CHECK(r2.collectives[0].total_ns == 500);
+}
+
 TEST_CASE("stack samples, marks and their dictionary, new signatures once per session") {
   EventStream s;
   for (int step = 0; step < 3; ++step) {
