@@ -25,8 +25,13 @@ class AppendBuffer {
   ~AppendBuffer() { std::free(data_); }
 
   T& append(const T& v) {
+    T& slot = emplace();
+    slot = v;
+    return slot;
+  }
+  // A new last element, uninitialized: the caller writes every field (no temporary).
+  T& emplace() {
     if (size_ == capacity_) grow();
-    data_[size_] = v;
     return data_[size_++];
   }
   T& operator[](size_t i) { return data_[i]; }

@@ -38,9 +38,20 @@ void PhaseTimelines::sortRanges() {
   }
   if (!ordered) {
     // Outer ranges first when two begin together (longer first), so the inner one is on top.
-    std::sort(sorted_.begin(), sorted_.end(), [](const CpuRange& a, const CpuRange& b) {
-      return std::tie(a.thread, a.begin, b.end) < std::tie(b.thread, b.begin, a.end);
-    });
+    auto before = [](const CpuRange& a, const CpuRange& b) { return std::tie(a.thread, a.begin, b.end) < std::tie(b.thread, b.begin, a.end); };
+    // Push/pop ranges arrive as they end: each after the ranges nested in it. Insertion sort
+    // moves each one back past those (a few per range); a real sort when that grows long.
+    size_t n = sorted_.size(), budget = 8 * n + 64;
+    for (size_t i = 1; i < n; ++i) {
+      CpuRange x = sorted_[i];
+      size_t j = i;
+      for (; j > 0 && before(x, sorted_[j - 1]); --j) sorted_[j] = sorted_[j - 1];
+      sorted_[j] = x;
+      if ((budget -= std::min(budget, i - j)) == 0) {
+        std::sort(sorted_.begin(), sorted_.end(), before);
+        return;
+      }
+    }
     return;
   }
   if (by_thread_.size() <= 1) return;

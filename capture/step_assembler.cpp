@@ -176,6 +176,27 @@ void StepAssembler::drop(uint64_t* counter) {
   return true;
 }
 
+// Writes the fields in place (an Act temporary would be built and copied).
+[[gnu::always_inline]] inline StepAssembler::Act& StepAssembler::pushAct(const TraceEvent& e, const Admitted& g, uint64_t id, uint32_t slot,
+                                                                         ActKind kind, Phase name_phase, model::CollectiveOp op, uint8_t flags) {
+  Act& a = acts_.emplace();
+  a.start = e.start_ns;
+  a.end = e.end_ns;
+  a.launch = g.launch;
+  a.id = id;
+  a.bytes = e.bytes;
+  a.slot = slot;
+  a.thread = g.thread;
+  a.peer = e.peer;
+  a.device = e.device;
+  a.stream = e.stream;
+  a.kind = kind;
+  a.name_phase = name_phase;
+  a.op = op;
+  a.flags = flags;
+  return a;
+}
+
 [[gnu::always_inline]] inline void StepAssembler::appended(const Act& a) {
   if (a.start < last_act_start_) acts_sorted_ = false;
   last_act_start_ = a.start;
@@ -196,8 +217,7 @@ void StepAssembler::drop(uint64_t* counter) {
   uint64_t signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
   uint8_t flags = g.flags;
   uint32_t slot = kernelSlot(ni, signature, e, &flags);
-  const Act& a = acts_.append({e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, e.device, e.stream,
-                               ni.kernel.communication ? ActKind::kComm : ActKind::kCompute, ni.kernel.phase, ni.kernel.op, flags});
+  const Act& a = pushAct(e, g, signature, slot, ni.kernel.communication ? ActKind::kComm : ActKind::kCompute, ni.kernel.phase, ni.kernel.op, flags);
   if (keys_by_start_) {
     inferFrom(a, ni.kernel);
     device_end_ = std::max(device_end_, a.end);
@@ -292,8 +312,7 @@ void StepAssembler::onCopy(const TraceEvent& e) {
       new_kernels_.push_back({signature, copyName(e.copy_kind, memset), model::LaunchGeometry{}});
     }
   }
-  const Act& a = acts_.append(
-      {e.start_ns, e.end_ns, g.launch, signature, e.bytes, slot, g.thread, e.peer, e.device, e.stream, ActKind::kCopy, Phase::kOther, e.op, flags});
+  const Act& a = pushAct(e, g, signature, slot, ActKind::kCopy, Phase::kOther, e.op, flags);
   if (keys_by_start_) device_end_ = std::max(device_end_, a.end);
   appended(a);
 }
@@ -302,8 +321,7 @@ void StepAssembler::onCollective(const TraceEvent& e) {
   Admitted g;
   if (!admit(e, &g)) return;
   collective_events_seen_ = true;
-  appended(acts_.append(
-      {e.start_ns, e.end_ns, g.launch, e.id, e.bytes, 0, g.thread, e.peer, e.device, e.stream, ActKind::kCollective, Phase::kUnknown, e.op, g.flags}));
+  appended(pushAct(e, g, e.id, 0, ActKind::kCollective, Phase::kUnknown, e.op, g.flags));
 }
 
 void StepAssembler::pruneOrphans() {

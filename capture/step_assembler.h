@@ -226,6 +226,8 @@ class StepAssembler {
   };
   // Returns false (counted) when the work is late or the buffer is full.
   bool admit(const TraceEvent& e, Admitted* out);
+  Act& pushAct(const TraceEvent& e, const Admitted& g, uint64_t id, uint32_t slot, ActKind kind, model::Phase name_phase,
+               model::CollectiveOp op, uint8_t flags);
   void appended(const Act& a);
   // The slot of a kernel's signature; on its first sight in the session, a dictionary
   // entry and kNewSignature in *flags.
