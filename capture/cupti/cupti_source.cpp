@@ -1,0 +1,255 @@
+#include "capture/cupti/cupti_source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace argus::capture::cupti {
+
+namespace {
+
+void logToStderr(const char* line) { std::fprintf(stderr, "argus: %s\n", line); }
+
+// The calls that make GPU work: their API records carry the launch time, and CUPTI writes
+// our external correlation record only before an API record.
+bool isLaunchApi(const char* name) {
+  static constexpr const char* kPrefixes[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset",
+                                              "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset"};
+  if (name == nullptr) return false;
+  for (const char* p : kPrefixes) {
+    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CuptiSource::CuptiSource(NameTable& names, CuptiSourceOptions options)
+    : names_(names),
+      options_(std::move(options)),
+      buffers_(options_.buffers),
+      contexts_(options_.launch_contexts),
+      decoder_(names, &contexts_, options_.decoder) {
+  // The smallest GPU record (memset) is 88 bytes: one buffer never yields more events.
+  scratch_.reserve(buffers_.bufferBytes() / 88 + 1);
+}
+
+CuptiSource::~CuptiSource() {
+  stop();
+  buffers_.unbind();
+}
+
+void CuptiSource::log(const std::string& line) const { (options_.log ? options_.log : logToStderr)(line.c_str()); }
+
+Status CuptiSource::load() {
+  if (!api_.loaded()) {
+    Status s = loadCuptiApi(options_.library, &api_);
+    if (!s) return s;
+  }
+  if (!buffers_.bind()) return Status::aborted("another CuptiSource owns the CUPTI buffer callbacks");
+  return Status::ok();
+}
+
+Status CuptiSource::start() {
+  if (running()) return Status::ok();
+  Status s = load();
+  if (s) {
+    // A driverless machine answers cuptiGetTimestamp; a failure here is not fatal (offset 0).
+    clock_.calibrate(api_.getTimestamp);
+    decoder_.setClockOffset(clock_.offset());
+    s = enableAll();
+  }
+  if (!s) {
+    log("GPU tracing off: " + s.message());
+    return s;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_requested_ = false;
+  }
+  if (flusher_.joinable()) flusher_.join();  // a loop that ended by switching the source off
+  tag_failure_logged_ = false;
+  consecutive_flush_failures_ = 0;
+  running_.store(true, std::memory_order_release);
+  tagging_.store(options_.launch_attribution, std::memory_order_release);
+  flusher_ = std::thread([this] { flushLoop(); });
+  return Status::ok();
+}
+
+Status CuptiSource::enableAll() {
+  Status s = ARGUS_CUPTI_CALL(api_, activityRegisterCallbacks(&ActivityBuffers::onBufferRequested, &ActivityBuffers::onBufferCompleted));
+  if (!s) return s;
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  if (options_.memcpy) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (options_.memset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (options_.launch_attribution) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  enabled_kinds_.clear();
+  for (CUpti_ActivityKind kind : kinds) {
+    s = cuptiStatus(api_, api_.activityEnable(kind), "cuptiActivityEnable(kind " + std::to_string(static_cast<int>(kind)) + ")");
+    if (!s) {
+      disableAll();
+      return s;
+    }
+    enabled_kinds_.push_back(kind);
+  }
+  if (options_.launch_attribution) {
+    launch_apis_ = selectLaunchApis(true);
+    if (launch_apis_ == 0) {
+      // No per-API selection in this libcupti: every runtime API call then makes a record.
+      s = ARGUS_CUPTI_CALL(api_, activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+      if (!s) {
+        disableAll();
+        return s;
+      }
+      whole_runtime_kind_ = true;
+    }
+  }
+  return Status::ok();
+}
+
+uint32_t CuptiSource::selectLaunchApis(bool enable) {
+  if (api_.getCallbackName == nullptr || api_.activityEnableDriverApi == nullptr || api_.activityEnableRuntimeApi == nullptr) return 0;
+  uint32_t n = 0;
+  // Callback ids only grow between releases; a newer library's extra ids fail the name lookup.
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE + 256; ++cbid) {
+    const char* name = nullptr;
+    if (api_.getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !isLaunchApi(name)) continue;
+    if (api_.activityEnableDriverApi(cbid, enable ? 1 : 0) == CUPTI_SUCCESS) ++n;
+  }
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE + 256; ++cbid) {
+    const char* name = nullptr;
+    if (api_.getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !isLaunchApi(name)) continue;
+    if (api_.activityEnableRuntimeApi(cbid, enable ? 1 : 0) == CUPTI_SUCCESS) ++n;
+  }
+  return n;
+}
+
+void CuptiSource::disableAll() {
+  // Only what we enabled: another client's kinds stay as they are (but see cupti.md: CUPTI
+  // keeps one enable state per kind, shared by every client in the process).
+  for (CUpti_ActivityKind kind : enabled_kinds_) api_.activityDisable(kind);
+  enabled_kinds_.clear();
+  if (launch_apis_ != 0) selectLaunchApis(false);
+  launch_apis_ = 0;
+  if (whole_runtime_kind_) api_.activityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  whole_runtime_kind_ = false;
+}
+
+void CuptiSource::stop() {
+  tagging_.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  if (!running_.exchange(false, std::memory_order_acq_rel)) return;
+  disableAll();
+  // Forced: also buffers with records CUPTI has not completed; they land in our queue.
+  api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CuptiSource::switchOff(const std::string& why) {
+  tagging_.store(false, std::memory_order_release);
+  if (!running_.exchange(false, std::memory_order_acq_rel)) return;
+  disableAll();
+  api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  log("GPU tracing switched off: " + why);
+}
+
+void CuptiSource::flushLoop() {
+  using Clock = std::chrono::steady_clock;
+  const auto interval = std::chrono::milliseconds(std::max(1, options_.flush_interval_ms));
+  const auto calibrate_every = std::chrono::milliseconds(std::max(1, options_.calibrate_interval_ms));
+  auto next_calibration = Clock::now() + calibrate_every;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_requested_ && running()) {
+    wake_.wait_for(lock, interval, [this] { return stop_requested_; });
+    if (stop_requested_) break;
+    lock.unlock();
+    flushOnce();
+    if (Clock::now() >= next_calibration) {
+      clock_.calibrate(api_.getTimestamp);
+      next_calibration = Clock::now() + calibrate_every;
+    }
+    lock.lock();
+  }
+}
+
+void CuptiSource::flushOnce() {
+  // Default flush: only buffers whose records are all complete (no forced flush while the
+  // job runs: it would hand back records CUPTI has not finished writing).
+  CUptiResult rc = api_.activityFlushAll(0);
+  flushes_.fetch_add(1, std::memory_order_relaxed);
+  if (rc != CUPTI_SUCCESS) {
+    flush_failures_.fetch_add(1, std::memory_order_relaxed);
+    if (++consecutive_flush_failures_ >= options_.max_flush_failures) {
+      switchOff(cuptiStatus(api_, rc, "cuptiActivityFlushAll(0)").message() + ", " +
+                std::to_string(consecutive_flush_failures_) + " times in a row");
+    }
+    return;
+  }
+  consecutive_flush_failures_ = 0;
+  size_t dropped = 0;
+  if (api_.activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped != 0) {
+    cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  uint64_t tag_failures = tag_failures_.load(std::memory_order_relaxed);
+  if (tag_failures != 0 && !tag_failure_logged_) {
+    // Attribution degrades (kernels keep their GPU start); the kernels themselves still flow.
+    tag_failure_logged_ = true;
+    tagging_.store(false, std::memory_order_release);
+    log("GPU launch attribution off: " +
+        cuptiStatus(api_, static_cast<CUptiResult>(last_tag_error_.load(std::memory_order_relaxed)),
+                    "cuptiActivityPushExternalCorrelationId(CUSTOM2)")
+            .message());
+  }
+}
+
+void CuptiSource::onRangeChange(uint32_t thread, int64_t ts_ns) {
+  if (!tagging_.load(std::memory_order_acquire)) return;
+  range_changes_.fetch_add(1, std::memory_order_relaxed);
+  uint64_t id = contexts_.open(thread, ts_ns);
+  // One id per thread on CUPTI's CUSTOM2 stack: replace it (the first pop finds it empty).
+  CUptiResult pop = api_.activityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, nullptr);
+  CUptiResult push = api_.activityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
+  CUptiResult bad = push != CUPTI_SUCCESS ? push : (pop != CUPTI_SUCCESS && pop != CUPTI_ERROR_QUEUE_EMPTY ? pop : CUPTI_SUCCESS);
+  if (bad != CUPTI_SUCCESS) {
+    last_tag_error_.store(static_cast<int>(bad), std::memory_order_relaxed);
+    tag_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+size_t CuptiSource::drain(EventSink& sink) {
+  size_t events = 0;
+  ActivityBuffers::Completed c;
+  while (buffers_.popCompleted(&c)) {
+    decoder_.setClockOffset(clock_.offset());
+    scratch_.clear();
+    decoder_.decodeBuffer(api_.activityGetNextRecord, c.data, c.valid, &scratch_);
+    buffers_.recycle(c);
+    if (!scratch_.empty()) sink.onEvents(scratch_);
+    events += scratch_.size();
+  }
+  return events;
+}
+
+CuptiSourceStats CuptiSource::stats() const {
+  CuptiSourceStats s;
+  s.buffers = buffers_.stats();
+  s.decode = decoder_.stats();
+  s.flushes = flushes_.load(std::memory_order_relaxed);
+  s.flush_failures = flush_failures_.load(std::memory_order_relaxed);
+  s.cupti_dropped = cupti_dropped_.load(std::memory_order_relaxed);
+  s.range_changes = range_changes_.load(std::memory_order_relaxed);
+  s.tag_failures = tag_failures_.load(std::memory_order_relaxed);
+  s.launch_apis = launch_apis_;
+  s.clock_offset_ns = clock_.offset();
+  s.clock_uncertainty_ns = clock_.uncertainty();
+  s.running = running();
+  return s;
+}
+
+}  // namespace argus::capture::cupti

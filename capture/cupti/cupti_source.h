@@ -1,0 +1,156 @@
+// CuptiSource: GPU kernels, copies and memsets from the CUPTI Activity API, as
+// capture::TraceEvents for the shim's collector (docs/capture/cupti.md).
+//
+// Threads:
+//   control thread   load(), start(), stop() (the shim's init and exit).
+//   training threads onRangeChange() from the NVTX source: lock-free, never blocks; and,
+//                    inside CUDA calls, CUPTI's buffer requests (ActivityBuffers).
+//   our flush thread every flush_interval_ms: cuptiActivityFlushAll (CUPTI hands back the
+//                    buffers whose records are complete), dropped-record count, clock
+//                    re-calibration, switching off after persistent failure.
+//   draining thread  drain(): the collector's thread, which owns the NameTable and the
+//                    StepAssembler; decodes the handed-back buffers and recycles them.
+//
+// Coexistence with torch.profiler: no cuptiSubscribe (CUDA <= 13.2 has one subscriber slot
+// and Kineto takes it once, never retrying), no timestamp callback, no thread-id type, no
+// cuptiFinalize; our external correlation kind is CUSTOM2 (Kineto owns CUSTOM0/1). What a
+// torch.profiler session still does to us is in docs/capture/cupti.md.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "capture/cupti/activity_buffers.h"
+#include "capture/cupti/activity_decoder.h"
+#include "capture/cupti/clock_sync.h"
+#include "capture/cupti/cupti_api.h"
+#include "capture/cupti/launch_contexts.h"
+#include "capture/name_table.h"
+#include "capture/trace_event.h"
+
+namespace argus::capture::cupti {
+
+// Receives decoded events on the draining thread.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // One handed-back buffer's GPU events, in buffer order (roughly completion order; CUPTI
+  // does not sort). The span is valid during the call only.
+  virtual void onEvents(std::span<const TraceEvent> events) = 0;
+};
+
+struct CuptiSourceOptions {
+  LoadOptions library;
+  BufferOptions buffers;
+  DecoderOptions decoder;
+  uint32_t launch_contexts = 1u << 16;  // NVTX range changes remembered (LaunchContexts)
+  int flush_interval_ms = 250;
+  int calibrate_interval_ms = 10'000;
+  bool memcpy = true;
+  bool memset = true;
+  // Attribute kernels to the NVTX range that launched them: external correlation records
+  // (kind CUSTOM2, pushed by onRangeChange) plus API records of the launch, copy and memset
+  // calls only (CUPTI writes external correlation records only before API records; those
+  // also give each launch its exact CPU time).
+  bool launch_attribution = true;
+  // cuptiActivityFlushAll failing this many times in a row switches the source off.
+  int max_flush_failures = 20;
+  // One line per thing a person should know (tracing off, switched off); default stderr.
+  void (*log)(const char* line) = nullptr;
+};
+
+struct CuptiSourceStats {
+  BufferStats buffers;
+  DecodeStats decode;
+  uint64_t flushes = 0;
+  uint64_t flush_failures = 0;
+  uint64_t cupti_dropped = 0;   // records CUPTI dropped (cuptiActivityGetNumDroppedRecords)
+  uint64_t range_changes = 0;   // onRangeChange calls that tagged
+  uint64_t tag_failures = 0;    // push / pop of our external correlation id failed
+  uint32_t launch_apis = 0;     // driver + runtime APIs whose records are enabled
+  int64_t clock_offset_ns = 0;  // unix = cupti + offset
+  int64_t clock_uncertainty_ns = 0;
+  bool running = false;
+};
+
+class CuptiSource {
+ public:
+  // `names` is the collector's table (drain() interns into it); it must outlive the source.
+  explicit CuptiSource(NameTable& names, CuptiSourceOptions options = {});
+  // stop(). Keep the source alive as long as CUPTI may call back (the shim: process life).
+  ~CuptiSource();
+  CuptiSource(const CuptiSource&) = delete;
+  CuptiSource& operator=(const CuptiSource&) = delete;
+
+  // Loads libcupti and binds the buffer callbacks to this source. Touches no CUPTI state.
+  // Idempotent. Fails without a usable libcupti, or when another CuptiSource is bound.
+  Status load();
+  // load(); calibrates the clock; registers the buffer callbacks; enables CONCURRENT_KERNEL,
+  // MEMCPY, MEMSET, EXTERNAL_CORRELATION and the launch API records; starts the flush
+  // thread. On any failure undoes what it enabled, logs one line ("GPU tracing off: ...")
+  // and returns the Status: the training job runs on untraced. Restartable after stop().
+  Status start();
+  // Turns tagging off, stops the flush thread, disables our record kinds and force-flushes:
+  // every remaining record is queued for drain(). Idempotent.
+  void stop();
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  // The NVTX range stack of `thread` changed at `ts_ns` (Unix ns): a push, a pop, or a
+  // mark that the NVTX source turns into an event (step markers). `thread` is the id the
+  // NVTX source puts in its TraceEvents. Kernels this thread launches from now until its
+  // next change carry that thread and (without an API record) ts_ns as launch_ns.
+  // Any thread, lock-free; a no-op while not running.
+  void onRangeChange(uint32_t thread, int64_t ts_ns);
+
+  // Decodes every buffer CUPTI has handed back and gives each buffer's events to `sink`.
+  // Returns the number of events. Only on the thread that owns `names`; never blocks on
+  // CUPTI or on training threads.
+  size_t drain(EventSink& sink);
+
+  // On the draining thread (the decode counters are that thread's).
+  CuptiSourceStats stats() const;
+  const CuptiApi& api() const { return api_; }
+
+ private:
+  Status enableAll();
+  void disableAll();
+  // Enables (or disables) API records for the launch, copy and memset calls of the driver
+  // and runtime APIs, chosen by name. Returns the number of APIs.
+  uint32_t selectLaunchApis(bool enable);
+  void flushLoop();
+  void flushOnce();
+  void switchOff(const std::string& why);
+  void log(const std::string& line) const;
+
+  NameTable& names_;
+  const CuptiSourceOptions options_;
+  CuptiApi api_;
+  ActivityBuffers buffers_;
+  LaunchContexts contexts_;
+  ClockSync clock_;
+  ActivityDecoder decoder_;
+  std::vector<TraceEvent> scratch_;  // one buffer's events, reused
+  std::vector<CUpti_ActivityKind> enabled_kinds_;
+  bool whole_runtime_kind_ = false;  // fallback when per-API selection is unavailable
+  uint32_t launch_apis_ = 0;
+
+  std::atomic<bool> running_{false};
+  std::atomic<bool> tagging_{false};
+  std::atomic<uint64_t> range_changes_{0}, tag_failures_{0}, flushes_{0}, flush_failures_{0}, cupti_dropped_{0};
+  std::atomic<int> last_tag_error_{0};
+  bool tag_failure_logged_ = false;     // flush thread only
+  int consecutive_flush_failures_ = 0;  // flush thread only
+
+  std::mutex mu_;  // the control thread and the flush thread only
+  std::condition_variable wake_;
+  bool stop_requested_ = false;
+  std::thread flusher_;
+};
+
+}  // namespace argus::capture::cupti

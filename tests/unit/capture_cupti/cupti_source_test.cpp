@@ -1,0 +1,150 @@
+// CuptiSource on this machine (libcupti, no driver): the loader, the one-line degrade to
+// "GPU tracing off", and the drain path from CUPTI's callbacks to an EventSink.
+#include "capture/cupti/cupti_source.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "activity_records.h"
+
+using namespace argus;
+using namespace argus::capture;
+using namespace argus::capture::cupti;
+using namespace argus::capture::cupti::testing;
+
+namespace {
+
+std::vector<std::string> g_log;
+void captureLog(const char* line) { g_log.emplace_back(line); }
+
+struct CollectingSink : EventSink {
+  std::vector<TraceEvent> events;
+  int calls = 0;
+  void onEvents(std::span<const TraceEvent> batch) override {
+    ++calls;
+    events.insert(events.end(), batch.begin(), batch.end());
+  }
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("loader: the toolkit's libcupti loads; a wrong override is an error naming it") {
+  CuptiApi api;
+  Status s = loadCuptiApi({}, &api);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  CHECK(contains(api.library, "libcupti"));
+  CHECK(api.loaded());
+  CHECK(bool(api.activityGetNextRecord));
+  CHECK(bool(api.activityPushExternalCorrelationId));
+
+  s = loadCuptiApi({.override_path = "/nonexistent/libcupti.so.13"}, &api);
+  CHECK(s.code() == Status::Code::kUnavailable);
+  CHECK(contains(s.message(), "/nonexistent/libcupti.so.13"));
+  CHECK_FALSE(api.loaded());
+
+  s = loadCuptiApi({.override_path = "libc.so.6"}, &api);  // loads, but is no CUPTI
+  CHECK(s.code() == Status::Code::kUnavailable);
+  CHECK(contains(s.message(), "libcupti lacks cuptiGetTimestamp"));
+  CHECK_FALSE(api.loaded());
+}
+
+TEST_CASE("error text: CUPTI's name, or ours, and the code; the driverless hint for 999") {
+  CuptiApi api;
+  REQUIRE(loadCuptiApi({}, &api).isOk());
+  CHECK(contains(cuptiResultText(api, CUPTI_ERROR_UNKNOWN), "(999)"));
+  CHECK(contains(cuptiResultText(api, CUPTI_ERROR_UNKNOWN), "UNKNOWN"));
+  CHECK(cuptiStatus(api, CUPTI_SUCCESS, "x").isOk());
+  Status s = ARGUS_CUPTI_CALL(api, activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  REQUIRE_FALSE(s.isOk());
+  CHECK(contains(s.message(), "activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL): "));
+  CHECK(contains(s.message(), "(999) (no usable NVIDIA driver or GPU?)"));
+}
+
+TEST_CASE("start() without a driver: GPU tracing off, one log line, nothing running") {
+  g_log.clear();
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.log = captureLog;
+  CuptiSource source(names, opt);
+  Status s = source.start();
+  CHECK(s.code() == Status::Code::kUnavailable);
+  CHECK(contains(s.message(), "CUPTI_ERROR_UNKNOWN"));
+  REQUIRE(g_log.size() == 1);
+  CHECK(g_log[0].rfind("GPU tracing off: ", 0) == 0);
+  CHECK(contains(g_log[0], "cuptiActivityEnable"));
+  CHECK_FALSE(source.running());
+  // The NVTX hook costs nothing and tags nothing while off.
+  for (int i = 0; i < 100; ++i) source.onRangeChange(7, 1000 + i);
+  CuptiSourceStats st = source.stats();
+  CHECK(st.range_changes == 0);
+  CHECK_FALSE(st.running);
+  source.stop();
+  source.stop();
+  CHECK(g_log.size() == 1);
+  // A retry degrades the same way (one more line), never a crash.
+  CHECK_FALSE(source.start().isOk());
+  CHECK(g_log.size() == 2);
+}
+
+TEST_CASE("start() without libcupti: GPU tracing off, the line says what was tried") {
+  g_log.clear();
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.log = captureLog;
+  opt.library.override_path = "/opt/none/libcupti.so.13";
+  CuptiSource source(names, opt);
+  Status s = source.start();
+  CHECK_FALSE(s.isOk());
+  REQUIRE(g_log.size() == 1);
+  CHECK(contains(g_log[0], "GPU tracing off: cannot load libcupti: /opt/none/libcupti.so.13 ("));
+  NameTable names2;
+  CollectingSink sink;
+  CHECK(source.drain(sink) == 0);
+  CHECK(sink.calls == 0);
+}
+
+TEST_CASE("drain: buffers handed back through CUPTI's callbacks reach the sink, one call per buffer") {
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+  CuptiSource source(names, opt);
+  REQUIRE(source.load().isOk());
+  NameTable other_names;
+  CuptiSource second(other_names);
+  CHECK(second.load().code() == Status::Code::kAborted);  // one source owns the callbacks
+
+  const uint64_t t0 = 1'796'000'000'000'000'000ull;
+  for (int buffer = 0; buffer < 3; ++buffer) {
+    uint8_t* data = nullptr;
+    size_t size = 0, max_records = 0;
+    ActivityBuffers::onBufferRequested(&data, &size, &max_records);
+    REQUIRE(data != nullptr);
+    auto k = kernelRecord(t0 + buffer * 1000, t0 + buffer * 1000 + 400, 10 + buffer, "flash_fwd_kernel");
+    auto m = memsetRecord(t0 + buffer * 1000 + 500, t0 + buffer * 1000 + 510, 1024, 20 + buffer);
+    std::memcpy(data, &k, sizeof(k));
+    std::memcpy(data + sizeof(k), &m, sizeof(m));
+    ActivityBuffers::onBufferCompleted(nullptr, 0, data, size, buffer == 2 ? 0 : sizeof(k) + sizeof(m));
+  }
+  CollectingSink sink;
+  CHECK(source.drain(sink) == 4);
+  CHECK(sink.calls == 2);  // the empty third buffer makes no call
+  REQUIRE(sink.events.size() == 4);
+  CHECK(sink.events[0].type == EventType::kKernel);
+  CHECK(sink.events[0].start_ns == static_cast<int64_t>(t0));
+  CHECK(names.text(sink.events[0].name) == "flash_fwd_kernel");
+  CHECK(sink.events[1].type == EventType::kMemset);
+  CHECK(sink.events[1].bytes == 1024);
+  CHECK(sink.events[2].correlation == 11);
+  CHECK(sink.events[3].correlation == 21);
+  CHECK(source.drain(sink) == 0);
+  CuptiSourceStats st = source.stats();
+  CHECK(st.buffers.completions == 2);
+  CHECK(st.buffers.empty_completions == 1);
+  CHECK(st.decode.kernels == 2);
+  CHECK(st.decode.memsets == 2);
+  CHECK(st.decode.buffers == 2);
+}
