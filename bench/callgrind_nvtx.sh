@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Instructions per NVTX call pair (or call) on a training thread with Argus attached
+# (callgrind): bench_nvtx_source --callgrind turns instrumentation on only around each case's
+# loop (names already cached, the thread's ring attached; drained outside) and dumps one
+# profile per case. The count is stable where the timings of bench_nvtx_source are not.
+#
+# Usage: bench/callgrind_nvtx.sh [build_dir=build] [iterations=20000]
+# KEEP=DIR keeps the dumps for callgrind_annotate. Needs valgrind and <valgrind/callgrind.h>.
+set -euo pipefail
+build=${1:-build}
+n=${2:-20000}
+
+out=${KEEP:-$(mktemp -d)}
+mkdir -p "$out"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
+valgrind --tool=callgrind --instr-atstart=no --dump-instr=yes --callgrind-out-file="$out/callgrind.out.%p" \
+  "$build/bench/bench_nvtx_source" --callgrind "$n" >"$out/cases.tsv" 2>"$out/valgrind.log" ||
+  { cat "$out/valgrind.log" >&2; exit 1; }
+
+# cases.tsv: "callgrind-case<TAB>label<TAB>unit<TAB>iterations"; each dump names its case in
+# "desc: Trigger: Client Request: <label>" and its cost in "totals: <Ir>".
+for f in "$out"/callgrind.out.*.*; do
+  label=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
+  ir=$(sed -n 's/^totals: //p' "$f")
+  printf '%s\t%s\n' "$label" "$ir"
+done >"$out/dumps.tsv"
+awk -F'\t' '
+  NR == FNR { ir[$1] = $2; next }
+  $1 == "callgrind-case" {
+    n = ir[$2]
+    if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
+    printf "%-58s %5s %12.1f\n", $2, $3, n / $4
+  }
+  BEGIN { printf "%-58s %5s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/cases.tsv"
