@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -116,19 +117,20 @@ class StepAssembler {
   // Per-name-id facts, each part computed on the name's first use as a kernel or as a
   // range / mark (NameClassifier), then a vector lookup.
   struct NameInfo {
+    // The last signatures this name had and their slots (one name launches with a few
+    // geometries): a hit skips the slot and dictionary lookup. Slot kNoSlot: empty way.
+    static constexpr int kWays = 4;
+    uint64_t signatures[kWays] = {};
+    int64_t step_number = -1;  // step markers: -1 = counted
+    uint32_t slots[kWays] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
     bool kernel_known = false;
     bool range_known = false;
     RangeUse range_use = RangeUse::kIgnore;
     RangeClass range = RangeClass::kNone;
     KernelClass kernel;
-    int64_t step_number = -1;  // step markers: -1 = counted
-    // The last signatures this name had and their slots (one name launches with a few
-    // geometries): a hit skips the slot and dictionary lookup. Slot kNoSlot: empty way.
-    static constexpr int kWays = 4;
-    uint64_t signatures[kWays] = {};
-    uint32_t slots[kWays] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
     uint8_t next_way = 0;  // the way the next miss fills
   };
+  static_assert(sizeof(NameInfo) == 64, "a power of two: the per-kernel lookup indexes by shift");
   enum class ActKind : uint8_t { kCompute, kComm, kCopy, kCollective };
   enum ActFlags : uint8_t {
     kConsumed = 1,      // folded into a step, or counted outside every step
@@ -369,11 +371,12 @@ class StepAssembler {
   std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
   std::vector<BucketCount> spills_;
   std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
-  struct LastBucket {
-    int64_t dur = INT64_MIN;
+  static constexpr int kBucketMemoBits = 10;
+  struct BucketMemo {
+    int64_t dur = INT64_MIN;  // never a duration (those are >= 0)
     int32_t bucket = 0;
   };
-  std::vector<LastBucket> last_bucket_;  // per statistic: the last duration and its bucket
+  std::array<BucketMemo, size_t{1} << kBucketMemoBits> bucket_memo_{};
   struct RunningUnion {
     int64_t begin = INT64_MIN, end = INT64_MIN, total = 0;
     void add(int64_t b, int64_t e) {

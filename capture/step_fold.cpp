@@ -47,8 +47,7 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
     cell = {fold_stamp_, kernel_stats_};
     if (rec.kernels.size() <= kernel_stats_) rec.kernels.emplace_back();
     size_t slots = (size_t{kernel_stats_} + 1) * kHistSlots;
-    if (hist_slots_.size() < slots) hist_slots_.resize(slots), spill_head_.resize(kernel_stats_ + 1), last_bucket_.resize(kernel_stats_ + 1);
-    last_bucket_[kernel_stats_] = LastBucket{};
+    if (hist_slots_.size() < slots) hist_slots_.resize(slots), spill_head_.resize(kernel_stats_ + 1);
     std::fill_n(hist_slots_.begin() + static_cast<std::ptrdiff_t>(slots - kHistSlots), kHistSlots, BucketCount{});
     spill_head_[kernel_stats_] = 0;
     model::KernelStat& k = rec.kernels[kernel_stats_++];
@@ -61,10 +60,11 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
   ++k.count;
   k.total_ns += dur;
   {
-    // Durations repeat exactly (traces round to the microsecond): reuse the last bucket.
-    LastBucket& last = last_bucket_[cell.index];
-    if (last.dur != dur) last = {dur, model::DurationHistogram::bucketOf(dur)};
-    int32_t bucket = last.bucket;
+    // Durations repeat (kernels of a kind take the same time, to the ns that traces
+    // round to): a small direct-mapped memo of duration -> bucket saves most bucketOf calls.
+    BucketMemo& memo = bucket_memo_[(static_cast<uint64_t>(dur) * 0x9e3779b97f4a7c15ull) >> (64 - kBucketMemoBits)];
+    if (memo.dur != dur) memo = {dur, model::DurationHistogram::bucketOf(dur)};
+    int32_t bucket = memo.bucket;
     BucketCount& slot = hist_slots_[size_t{cell.index} * kHistSlots + static_cast<uint32_t>(bucket) % kHistSlots];
     if (slot.bucket == bucket) {
       ++slot.n;
