@@ -43,7 +43,9 @@ extern "C" int (*InitializeInjectionNvtx2_fnptr)(const void* (*)(uint32_t));
 #endif
 
 extern "C" {
-static int argusInit(NvtxGetExportTableFunc_t get) { return argus::capture::nvtx::initializeInjection(get); }
+static int argusInit(NvtxGetExportTableFunc_t get) {
+  return argus::capture::nvtx::initializeInjection(get);
+}
 NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = argusInit;
 }
 

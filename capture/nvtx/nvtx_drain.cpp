@@ -46,7 +46,8 @@ void Drain::readThread(ThreadState& s, PerThread& pt, bool discard) {
   if (pt.slot_names.empty()) pt.slot_names.assign(NameCache::kSlots + 1, 0);
   while (pos < head) {
     const Record& r = ring.slot(pos);
-    uint64_t text_slots = (r.kind == RecordKind::kDefine || r.kind == RecordKind::kThreadName) ? textSlots(static_cast<uint32_t>(r.ext)) : 0;
+    uint64_t text_slots =
+        (r.kind == RecordKind::kDefine || r.kind == RecordKind::kThreadName) ? textSlots(static_cast<uint32_t>(r.ext)) : 0;
     if (r.ext > Registry::kMaxTextBytes && text_slots != 0) {
       // BUG: a writer never makes such a record; stop reading this ring rather than misparse it.
       pos = head;
@@ -186,9 +187,15 @@ uint32_t Drain::numberedStep(uint32_t name, const Record& r) {
 void Drain::merge() {
   auto take = [&](Item& it) {
     switch (it.op) {
-      case Item::kEvent: out_.push_back(it.event); break;
-      case Item::kStart: onStart(it); break;
-      case Item::kEnd: onEnd(it); break;
+      case Item::kEvent:
+        out_.push_back(it.event);
+        break;
+      case Item::kStart:
+        onStart(it);
+        break;
+      case Item::kEnd:
+        onEnd(it);
+        break;
     }
   };
   if (merging_.size() == 1) {

@@ -49,9 +49,9 @@ struct DrainOptions {
 
 // Counters since the Recorder started (thread side) or the Drain was made (drain side).
 struct NvtxStats {
-  uint64_t records = 0;          // records read from the rings
-  uint64_t events = 0;           // TraceEvents handed out
-  uint64_t threads = 0;          // thread states (threads that ever called NVTX, reused ones once)
+  uint64_t records = 0;  // records read from the rings
+  uint64_t events = 0;   // TraceEvents handed out
+  uint64_t threads = 0;  // thread states (threads that ever called NVTX, reused ones once)
   // Lost on the training threads (ThreadCounters):
   uint64_t dropped = 0;          // ring full, or capture off
   uint64_t depth_overflow = 0;   // pushes deeper than 128 in one domain (pops absorbed)
@@ -119,13 +119,13 @@ class Drain {
   Recorder& recorder_;
   NameTable& names_;
   const DrainOptions options_;
-  NvtxStats stats_;  // drain-side counters
+  NvtxStats stats_;                 // drain-side counters
   std::vector<PerThread> threads_;  // by ThreadState::index
   std::vector<uint32_t> merging_;   // thread indices with items this drain
   std::vector<TraceEvent> out_;
   PendingRanges pending_;
   std::unordered_map<uint64_t, uint32_t> registered_names_;  // (domain << 32 | string id) -> name id
-  std::vector<uint8_t> marker_kind_;  // by name id: 0 unknown, 1 bare step marker, 2 neither
+  std::vector<uint8_t> marker_kind_;                         // by name id: 0 unknown, 1 bare step marker, 2 neither
   std::unordered_map<uint32_t, std::string> thread_names_;
   std::string scratch_;
   std::vector<char> text_;

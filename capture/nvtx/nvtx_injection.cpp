@@ -11,19 +11,21 @@
 
 // Every call into NVTX goes through this: on failure it names the call on stderr and makes
 // the enclosing initialization fail (NVTX then leaves every API function a no-op).
-#define ARGUS_NVTX_CHECK(call)                                                  \
-  do {                                                                          \
-    if (!(call)) {                                                              \
+#define ARGUS_NVTX_CHECK(call)                                                             \
+  do {                                                                                     \
+    if (!(call)) {                                                                         \
       std::fprintf(stderr, "argus: NVTX injection: %s failed; NVTX capture off\n", #call); \
-      return 0;                                                                 \
-    }                                                                           \
+      return 0;                                                                            \
+    }                                                                                      \
   } while (0)
 
 namespace argus::capture::nvtx {
 
 namespace {
 
-Recorder& rec() { return Recorder::instance(); }
+Recorder& rec() {
+  return Recorder::instance();
+}
 
 // Our handles are small integers: index or id cast to the opaque pointer (Registry).
 uint32_t domainIndex(nvtxDomainHandle_t d) {
@@ -49,24 +51,42 @@ Attributes parse(const nvtxEventAttributes_t* a) {
   constexpr size_t kMessageEnd = offsetof(nvtxEventAttributes_t, message) + sizeof(a->message);
   if (a->size >= kPayloadEnd) {
     switch (a->payloadType) {
-      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: out.payload = {PayloadType::kUint64, a->payload.ullValue}; break;
-      case NVTX_PAYLOAD_TYPE_INT64: out.payload = {PayloadType::kInt64, static_cast<uint64_t>(a->payload.llValue)}; break;
-      case NVTX_PAYLOAD_TYPE_DOUBLE: out.payload = {PayloadType::kDouble, a->payload.ullValue}; break;
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+        out.payload = {PayloadType::kUint64, a->payload.ullValue};
+        break;
+      case NVTX_PAYLOAD_TYPE_INT64:
+        out.payload = {PayloadType::kInt64, static_cast<uint64_t>(a->payload.llValue)};
+        break;
+      case NVTX_PAYLOAD_TYPE_DOUBLE:
+        out.payload = {PayloadType::kDouble, a->payload.ullValue};
+        break;
       // 32-bit values use the union's first 4 bytes; the rest is garbage.
-      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: out.payload = {PayloadType::kUint32, a->payload.uiValue}; break;
-      case NVTX_PAYLOAD_TYPE_INT32: out.payload = {PayloadType::kInt32, a->payload.uiValue}; break;
-      case NVTX_PAYLOAD_TYPE_FLOAT: out.payload = {PayloadType::kFloat, a->payload.uiValue}; break;
-      default: break;  // none, or an extension payload (nvToolsExtPayload.h): not kept
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        out.payload = {PayloadType::kUint32, a->payload.uiValue};
+        break;
+      case NVTX_PAYLOAD_TYPE_INT32:
+        out.payload = {PayloadType::kInt32, a->payload.uiValue};
+        break;
+      case NVTX_PAYLOAD_TYPE_FLOAT:
+        out.payload = {PayloadType::kFloat, a->payload.uiValue};
+        break;
+      default:
+        break;  // none, or an extension payload (nvToolsExtPayload.h): not kept
     }
   }
   if (a->size >= kMessageEnd) {
     switch (a->messageType) {
-      case NVTX_MESSAGE_TYPE_ASCII: out.message = Message::ofAscii(a->message.ascii); break;
-      case NVTX_MESSAGE_TYPE_UNICODE: out.message = Message::ofWide(a->message.unicode); break;
+      case NVTX_MESSAGE_TYPE_ASCII:
+        out.message = Message::ofAscii(a->message.ascii);
+        break;
+      case NVTX_MESSAGE_TYPE_UNICODE:
+        out.message = Message::ofWide(a->message.unicode);
+        break;
       case NVTX_MESSAGE_TYPE_REGISTERED:
         out.message = Message::ofRegistered(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(a->message.registered) & 0xFFFFFFFFu));
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return out;
@@ -95,27 +115,47 @@ void NVTX_API markEx(const nvtxEventAttributes_t* attr) {
   Attributes a = parse(attr);
   rec().mark(0, a.message, a.payload);
 }
-void NVTX_API markA(const char* message) { rec().mark(0, Message::ofAscii(message), {}); }
-void NVTX_API markW(const wchar_t* message) { rec().mark(0, Message::ofWide(message), {}); }
+void NVTX_API markA(const char* message) {
+  rec().mark(0, Message::ofAscii(message), {});
+}
+void NVTX_API markW(const wchar_t* message) {
+  rec().mark(0, Message::ofWide(message), {});
+}
 
 nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* attr) {
   Attributes a = parse(attr);
   return rec().start(0, a.message, a.payload);
 }
-nvtxRangeId_t NVTX_API rangeStartA(const char* message) { return rec().start(0, Message::ofAscii(message), {}); }
-nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) { return rec().start(0, Message::ofWide(message), {}); }
-void NVTX_API rangeEnd(nvtxRangeId_t id) { rec().end(id); }
+nvtxRangeId_t NVTX_API rangeStartA(const char* message) {
+  return rec().start(0, Message::ofAscii(message), {});
+}
+nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) {
+  return rec().start(0, Message::ofWide(message), {});
+}
+void NVTX_API rangeEnd(nvtxRangeId_t id) {
+  rec().end(id);
+}
 
 int NVTX_API rangePushEx(const nvtxEventAttributes_t* attr) {
   Attributes a = parse(attr);
   return rec().push(0, a.message, a.payload);
 }
-int NVTX_API rangePushA(const char* message) { return rec().push(0, Message::ofAscii(message), {}); }
-int NVTX_API rangePushW(const wchar_t* message) { return rec().push(0, Message::ofWide(message), {}); }
-int NVTX_API rangePop() { return rec().pop(0); }
+int NVTX_API rangePushA(const char* message) {
+  return rec().push(0, Message::ofAscii(message), {});
+}
+int NVTX_API rangePushW(const wchar_t* message) {
+  return rec().push(0, Message::ofWide(message), {});
+}
+int NVTX_API rangePop() {
+  return rec().pop(0);
+}
 
-void NVTX_API nameOsThreadA(uint32_t thread_id, const char* name) { rec().nameOsThread(thread_id, Message::ofAscii(name)); }
-void NVTX_API nameOsThreadW(uint32_t thread_id, const wchar_t* name) { rec().nameOsThread(thread_id, Message::ofWide(name)); }
+void NVTX_API nameOsThreadA(uint32_t thread_id, const char* name) {
+  rec().nameOsThread(thread_id, Message::ofAscii(name));
+}
+void NVTX_API nameOsThreadW(uint32_t thread_id, const wchar_t* name) {
+  rec().nameOsThread(thread_id, Message::ofWide(name));
+}
 
 void NVTX_API domainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   Attributes a = parse(attr);
@@ -126,12 +166,16 @@ nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t domain, const nvtxE
   return rec().start(domainIndex(domain), a.message, a.payload);
 }
 // The range id knows its start (and domain): the end needs neither.
-void NVTX_API domainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { rec().end(id); }
+void NVTX_API domainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) {
+  rec().end(id);
+}
 int NVTX_API domainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   Attributes a = parse(attr);
   return rec().push(domainIndex(domain), a.message, a.payload);
 }
-int NVTX_API domainRangePop(nvtxDomainHandle_t domain) { return rec().pop(domainIndex(domain)); }
+int NVTX_API domainRangePop(nvtxDomainHandle_t domain) {
+  return rec().pop(domainIndex(domain));
+}
 
 nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t domain, const char* text) {
   RegistrationText t(text);
@@ -187,7 +231,8 @@ int initializeInjection(NvtxGetExportTableFunc_t getExportTable) {
   ARGUS_NVTX_CHECK(getExportTable != nullptr);
   auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
   ARGUS_NVTX_CHECK(callbacks != nullptr);
-  ARGUS_NVTX_CHECK(callbacks->struct_size >= offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable) + sizeof(callbacks->GetModuleFunctionTable));
+  ARGUS_NVTX_CHECK(callbacks->struct_size >=
+                   offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable) + sizeof(callbacks->GetModuleFunctionTable));
   ARGUS_NVTX_CHECK(install(callbacks, NVTX_CB_MODULE_CORE,
                            {slot(NVTX_CBID_CORE_MarkEx, markEx), slot(NVTX_CBID_CORE_MarkA, markA), slot(NVTX_CBID_CORE_MarkW, markW),
                             slot(NVTX_CBID_CORE_RangeStartEx, rangeStartEx), slot(NVTX_CBID_CORE_RangeStartA, rangeStartA),
@@ -195,14 +240,13 @@ int initializeInjection(NvtxGetExportTableFunc_t getExportTable) {
                             slot(NVTX_CBID_CORE_RangePushEx, rangePushEx), slot(NVTX_CBID_CORE_RangePushA, rangePushA),
                             slot(NVTX_CBID_CORE_RangePushW, rangePushW), slot(NVTX_CBID_CORE_RangePop, rangePop),
                             slot(NVTX_CBID_CORE_NameOsThreadA, nameOsThreadA), slot(NVTX_CBID_CORE_NameOsThreadW, nameOsThreadW)}));
-  ARGUS_NVTX_CHECK(install(callbacks, NVTX_CB_MODULE_CORE2,
-                           {slot(NVTX_CBID_CORE2_DomainMarkEx, domainMarkEx), slot(NVTX_CBID_CORE2_DomainRangeStartEx, domainRangeStartEx),
-                            slot(NVTX_CBID_CORE2_DomainRangeEnd, domainRangeEnd), slot(NVTX_CBID_CORE2_DomainRangePushEx, domainRangePushEx),
-                            slot(NVTX_CBID_CORE2_DomainRangePop, domainRangePop),
-                            slot(NVTX_CBID_CORE2_DomainRegisterStringA, domainRegisterStringA),
-                            slot(NVTX_CBID_CORE2_DomainRegisterStringW, domainRegisterStringW),
-                            slot(NVTX_CBID_CORE2_DomainCreateA, domainCreateA), slot(NVTX_CBID_CORE2_DomainCreateW, domainCreateW),
-                            slot(NVTX_CBID_CORE2_DomainDestroy, domainDestroy)}));
+  ARGUS_NVTX_CHECK(
+      install(callbacks, NVTX_CB_MODULE_CORE2,
+              {slot(NVTX_CBID_CORE2_DomainMarkEx, domainMarkEx), slot(NVTX_CBID_CORE2_DomainRangeStartEx, domainRangeStartEx),
+               slot(NVTX_CBID_CORE2_DomainRangeEnd, domainRangeEnd), slot(NVTX_CBID_CORE2_DomainRangePushEx, domainRangePushEx),
+               slot(NVTX_CBID_CORE2_DomainRangePop, domainRangePop), slot(NVTX_CBID_CORE2_DomainRegisterStringA, domainRegisterStringA),
+               slot(NVTX_CBID_CORE2_DomainRegisterStringW, domainRegisterStringW), slot(NVTX_CBID_CORE2_DomainCreateA, domainCreateA),
+               slot(NVTX_CBID_CORE2_DomainCreateW, domainCreateW), slot(NVTX_CBID_CORE2_DomainDestroy, domainDestroy)}));
   // Optional: tells the application which NVTX version the tool speaks (ignored by NVTX today).
   auto* version = static_cast<const NvtxExportTableVersionInfo*>(getExportTable(NVTX_ETID_VERSIONINFO));
   if (version != nullptr && version->struct_size >= sizeof(NvtxExportTableVersionInfo) && version->SetInjectionNvtxVersion != nullptr) {

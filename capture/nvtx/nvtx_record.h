@@ -26,13 +26,18 @@ enum class PayloadType : uint8_t { kNone = 0, kUint64 = 1, kInt64 = 2, kDouble =
 struct Payload {
   PayloadType type = PayloadType::kNone;
   uint64_t bits = 0;  // the value's bytes as NVTX's payload union holds them
-  bool isInteger() const { return type == PayloadType::kUint64 || type == PayloadType::kInt64 || type == PayloadType::kUint32 || type == PayloadType::kInt32; }
+  bool isInteger() const {
+    return type == PayloadType::kUint64 || type == PayloadType::kInt64 || type == PayloadType::kUint32 || type == PayloadType::kInt32;
+  }
   // The integer value, sign-extended. REQUIRES: isInteger().
   int64_t integer() const {
     switch (type) {
-      case PayloadType::kUint32: return static_cast<uint32_t>(bits);
-      case PayloadType::kInt32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
-      default: return static_cast<int64_t>(bits);
+      case PayloadType::kUint32:
+        return static_cast<uint32_t>(bits);
+      case PayloadType::kInt32:
+        return static_cast<int32_t>(static_cast<uint32_t>(bits));
+      default:
+        return static_cast<int64_t>(bits);
     }
   }
 };
@@ -43,11 +48,11 @@ struct Payload {
 inline constexpr uint32_t kRegisteredBit = 1u << 31;
 
 struct Record {
-  int64_t ts_ns = 0;      // Unix-epoch ns of the call (EpochClock)
-  uint64_t payload = 0;   // Payload::bits; kThreadName: the OS thread id
-  uint64_t ext = 0;       // kStart / kEnd: range id; kDefine / kThreadName: text bytes
-  uint32_t name = 0;      // name reference (above); kDefine: the slot reference it defines
-  uint16_t domain = 0;    // Registry domain index, 0 = NVTX's default domain
+  int64_t ts_ns = 0;     // Unix-epoch ns of the call (EpochClock)
+  uint64_t payload = 0;  // Payload::bits; kThreadName: the OS thread id
+  uint64_t ext = 0;      // kStart / kEnd: range id; kDefine / kThreadName: text bytes
+  uint32_t name = 0;     // name reference (above); kDefine: the slot reference it defines
+  uint16_t domain = 0;   // Registry domain index, 0 = NVTX's default domain
   RecordKind kind = RecordKind::kMark;
   PayloadType payload_type = PayloadType::kNone;
 };
@@ -56,6 +61,8 @@ static_assert(sizeof(Record) == 32, "one record per 32-byte ring slot");
 static_assert(std::is_trivially_copyable_v<Record>);
 
 // Ring slots a text of `bytes` occupies after its record.
-inline constexpr uint32_t textSlots(uint32_t bytes) { return (bytes + sizeof(Record) - 1) / sizeof(Record); }
+inline constexpr uint32_t textSlots(uint32_t bytes) {
+  return (bytes + sizeof(Record) - 1) / sizeof(Record);
+}
 
 }  // namespace argus::capture::nvtx

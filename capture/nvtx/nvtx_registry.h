@@ -61,7 +61,7 @@ class Registry {
   static const char* copyText(std::string_view text);
   static std::string_view view(const Entry& e);
 
-  std::mutex mu_;  // registering threads only; readers never take it
+  std::mutex mu_;                                         // registering threads only; readers never take it
   std::unordered_map<std::string, uint32_t> domain_ids_;  // GUARDED_BY(mu_)
   std::unordered_map<std::string, uint32_t> string_ids_;  // GUARDED_BY(mu_); key: domain index bytes + text
   uint32_t domains_ = 1;                                  // GUARDED_BY(mu_): next index

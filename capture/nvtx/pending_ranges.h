@@ -16,7 +16,7 @@ namespace argus::capture::nvtx {
 class PendingRanges {
  public:
   struct Entry {
-    uint64_t id = 0;  // 0: empty slot (range ids are never 0)
+    uint64_t id = 0;   // 0: empty slot (range ids are never 0)
     uint64_t seq = 0;  // arrival order
     int64_t start_ns = 0, end_ns = 0;
     uint64_t payload = 0;  // TraceEvent::id of the range

@@ -19,8 +19,8 @@ namespace argus::capture::nvtx {
 // full ring can never leave the drain with a pop that closes the wrong range.
 struct DomainStack {
   static constexpr uint32_t kMaxTrackedDepth = 128;  // the assembler's default max_range_depth
-  uint32_t depth = 0;         // open pushes, recorded or not
-  uint64_t recorded[2] = {};  // bit L: the push at level L was recorded
+  uint32_t depth = 0;                                // open pushes, recorded or not
+  uint64_t recorded[2] = {};                         // bit L: the push at level L was recorded
   bool isRecorded(uint32_t level) const { return level < kMaxTrackedDepth && (recorded[level >> 6] >> (level & 63)) & 1; }
   void setRecorded(uint32_t level, bool on) {
     uint64_t bit = uint64_t{1} << (level & 63);
@@ -30,7 +30,9 @@ struct DomainStack {
 
 // Written by the owning thread only (a relaxed load + store, no locked instruction), read by
 // the drain at any time.
-inline void bump(std::atomic<uint64_t>& counter) { counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+inline void bump(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 struct ThreadCounters {
   std::atomic<uint64_t> dropped{0};         // ring full (or capture off): events not recorded
@@ -56,16 +58,16 @@ struct ThreadState {
     reserved = 0;
   }
 
-  const uint32_t index;              // dense, for the drain's per-thread tables
-  ThreadState* next = nullptr;       // Recorder list; set before publication, then constant
+  const uint32_t index;         // dense, for the drain's per-thread tables
+  ThreadState* next = nullptr;  // Recorder list; set before publication, then constant
   std::atomic<uint8_t> status{kActive};
-  uint32_t tid = 0;                  // OS thread id of the owner (TraceEvent::thread)
-  uint32_t generation = 0;           // Recorder generation the name cache belongs to
+  uint32_t tid = 0;         // OS thread id of the owner (TraceEvent::thread)
+  uint32_t generation = 0;  // Recorder generation the name cache belongs to
   RecordRing ring;
   NameCache names;
   DomainStack stacks[Registry::kMaxDomains];
-  uint32_t reserved = 0;             // ring slots kept for the pops of recorded pushes
-  uint64_t next_range = 0;           // nvtxRangeStart ids issued by this state
+  uint32_t reserved = 0;    // ring slots kept for the pops of recorded pushes
+  uint64_t next_range = 0;  // nvtxRangeStart ids issued by this state
   ThreadCounters counters;
   char text[Registry::kMaxTextBytes];  // a W message converted to UTF-8
 };

@@ -29,7 +29,9 @@ size_t wideToUtf8(const wchar_t* text, char* out, size_t cap, bool* truncated) {
     }
     unsigned char* p = reinterpret_cast<unsigned char*>(out + n);
     switch (len) {
-      case 1: p[0] = static_cast<unsigned char>(c); break;
+      case 1:
+        p[0] = static_cast<unsigned char>(c);
+        break;
       case 2:
         p[0] = static_cast<unsigned char>(0xC0 | (c >> 6));
         p[1] = static_cast<unsigned char>(0x80 | (c & 0x3F));

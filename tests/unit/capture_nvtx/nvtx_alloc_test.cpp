@@ -3,10 +3,9 @@
 // This executable replaces operator new to count.
 #include <doctest/doctest.h>
 
-#include "tests/unit/alloc_counter.h"
-
 #include "capture/nvtx/nvtx_injection.h"
 #include "nvtx_test_util.h"
+#include "tests/unit/alloc_counter.h"
 
 using argus::testing::allocationCount;
 using namespace argus::capture;

@@ -5,9 +5,8 @@
 #include <cstdint>
 extern "C" int (*InitializeInjectionNvtx2_fnptr)(const void* (*)(uint32_t));
 #define NVTX_STATIC_INJECTION_IMPL
-#include <nvtx3/nvToolsExt.h>
-
 #include <doctest/doctest.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <cstdlib>
 

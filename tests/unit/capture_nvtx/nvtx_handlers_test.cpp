@@ -144,7 +144,7 @@ TEST_CASE("pops follow NVTX's per-domain nesting when domains cross") {
   CHECK(domainRangePushEx(nccl, &inner) == 0);  // levels count per domain
   CHECK(rangePushA("outer2") == 1);
   CHECK(rangePop() == 1);
-  CHECK(rangePop() == 0);           // ends "outer", although the NCCL range opened later
+  CHECK(rangePop() == 0);            // ends "outer", although the NCCL range opened later
   CHECK(domainRangePop(nccl) == 0);  // ends "inner"
   auto ev = c.pull();
   REQUIRE(ev.size() == 5);
@@ -295,8 +295,8 @@ TEST_CASE("long names are cut to 1,024 bytes at a character boundary") {
   Collected c;
   std::string e_acute;
   for (int i = 0; i < 1000; ++i) e_acute += "\xC3\xA9";  // 2,000 bytes
-  std::string odd = "x" + e_acute;                          // a cut at 1,024 would split a character
-  std::wstring han(700, L'\u4e2d');                          // 2,100 bytes in UTF-8
+  std::string odd = "x" + e_acute;                       // a cut at 1,024 would split a character
+  std::wstring han(700, L'\u4e2d');                      // 2,100 bytes in UTF-8
   uint64_t before = c.drain.stats().truncated_names;
   markA(e_acute.c_str());
   markA(odd.c_str());
@@ -393,7 +393,9 @@ struct Change {
   int64_t ts_ns;
 };
 std::vector<Change> g_changes;
-void onChange(void*, uint32_t thread, int64_t ts_ns) { g_changes.push_back({thread, ts_ns}); }
+void onChange(void*, uint32_t thread, int64_t ts_ns) {
+  g_changes.push_back({thread, ts_ns});
+}
 const RangeListener kListener{onChange, nullptr};
 }  // namespace
 

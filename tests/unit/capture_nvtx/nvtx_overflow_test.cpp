@@ -43,7 +43,7 @@ TEST_CASE("a name whose definition does not fit is not remembered: its next use 
   Collected c;
   uint64_t dropped0 = c.drain.stats().dropped;
   while (c.drain.stats().dropped == dropped0) markA("filler");  // until the ring is full
-  markA("new-name");  // dropped along with its definition
+  markA("new-name");                                            // dropped along with its definition
   CHECK(c.drain.stats().dropped == dropped0 + 2);
   c.pull();
   markA("new-name");

@@ -14,7 +14,9 @@
 
 namespace argus::capture::nvtx::testing {
 
-inline uint32_t currentTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+inline uint32_t currentTid() {
+  return static_cast<uint32_t>(syscall(SYS_gettid));
+}
 
 struct Collected {
   NameTable names;

@@ -157,7 +157,10 @@ TEST_CASE("real NVTX injection: ranges, marks, domains, registered and wide stri
   std::vector<TraceEvent> stream;
   for (const Event& e : run.events) {
     TraceEvent t;
-    t.type = e.type == "begin" ? EventType::kRangeBegin : e.type == "end" ? EventType::kRangeEnd : e.type == "range" ? EventType::kRange : EventType::kMark;
+    t.type = e.type == "begin"   ? EventType::kRangeBegin
+             : e.type == "end"   ? EventType::kRangeEnd
+             : e.type == "range" ? EventType::kRange
+                                 : EventType::kMark;
     t.start_ns = e.start;
     t.end_ns = e.end;
     t.thread = e.thread;
