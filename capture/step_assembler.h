@@ -59,6 +59,11 @@ struct StepAssemblerOptions {
   // next event confirms the jump.
   int64_t max_event_ns = 3'600'000'000'000;
   int64_t max_clock_jump_ns = 3'600'000'000'000;
+  // Per-kernel totals: the exact sum of durations, or (default) the histogram's sketch
+  // total, within 1% of it and coded in no bytes on the wire (docs/wire/step-record.md,
+  // "Kernels"): exact totals cost ~1.3 bytes per kernel entry and step. Step and phase
+  // totals are exact either way.
+  bool exact_kernel_totals = false;
 };
 
 // Counters since construction. Dropped events are also reported in-band: the next record

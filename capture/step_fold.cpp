@@ -348,6 +348,7 @@ void StepAssembler::finishKernelStats() {
       h.resize(kept);
       return true;
     });
+    if (!options_.exact_kernel_totals) rec.kernels[i].total_ns = rec.kernels[i].hist.sketchTotal();
   }
   spills_.clear();
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/record_sink.h"
@@ -26,6 +27,7 @@ struct ImportOptions {
   std::optional<uint32_t> rank;  // kineto: every file's rank
   std::string map_file;          // chrome: mapping file read over the defaults
   std::string stats;             // "" or "json"
+  bool exact_kernel_totals = false;
   std::vector<std::string> files;
 };
 
@@ -89,7 +91,9 @@ Result<import::ImportStats> importKinetoFile(const ImportOptions& o, const std::
   topology.rank = o.rank.value_or(t.rank.value_or(0));
   topology.world_size = t.world_size;
   if (!o.rank && !t.rank) std::fprintf(log, "%s: no distributedInfo.rank in the trace: importing as rank 0 (use --rank)\n", path.c_str());
-  Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, t.events, import::importAssemblerOptions(topology.rank), topology, sink);
+  capture::StepAssemblerOptions options = import::importAssemblerOptions(topology.rank);
+  options.exact_kernel_totals = o.exact_kernel_totals;
+  Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, t.events, options, topology, sink);
   if (!r.isOk()) return r.status();
   const capture::AssemblerStats& as = r->assembler;
   std::string how = as.steps_inferred > 0 ? " (no ProfilerStep markers: " + std::to_string(as.steps_inferred) + " inferred from the repeating kernel sequence)" : "";
@@ -128,7 +132,9 @@ Result<import::ImportStats> importChromeFile(const ImportOptions& o, const impor
   for (const import::ChromeRank& rank : t.ranks) {
     model::RankTopology topology;
     topology.rank = rank.rank;
-    Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, rank.events, import::chromeAssemblerOptions(rank.rank, mapping), topology, sink);
+    capture::StepAssemblerOptions options = import::chromeAssemblerOptions(rank.rank, mapping);
+    options.exact_kernel_totals = o.exact_kernel_totals;
+    Result<RankReplay> r = replayRank(!o.stats.empty(), t.names, rank.events, options, topology, sink);
     if (!r.isOk()) return r.status().withContext("rank " + std::to_string(rank.rank) + " (the ranks before it are imported)");
     stats.merge(r->stats);
     for (auto [sum, add] : {std::pair{&total.steps_emitted, r->assembler.steps_emitted}, {&total.kernels, r->assembler.kernels},
@@ -151,29 +157,43 @@ Result<import::ImportStats> importChromeFile(const ImportOptions& o, const impor
   return stats;
 }
 
-// Refuses a rank that an earlier file of this run imported: the later file's steps would
-// silently replace the earlier one's (the store keeps the latest delivery of a step).
-class OncePerRankSink final : public RecordSink {
+// Notices steps that an earlier file of this run imported for the same rank: the later
+// file's records replace them (the store keeps the latest delivery of a step), which is
+// what a re-import wants but a silent surprise when two traces of one rank overlap.
+class OverlapNoticingSink final : public RecordSink {
  public:
-  explicit OncePerRankSink(RecordSink& inner) : inner_(inner) {}
-  void setFile(const std::string& path) { file_ = path; }
-  Status begin(const model::RankTopology& topology) override {
-    auto [it, inserted] = files_.emplace(topology.rank, file_);
-    if (!inserted) {
-      return Status::invalidArgument("rank " + std::to_string(topology.rank) + " was already imported from " + it->second +
-                                     " in this run: its steps would be overwritten; import the files into separate jobs, or one at a "
-                                     "time with --rank");
+  explicit OverlapNoticingSink(RecordSink& inner) : inner_(inner) {}
+  // Starts the next file; reports the previous one's overlaps to `log`.
+  void startFile(const std::string& path, FILE* log) {
+    report(log);
+    file_ = path;
+  }
+  void report(FILE* log) {
+    for (const auto& [key, n] : overlaps_) {
+      std::fprintf(log, "%s: %llu steps of rank %u were already imported from %s in this run: these records replace them\n", file_.c_str(),
+                   static_cast<unsigned long long>(n), key.first, key.second.c_str());
     }
+    overlaps_.clear();
+  }
+  Status begin(const model::RankTopology& topology) override {
+    rank_ = topology.rank;
     return inner_.begin(topology);
   }
-  Status add(const capture::StepOutput& out) override { return inner_.add(out); }
+  Status add(const capture::StepOutput& out) override {
+    auto [it, inserted] = steps_.emplace(std::tuple{rank_, out.record.step, out.record.attempt}, file_);
+    if (!inserted && it->second != file_) ++overlaps_[{rank_, it->second}];
+    it->second = file_;
+    return inner_.add(out);
+  }
   Status end() override { return inner_.end(); }
   std::string where() const override { return inner_.where(); }
 
  private:
   RecordSink& inner_;
   std::string file_;
-  std::map<uint32_t, std::string> files_;  // rank -> the file that imported it
+  uint32_t rank_ = 0;
+  std::map<std::tuple<uint32_t, uint64_t, uint16_t>, std::string> steps_;  // (rank, step, attempt) -> file
+  std::map<std::pair<uint32_t, std::string>, uint64_t> overlaps_;           // (rank, earlier file) -> steps
 };
 
 int runImport(const ImportOptions& o, const FileImporter& importFile) {
@@ -191,10 +211,10 @@ int runImport(const ImportOptions& o, const FileImporter& importFile) {
   nlohmann::json files = nlohmann::json::array();
   import::ImportStats total;
   size_t failed = 0;
-  OncePerRankSink once(**sink);
+  OverlapNoticingSink overlaps(**sink);
   for (const std::string& path : o.files) {
-    once.setFile(path);
-    Result<import::ImportStats> r = importFile(path, once, log);
+    overlaps.startFile(path, stderr);
+    Result<import::ImportStats> r = importFile(path, overlaps, log);
     if (!r.isOk()) {
       ++failed;
       std::fprintf(stderr, "argus import: %s\n", r.status().message().c_str());
@@ -205,6 +225,7 @@ int runImport(const ImportOptions& o, const FileImporter& importFile) {
     entry["file"] = path;
     files.push_back(entry);
   }
+  overlaps.report(stderr);
   sink->reset();  // a store seals and closes here
   if (!o.stats.empty()) std::printf("%s\n", nlohmann::json{{"files", files}, {"total", statsJson(total)}}.dump(2).c_str());
   if (failed > 0) {
@@ -225,6 +246,8 @@ void addCommonOptions(CLI::App* cmd, ImportOptions* o) {
   cmd->add_option("--data", o->sink.data_dir, "data directory to write into (argusd must not be running on it)");
   cmd->add_option("--token", o->sink.token, "auth token for argusd");
   cmd->add_option("--stats", o->stats, "print compression and accuracy figures")->check(CLI::IsMember({"json"}));
+  cmd->add_flag("--exact-kernel-totals", o->exact_kernel_totals,
+                "keep per-kernel totals exact (default: the histogram's sketch total, within 1% and free on the wire)");
   cmd->add_option("files", o->files, "trace files (.json or .json.gz)")->required();
 }
 

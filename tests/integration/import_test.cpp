@@ -75,13 +75,12 @@ TEST_CASE("import kineto into a data dir: a bad file fails alone, the good ones 
   cli::removeTree(dir);
 }
 
-TEST_CASE("import refuses a second file of a rank it already imported in this run (it would overwrite the first's steps)") {
+TEST_CASE("import says when a file replaces steps an earlier file of the run imported for the same rank") {
   std::string dir = cli::makeTempDir("argus-import-dup");
   RunResult r = runArgus("import kineto --job dlrm --data " + dir + "/data --rank 5 " + dlrm(2) + " " + dlrm(3));
   INFO(r.output);
-  CHECK(r.exit_code == 1);
-  CHECK(contains(r.output, "rank 5 was already imported from " + dlrm(2) + " in this run"));
-  CHECK(contains(r.output, "1 of 2 files failed (the others are imported)"));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.output, dlrm(3) + ": 1 steps of rank 5 were already imported from " + dlrm(2) + " in this run: these records replace them"));
   testing::StoredRows rows;
   Status s = testing::scanSteps(dir + "/data", "dlrm", &rows);
   REQUIRE_MESSAGE(s.isOk(), s.toString());
@@ -110,6 +109,13 @@ TEST_CASE("import kineto --stats json prints per-file and total figures") {
   CHECK(stats["total"]["kernel_total_max_rel_error"].get<double>() <= 0.0101);
   // One step per file: nothing repeats, so the steady figure is the file's own.
   CHECK(stats["files"][0]["steady_wire_bytes_per_step"] == stats["files"][0]["wire_bytes_per_step"]);
+  // Exact per-kernel totals on request: no error at all, a few more bytes.
+  RunResult exact = runArgus("import kineto --job dlrm-exact --data " + dir + "/data --stats json --exact-kernel-totals " + dlrm(4), false);
+  REQUIRE(exact.exit_code == 0);
+  nlohmann::json exact_stats = nlohmann::json::parse(exact.output);
+  CHECK(exact_stats["total"]["kernel_total_max_rel_error"] == 0.0);
+  CHECK(exact_stats["total"]["total_max_abs_error_ns"] == 0);
+  CHECK(exact_stats["files"][0]["wire_bytes_per_step"].get<double>() > stats["files"][0]["wire_bytes_per_step"].get<double>());
   RunResult usage = runArgus("import kineto --job dlrm " + dlrm(4));
   CHECK(usage.exit_code == 1);
   CHECK(contains(usage.output, "give exactly one of --server HOST:PORT and --data DIR"));

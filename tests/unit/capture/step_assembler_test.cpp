@@ -15,7 +15,14 @@ using argus::model::StepRecord;
 
 namespace {
 
-std::vector<StepRecord> assemble(EventStream& s, Collected* out = nullptr, StepAssemblerOptions opt = {}) {
+// These tests check kernel totals to the ns: exact totals unless a test says otherwise.
+StepAssemblerOptions exactTotals() {
+  StepAssemblerOptions o;
+  o.exact_kernel_totals = true;
+  return o;
+}
+
+std::vector<StepRecord> assemble(EventStream& s, Collected* out = nullptr, StepAssemblerOptions opt = exactTotals()) {
   Collected local;
   Collected& c = out ? *out : local;
   StepAssembler a(s.names, opt, c.callback());
@@ -385,4 +392,30 @@ TEST_CASE("argus:step marks delimit steps; a step without kernels is all idle") 
   CHECK(recs[3].step == 41);
   CHECK((recs[3].flags & argus::model::kStepPartial) != 0);
   CHECK(recs[3].iter_ns == 0);
+}
+
+TEST_CASE("kernel totals: the histogram's sketch total by default (within 1%), exact on request") {
+  EventStream s;
+  s.push("ProfilerStep#1", 0);
+  for (int i = 0; i < 50; ++i) s.kernel("gemm", 1000 + i * 10'000, 1000 + i * 10'000 + 3'001 + i * 37, 7, 900 + i * 10'000, 1);
+  s.pop(600'000);
+  s.push("ProfilerStep#2", 600'000);
+  s.pop(700'000);
+  int64_t exact = 0;
+  for (int i = 0; i < 50; ++i) exact += 3'001 + i * 37;
+
+  auto sketched = assemble(s, nullptr, StepAssemblerOptions{});
+  REQUIRE(!sketched.empty());
+  const auto* k = findKernel(sketched[0], s.sig("gemm"));
+  REQUIRE(k != nullptr);
+  CHECK(k->total_ns == k->hist.sketchTotal());
+  CHECK(k->total_ns != exact);
+  CHECK(std::abs(static_cast<double>(k->total_ns - exact)) <= 0.01 * static_cast<double>(exact));
+  CHECK(sketched[0].phase(argus::model::PhaseColumn::kCompute) == exact);  // phase totals stay exact
+
+  auto exacts = assemble(s);
+  const auto* e = findKernel(exacts[0], s.sig("gemm"));
+  REQUIRE(e != nullptr);
+  CHECK(e->total_ns == exact);
+  CHECK(e->hist == k->hist);
 }

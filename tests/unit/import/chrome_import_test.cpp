@@ -47,6 +47,7 @@ Imported replayAll(const import::ChromeTrace& trace, const import::ChromeMapping
   Imported out;
   for (const import::ChromeRank& rank : trace.ranks) {
     capture::StepAssemblerOptions options = import::chromeAssemblerOptions(rank.rank, mapping);
+    options.exact_kernel_totals = true;  // the truth below is exact; the default is tested in capture
     import::StepRecordChecker checker(trace.names, rank.events, options.rules);
     out.assemblers.push_back(import::replayTrace(trace.names, rank.events, options, [&](const capture::StepOutput& s) {
       out.records.push_back(s.record);

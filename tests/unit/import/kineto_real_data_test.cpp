@@ -124,6 +124,7 @@ TEST_CASE("every real Kineto trace imports with the step and kernel counts of it
     CHECK(stats.total_max_abs_error_ns == 0);
     CHECK(stats.p50_max_rel_error <= 0.0101);
     CHECK(stats.p99_max_rel_error <= 0.0101);
+    CHECK(stats.kernel_total_max_rel_error <= 0.0101);  // sketch totals: within the sketch's error
     if (x.steps > 0) {
       CHECK(records.size() == x.steps);
       CHECK(stats.kernels == x.kernels_in_steps);
