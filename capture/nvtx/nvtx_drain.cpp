@@ -62,6 +62,7 @@ void Drain::readThread(ThreadState& s, PerThread& pt, bool discard) {
     // The thread is gone and its ring is empty: forget it and let a new thread reuse the state.
     stats_.open_at_exit += pt.open.size();
     pt.open.clear();
+    pt.default_depth = 0;  // the assembler keeps them open (a push without its pop)
     std::fill(pt.slot_names.begin(), pt.slot_names.end(), 0);
     s.status.store(ThreadState::kFree, std::memory_order_release);
   }
@@ -99,6 +100,7 @@ void Drain::convert(const ThreadState& s, PerThread& pt, const Record& r, uint64
     case RecordKind::kPush: {
       uint32_t name = numberedStep(nameOf(pt, r), r);
       if (r.domain == 0) {
+        ++pt.default_depth;
         pt.items.push_back({r.ts_ns, Item::kEvent, 0, event(EventType::kRangeBegin, r.ts_ns, r.ts_ns, name, payloadId(r))});
       } else {
         pt.open.push_back({r.domain, name, r.ts_ns, payloadId(r)});
@@ -107,6 +109,12 @@ void Drain::convert(const ThreadState& s, PerThread& pt, const Record& r, uint64
     }
     case RecordKind::kPop: {
       if (r.domain == 0) {
+        // Recorded pops always have a recorded push; only one discarded at attach is missing.
+        if (pt.default_depth == 0) {
+          ++stats_.pops_before_drain;
+          return;
+        }
+        --pt.default_depth;
         pt.items.push_back({r.ts_ns, Item::kEvent, 0, event(EventType::kRangeEnd, r.ts_ns, r.ts_ns, 0, 0)});
         return;
       }
@@ -118,7 +126,8 @@ void Drain::convert(const ThreadState& s, PerThread& pt, const Record& r, uint64
         pt.items.push_back({r.ts_ns, Item::kEvent, 0, event(EventType::kRange, o.begin, std::max(o.begin, r.ts_ns), o.name, o.payload)});
         return;
       }
-      return;  // its push came before this Drain attached
+      ++stats_.pops_before_drain;  // its push came before this Drain attached
+      return;
     }
     case RecordKind::kStart: {
       uint32_t name = numberedStep(nameOf(pt, r), r);

@@ -59,12 +59,13 @@ struct NvtxStats {
   uint64_t bad_handles = 0;      // domain handles Argus never issued
   uint64_t truncated_names = 0;  // names cut to 1,024 bytes
   // Lost or odd in the drain:
-  uint64_t unknown_names = 0;    // name references the drain could not resolve (event kept, unnamed)
-  uint64_t unended_ranges = 0;   // nvtxRangeStart never ended (forgotten at the pending bound)
-  uint64_t unstarted_ends = 0;   // nvtxRangeEnd of a start never seen (dropped, or foreign id)
-  uint64_t open_at_exit = 0;     // domain pushes still open when their thread exited
-  uint64_t domains_refused = 0;  // nvtxDomainCreate beyond 255 domains (their events are dropped)
-  uint64_t strings_refused = 0;  // nvtxDomainRegisterString beyond 16,383 strings (unnamed)
+  uint64_t unknown_names = 0;      // name references the drain could not resolve (event kept, unnamed)
+  uint64_t unended_ranges = 0;     // nvtxRangeStart never ended (forgotten at the pending bound)
+  uint64_t unstarted_ends = 0;     // nvtxRangeEnd of a start never seen (dropped, or foreign id)
+  uint64_t open_at_exit = 0;       // domain pushes still open when their thread exited
+  uint64_t pops_before_drain = 0;  // pops of pushes buffered before this Drain attached (discarded)
+  uint64_t domains_refused = 0;    // nvtxDomainCreate beyond 255 domains (their events are dropped)
+  uint64_t strings_refused = 0;    // nvtxDomainRegisterString beyond 16,383 strings (unnamed)
 };
 
 class Drain {
@@ -101,6 +102,7 @@ class Drain {
   struct PerThread {
     std::vector<uint32_t> slot_names;  // name id of each cache slot reference
     std::vector<OpenPush> open;
+    uint32_t default_depth = 0;  // default-domain begins handed out and not yet ended
     std::vector<Item> items;
     size_t cursor = 0;
   };

@@ -420,3 +420,20 @@ TEST_CASE("the range listener hears every push, pop, start, end and mark, at the
   CHECK(g_changes[3].ts_ns == ev[2].end_ns);    // end
   CHECK(g_changes[4].ts_ns == ev[3].start_ns);  // pop
 }
+
+TEST_CASE("pops of pushes a new Drain discarded make no event (the assembler would pop the wrong range)") {
+  rangePushA("before-the-drain");
+  nvtxDomainHandle_t d = domainCreateA("NCCL");
+  nvtxEventAttributes_t a = ascii("before-the-drain");
+  domainRangePushEx(d, &a);
+  Collected c;
+  rangePushA("inside");
+  rangePop();
+  domainRangePop(d);
+  rangePop();
+  auto ev = c.pull();
+  REQUIRE(ev.size() == 2);
+  CHECK(ev[0].type == EventType::kRangeBegin);
+  CHECK(ev[1].type == EventType::kRangeEnd);
+  CHECK(c.drain.stats().pops_before_drain == 2);
+}
