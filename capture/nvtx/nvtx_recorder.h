@@ -6,7 +6,8 @@
 // Contract of every recording call: never blocks (no lock, no waiting on the drain), never
 // throws, never allocates except on a thread's first call (its ThreadState), costs a clock
 // read plus a hash-and-compare of the name. A full ring drops the event and counts it; the
-// pop of a recorded push is never dropped (its slot is reserved at the push).
+// pop of a recorded push is never dropped (its slot is reserved at the push). Not
+// async-signal-safe: a signal handler's NVTX call must not interrupt one of its thread.
 //
 // One Recorder per process (instance()): NVTX injection is process-wide, and so are the
 // handles it issues (domains, registered strings, range ids). Never destroyed, so that NVTX
