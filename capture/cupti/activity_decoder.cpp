@@ -70,6 +70,13 @@ ActivityDecoder::Outcome ActivityDecoder::decode(const uint8_t* record, size_t a
 }
 
 bool ActivityDecoder::setTimes(uint64_t start, uint64_t end, TraceEvent* e) {
+  // The usual record: 0 < start <= end < 2^62 with a small offset, where no sum can overflow.
+  constexpr uint64_t kFast = uint64_t{1} << 62;
+  if (start - 1 < end && end < kFast && offset_ns_ > -static_cast<int64_t>(kFast) && offset_ns_ < static_cast<int64_t>(kFast)) {
+    e->start_ns = static_cast<int64_t>(start) + offset_ns_;
+    e->end_ns = static_cast<int64_t>(end) + offset_ns_;
+    if (e->start_ns > 0) return true;
+  }
   if (start == 0 && end == 0) {
     ++stats_.no_timestamps;
     return false;

@@ -30,16 +30,16 @@ std::optional<int64_t> offsetFromSamples(std::span<const ClockSample> samples, s
   return offset;
 }
 
-bool ClockSync::calibrate(TimestampFn timestamp, int samples) {
-  if (timestamp == nullptr || samples <= 0) return false;
+bool ClockSync::calibrate(TimestampFn timestamp, EpochFn epoch, int samples) {
+  if (timestamp == nullptr || epoch == nullptr || samples <= 0) return false;
   ClockSample buf[16];
   int n = std::min(samples, 16);
   int got = 0;
   for (int i = 0; i < n; ++i) {
     ClockSample s;
-    s.before_ns = realtimeNs();
+    s.before_ns = epoch();
     if (timestamp(&s.cupti_ns) != CUPTI_SUCCESS) continue;
-    s.after_ns = realtimeNs();
+    s.after_ns = epoch();
     buf[got++] = s;
   }
   std::optional<int64_t> previous;

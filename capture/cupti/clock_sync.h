@@ -4,9 +4,10 @@
 // CLOCK_MONOTONIC_RAW on WSL, and whatever another client installed with
 // cuptiActivityRegisterTimestampCallback). We do not install a timestamp callback: that
 // setting is process-wide and would change torch.profiler's clock too. Instead we measure
-// the offset: read CLOCK_REALTIME, cuptiGetTimestamp, CLOCK_REALTIME again, a few times;
-// the tightest bracket bounds the offset. Re-calibrated periodically by the source's own
-// thread (NTP slews CLOCK_REALTIME; other clocks drift against it).
+// the offset against the epoch clock the shim's CPU-side sources stamp with (the NVTX
+// source's EpochClock; CLOCK_REALTIME when none is given): read it, cuptiGetTimestamp, read
+// it again, a few times; the tightest bracket bounds the offset. Re-calibrated periodically
+// by the source's own thread (a clock step, or a CUPTI clock that drifts against ours).
 #pragma once
 
 #include <atomic>
@@ -40,14 +41,18 @@ struct ClockSample {
 // Returns nullopt when no sample is usable (after < before, CUPTI reading 0 or > int64).
 std::optional<int64_t> offsetFromSamples(std::span<const ClockSample> samples, std::optional<int64_t> previous);
 
+// CLOCK_REALTIME in ns.
+int64_t realtimeNs();
+
 class ClockSync {
  public:
   using TimestampFn = CUptiResult(CUPTIAPI*)(uint64_t*);
+  using EpochFn = int64_t (*)();
 
-  // Takes `samples` readings through `timestamp` (cuptiGetTimestamp) and updates the
-  // offset. Returns false, keeping the previous offset, when CUPTI fails or no reading is
-  // usable. Called by one thread at a time.
-  bool calibrate(TimestampFn timestamp, int samples = 7);
+  // Takes `samples` readings (at most 16) of `timestamp` (cuptiGetTimestamp) bracketed by
+  // `epoch` (Unix ns) and updates the offset. Returns false, keeping the previous offset,
+  // when CUPTI fails or no reading is usable. Called by one thread at a time.
+  bool calibrate(TimestampFn timestamp, EpochFn epoch = realtimeNs, int samples = 7);
   // The current offset in ns (0 before the first calibration); any thread.
   int64_t offset() const { return offset_.load(std::memory_order_relaxed); }
   bool calibrated() const { return calibrated_.load(std::memory_order_relaxed); }
@@ -59,8 +64,5 @@ class ClockSync {
   std::atomic<int64_t> uncertainty_{0};
   std::atomic<bool> calibrated_{false};
 };
-
-// CLOCK_REALTIME in ns.
-int64_t realtimeNs();
 
 }  // namespace argus::capture::cupti

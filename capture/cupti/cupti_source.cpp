@@ -10,6 +10,9 @@ namespace argus::capture::cupti {
 
 namespace {
 
+// Pushes of our external correlation id failing this often: attribution off (one line).
+constexpr uint64_t kTagFailuresToGiveUp = 64;
+
 void logToStderr(const char* line) { std::fprintf(stderr, "argus: %s\n", line); }
 
 // The calls that make GPU work: their API records carry the launch time, and CUPTI writes
@@ -41,6 +44,8 @@ CuptiSource::~CuptiSource() {
   buffers_.unbind();
 }
 
+ClockSync::EpochFn CuptiSource::epoch() const { return options_.epoch_clock ? options_.epoch_clock : realtimeNs; }
+
 void CuptiSource::log(const std::string& line) const { (options_.log ? options_.log : logToStderr)(line.c_str()); }
 
 Status CuptiSource::load() {
@@ -54,10 +59,12 @@ Status CuptiSource::load() {
 
 Status CuptiSource::start() {
   if (running()) return Status::ok();
+  // A flush loop that ended by switching the source off may still be finishing that.
+  if (flusher_.joinable()) flusher_.join();
   Status s = load();
   if (s) {
     // A driverless machine answers cuptiGetTimestamp; a failure here is not fatal (offset 0).
-    clock_.calibrate(api_.getTimestamp);
+    clock_.calibrate(api_.getTimestamp, epoch());
     decoder_.setClockOffset(clock_.offset());
     s = enableAll();
   }
@@ -69,7 +76,6 @@ Status CuptiSource::start() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_requested_ = false;
   }
-  if (flusher_.joinable()) flusher_.join();  // a loop that ended by switching the source off
   tag_failure_logged_ = false;
   consecutive_flush_failures_ = 0;
   running_.store(true, std::memory_order_release);
@@ -171,7 +177,7 @@ void CuptiSource::flushLoop() {
     lock.unlock();
     flushOnce();
     if (Clock::now() >= next_calibration) {
-      clock_.calibrate(api_.getTimestamp);
+      clock_.calibrate(api_.getTimestamp, epoch());
       next_calibration = Clock::now() + calibrate_every;
     }
     lock.lock();
@@ -197,7 +203,7 @@ void CuptiSource::flushOnce() {
     cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
   }
   uint64_t tag_failures = tag_failures_.load(std::memory_order_relaxed);
-  if (tag_failures != 0 && !tag_failure_logged_) {
+  if (tag_failures >= kTagFailuresToGiveUp && !tag_failure_logged_) {
     // Attribution degrades (kernels keep their GPU start); the kernels themselves still flow.
     tag_failure_logged_ = true;
     tagging_.store(false, std::memory_order_release);
@@ -209,17 +215,31 @@ void CuptiSource::flushOnce() {
 }
 
 void CuptiSource::onRangeChange(uint32_t thread, int64_t ts_ns) {
-  if (!tagging_.load(std::memory_order_acquire)) return;
+  // Whether this thread has our id on CUPTI's CUSTOM2 stack (only we use CUSTOM2): one id
+  // per thread, replaced at every change, and popped at the first change after tagging
+  // stopped, so that no stale id keeps making records for another CUPTI client to see.
+  thread_local bool has_id = false;
+  if (!tagging_.load(std::memory_order_acquire)) {
+    if (has_id) {
+      api_.activityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, nullptr);
+      has_id = false;
+    }
+    return;
+  }
   range_changes_.fetch_add(1, std::memory_order_relaxed);
   uint64_t id = contexts_.open(thread, ts_ns);
-  // One id per thread on CUPTI's CUSTOM2 stack: replace it (the first pop finds it empty).
-  CUptiResult pop = api_.activityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, nullptr);
+  CUptiResult pop = has_id ? api_.activityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, nullptr) : CUPTI_SUCCESS;
   CUptiResult push = api_.activityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
-  CUptiResult bad = push != CUPTI_SUCCESS ? push : (pop != CUPTI_SUCCESS && pop != CUPTI_ERROR_QUEUE_EMPTY ? pop : CUPTI_SUCCESS);
+  has_id = push == CUPTI_SUCCESS;
+  CUptiResult bad = push != CUPTI_SUCCESS ? push : pop;
   if (bad != CUPTI_SUCCESS) {
     last_tag_error_.store(static_cast<int>(bad), std::memory_order_relaxed);
     tag_failures_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void CuptiSource::setLaunchAttribution(bool on) {
+  tagging_.store(on && options_.launch_attribution && running(), std::memory_order_release);
 }
 
 size_t CuptiSource::drain(EventSink& sink) {

@@ -52,6 +52,9 @@ struct CuptiSourceOptions {
   uint32_t launch_contexts = 1u << 16;  // NVTX range changes remembered (LaunchContexts)
   int flush_interval_ms = 250;
   int calibrate_interval_ms = 10'000;
+  // The Unix-ns clock the shim's CPU-side sources stamp events with (the NVTX source's
+  // EpochClock::nowNs): GPU times are mapped onto it. Null: CLOCK_REALTIME.
+  int64_t (*epoch_clock)() = nullptr;
   bool memcpy = true;
   bool memset = true;
   // Attribute kernels to the NVTX range that launched them: external correlation records
@@ -105,8 +108,13 @@ class CuptiSource {
   // mark that the NVTX source turns into an event (step markers). `thread` is the id the
   // NVTX source puts in its TraceEvents. Kernels this thread launches from now until its
   // next change carry that thread and (without an API record) ts_ns as launch_ns.
-  // Any thread, lock-free; a no-op while not running.
+  // Any thread, lock-free. While tagging is off (not running, paused) it only pops the id
+  // this thread still has on CUPTI's stack, once.
   void onRangeChange(uint32_t thread, int64_t ts_ns);
+  // Pauses (false) or resumes launch tagging without stopping the source. The shim pauses
+  // it while torch.profiler records: Kineto logs a warning for every external correlation
+  // record of a kind not its own. Each thread drops its id at its next range change.
+  void setLaunchAttribution(bool on);
 
   // Decodes every buffer CUPTI has handed back and gives each buffer's events to `sink`.
   // Returns the number of events. Only on the thread that owns `names`; never blocks on
@@ -127,6 +135,7 @@ class CuptiSource {
   void flushOnce();
   void switchOff(const std::string& why);
   void log(const std::string& line) const;
+  ClockSync::EpochFn epoch() const;
 
   NameTable& names_;
   const CuptiSourceOptions options_;

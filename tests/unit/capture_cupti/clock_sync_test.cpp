@@ -68,4 +68,22 @@ TEST_CASE("calibrate against the real cuptiGetTimestamp") {
   }
   CHECK(kept >= 15);
   CHECK_FALSE(clock.calibrate(nullptr));
+  CHECK_FALSE(clock.calibrate(api.getTimestamp, nullptr));
+}
+
+namespace {
+// An epoch clock 5 s ahead of CLOCK_REALTIME (as if the shim's CPU sources had fixed their
+// epoch before an NTP step): GPU times must land on that clock, not on CLOCK_REALTIME.
+int64_t aheadNs() { return realtimeNs() + 5'000'000'000; }
+}  // namespace
+
+TEST_CASE("calibrate maps CUPTI onto the given epoch clock") {
+  const CuptiApi& api = argus::capture::cupti::testing::realCupti();
+  REQUIRE(api.loaded());
+  ClockSync clock;
+  REQUIRE(clock.calibrate(api.getTimestamp, aheadNs));
+  CHECK(std::abs(clock.offset() - 5'000'000'000) <= clock.uncertainty() + 1'000);
+  // Back to the real clock: the old offset is outside every bracket and is replaced.
+  REQUIRE(clock.calibrate(api.getTimestamp));
+  CHECK(std::abs(clock.offset()) <= clock.uncertainty() + 1'000);
 }
