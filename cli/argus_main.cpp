@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 
+#include "cli/capture_command.h"
 #include "cli/demo_command.h"
 #include "cli/dump_command.h"
 #include "cli/import_command.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   argus::cli::addJobsCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
+  argus::cli::addCaptureCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

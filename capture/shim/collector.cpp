@@ -1,0 +1,220 @@
+#include "capture/shim/collector.h"
+
+#include <unistd.h>
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "capture/nvtx/epoch_clock.h"
+#include "capture/nvtx/nvtx_recorder.h"
+#include "capture/shim/shim_log.h"
+
+namespace argus::capture::shim {
+namespace {
+
+// The NVTX rings are sized before the Drain attaches (threads that record later get them).
+nvtx::Recorder& sizedRecorder(const ShimConfig& config) {
+  nvtx::Recorder& r = nvtx::Recorder::instance();
+  r.setRingSlots(budgetOf(config.max_memory_bytes).nvtx_ring_slots);
+  return r;
+}
+
+wire::StepSenderOptions senderOptions(const ShimConfig& config) {
+  wire::StepSenderOptions o;
+  o.host = config.host;
+  o.port = config.port;
+  o.job = config.job;
+  o.auth_token = config.auth_token;
+  o.topology = config.topology;
+  o.client = "argus-capture/0.1";
+  o.max_buffered_bytes = budgetOf(config.max_memory_bytes).sender_bytes;
+  o.send_timeout = std::chrono::milliseconds(0);  // a full buffer drops (counted), never waits
+  return o;  // codec: delta + zstd, the defaults
+}
+
+StepAssemblerOptions assemblerOptions(const ShimConfig& config) {
+  StepAssemblerOptions o;
+  o.rank = config.topology.rank;
+  o.max_buffered_events = budgetOf(config.max_memory_bytes).assembler_events;
+  return o;
+}
+
+}  // namespace
+
+#ifdef ARGUS_SHIM_CUPTI
+void Collector::Sink::onEvents(std::span<const TraceEvent> batch) {
+  for (const TraceEvent& e : batch) assembler->onEvent(e);
+  events += batch.size();
+}
+#endif
+
+Collector::Collector(const ShimConfig& config)
+    : config_(config),
+      owner_pid_(::getpid()),
+      nvtx_(sizedRecorder(config), names_),
+      sender_(senderOptions(config)),
+      assembler_(names_, assemblerOptions(config), [this](const StepOutput& out) { onStep(out); }) {
+#ifdef ARGUS_SHIM_CUPTI
+  cupti::CuptiSourceOptions o;
+  o.epoch_clock = &nvtx::EpochClock::nowNs;  // GPU times on the NVTX clock
+  o.buffers.pool_bytes = budgetOf(config.max_memory_bytes).cupti_pool_bytes;
+  o.log = [](const char* line) { shimLog(line); };
+  gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
+  sink_.assembler = &assembler_;
+#endif
+  thread_ = std::thread([this] { run(); });
+}
+
+Collector::~Collector() {
+  shutdown();
+}
+
+void Collector::startGpu() {
+#ifdef ARGUS_SHIM_CUPTI
+  if (quiet() || shut_down_.load()) return;
+  if (!gpu_->start()) return;  // the source logged "GPU tracing off: ..."; NVTX carries on
+  // Every NVTX range change tags the kernels its thread launches next (static storage: the
+  // listener must outlive every NVTX call of the process).
+  static nvtx::RangeListener tag;
+  tag = {&cupti::CuptiSource::rangeListener, gpu_.get()};
+  nvtx::Recorder::instance().setRangeListener(&tag);
+#endif
+}
+
+void Collector::run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(config_.collect_interval_ms));
+    if (stop_) break;
+    lock.unlock();
+    if (!quiet()) collectOnce();
+    lock.lock();
+  }
+}
+
+void Collector::collectOnce() {
+  try {
+    uint64_t events = 0;
+    for (const TraceEvent& e : nvtx_.drain()) {
+      assembler_.onEvent(e);
+      ++events;
+    }
+#ifdef ARGUS_SHIM_CUPTI
+    sink_.events = 0;
+    gpu_->drain(sink_);
+    events += sink_.events;
+#endif
+    std::lock_guard lock(mu_);
+    ++stats_.collections;
+    stats_.events += events;
+  } catch (const std::exception& e) {
+    goQuiet(std::string("collector failed: ") + e.what());
+  } catch (...) {
+    goQuiet("collector failed: unknown exception");
+  }
+}
+
+uint64_t Collector::sourceDropsNow() {
+  uint64_t drops = nvtx_.stats().dropped;
+#ifdef ARGUS_SHIM_CUPTI
+  drops += gpu_->stats().cupti_dropped;
+#endif
+  return drops;
+}
+
+void Collector::onStep(const StepOutput& out) {
+  if (quiet()) return;
+  // Events the sources lost at their rings, and records the sender's full buffer refused,
+  // since the previous record: added to this record's dropped-events counter (the
+  // assembler's own drops are already in it), so every loss shows in the store.
+  uint64_t source_drops = sourceDropsNow();
+  uint64_t refused;
+  {
+    std::lock_guard lock(mu_);
+    stats_.source_drops = source_drops;
+    refused = stats_.records_dropped;
+  }
+  uint64_t lost = source_drops + refused;
+  model::StepRecord record = out.record;
+  if (lost > drops_reported_) {
+    uint64_t delta = lost - drops_reported_;
+    bool merged = false;
+    for (auto& ev : record.events) {
+      if (ev.kind == model::EventKind::kDroppedEvents) {
+        ev.value += delta;
+        merged = true;
+      }
+    }
+    if (!merged) record.events.push_back({model::EventKind::kDroppedEvents, record.start_ns, delta, 0});
+    record.flags |= model::kStepPartial;
+    record.canonicalize();
+    drops_reported_ = lost;
+  }
+  sender_.addKernels(out.new_kernels);
+  sender_.addStrings(out.new_strings);
+  Status s = sender_.send(std::move(record));
+  if (s.isOk()) {
+    std::lock_guard lock(mu_);
+    ++stats_.steps;
+  } else if (s.code() == Status::Code::kResourceExhausted) {
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.records_dropped;
+    }
+    shimLogOnce(send_full_logged_, "argusd unreachable and the send buffer full; dropping steps (counted in the next record sent)");
+  } else {
+    goQuiet("argusd refused this rank: " + s.toString());
+  }
+}
+
+void Collector::goQuiet(const std::string& why) {
+  if (quiet_.exchange(true)) return;
+  shimLog(why + "; capture off, the job runs on untraced");
+  nvtx::Recorder::instance().setEnabled(false);
+#ifdef ARGUS_SHIM_CUPTI
+  nvtx::Recorder::instance().setRangeListener(nullptr);
+  if (gpu_) gpu_->stop();
+#endif
+}
+
+void Collector::shutdown() {
+  if (shut_down_.exchange(true)) return;
+  if (::getpid() != owner_pid_) return;  // a fork child: the parent's threads are not ours
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (quiet()) return;
+  try {
+#ifdef ARGUS_SHIM_CUPTI
+    nvtx::Recorder::instance().setRangeListener(nullptr);
+    gpu_->stop();  // force-flushes: the last GPU records are queued for the drain below
+#endif
+    collectOnce();
+    nvtx::Recorder::instance().setEnabled(false);
+    assembler_.flush();
+    Status s = sender_.close(std::chrono::milliseconds(config_.exit_flush_ms));
+    if (!s.isOk()) {
+      shimLog("at exit, " + std::to_string(sender_.stats().buffered_records) + " steps not acknowledged by " + config_.host + ":" +
+              std::to_string(config_.port) + " (" + s.toString() + ")");
+    }
+  } catch (...) {
+    shimLog("exit flush failed; the last steps are lost");
+  }
+}
+
+void Collector::abandonAfterFork() {
+  shut_down_.store(true);
+  quiet_.store(true);
+  nvtx::Recorder::instance().setEnabled(false);
+}
+
+CollectorStats Collector::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace argus::capture::shim

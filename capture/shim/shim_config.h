@@ -1,0 +1,49 @@
+// ShimConfig: what the capture shim learns from its environment (docs/capture/shim.md,
+// "Environment"). `argus capture` sets ARGUS_SERVER and ARGUS_JOB; the launcher (torchrun,
+// mpirun, srun) sets the rank variables; the rest has defaults.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "model/step_record.h"
+
+namespace argus::capture::shim {
+
+// argusd's default ingest port (docs/cli/argusd.md, `--ingest`).
+inline constexpr uint16_t kDefaultIngestPort = 7701;
+
+struct ShimConfig {
+  std::string host = "127.0.0.1";
+  uint16_t port = kDefaultIngestPort;
+  std::string job = "default";
+  std::string auth_token;
+  model::RankTopology topology;  // rank, world_size, local_rank, host
+  // Memory budget of the shim (ARGUS_MAX_MEMORY_MB, default 64): split between the
+  // StepSender's buffer, the assembler's event buffer and the NVTX and CUPTI rings.
+  size_t max_memory_bytes = size_t{64} << 20;
+  int collect_interval_ms = 50;     // ARGUS_COLLECT_INTERVAL_MS
+  int exit_flush_ms = 2000;         // ARGUS_EXIT_FLUSH_MS: how long exit waits for acks
+  bool enabled = true;              // ARGUS_DISABLE=1 turns the shim into a no-op
+};
+
+// The memory budget's split (docs/capture/shim.md, "Bounds").
+struct ShimBudget {
+  size_t sender_bytes;       // StepSender::max_buffered_bytes
+  size_t assembler_events;   // StepAssemblerOptions::max_buffered_events (64 B each)
+  uint32_t nvtx_ring_slots;  // per recording thread (32 B each), sized for kNvtxThreads
+  size_t cupti_pool_bytes;   // CuptiSource's buffer pool
+};
+inline constexpr size_t kNvtxThreads = 32;  // recording threads the NVTX quarter is sized for
+ShimBudget budgetOf(size_t max_memory_bytes);
+
+// Reads the configuration through `get` (getenv's contract: nullptr when unset). Malformed
+// values fall back to the default and append one line to *warnings (the caller logs them).
+// Rank variables, first found wins: RANK/LOCAL_RANK/WORLD_SIZE, then
+// OMPI_COMM_WORLD_RANK/_LOCAL_RANK/_SIZE, then SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS.
+using EnvFn = std::function<const char*(const char*)>;
+ShimConfig readShimConfig(const EnvFn& get, std::string* warnings);
+
+}  // namespace argus::capture::shim

@@ -1,0 +1,169 @@
+// `argus capture` end to end: a 4-rank NVTX-annotated CPU job (capture_workload) runs under
+// the shim; each rank's libargus_capture.so is loaded by NVTX injection and sends its steps
+// to a real argusd on loopback. Also: argusd absent at start and started mid-run, exit codes
+// and signals passed through.
+#include <doctest/doctest.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli/argusd_process.h"
+#include "cli/http_client.h"
+#include "ingest_test_util.h"
+
+using namespace argus;
+using argus::testing::RunResult;
+using argus::testing::runArgus;
+
+#ifdef ARGUS_CAPTURE_WORKLOAD
+namespace {
+
+struct WorkloadStep {
+  int64_t fwd_ns, bwd_ns, allreduce_ns, iter_ns;
+};
+// rank -> steps, from the workload's own timing files.
+std::map<int, std::vector<WorkloadStep>> readWorkload(const std::string& dir, int ranks) {
+  std::map<int, std::vector<WorkloadStep>> out;
+  for (int r = 0; r < ranks; ++r) {
+    std::ifstream in(dir + "/rank-" + std::to_string(r) + ".txt");
+    std::string word;
+    int step;
+    WorkloadStep s;
+    while (in >> word >> step >> s.fwd_ns >> s.bwd_ns >> s.allreduce_ns >> s.iter_ns) out[r].push_back(s);
+  }
+  return out;
+}
+
+uint16_t freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string workload(const std::string& args) { return std::string(ARGUS_CAPTURE_WORKLOAD) + " " + args; }
+
+}  // namespace
+
+TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in argusd") {
+  cli::ArgusdProcess argusd;
+  argusd.setHttp(true);
+  Status s = argusd.start();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  std::string out = cli::makeTempDir("argus-capture");
+  constexpr int kRanks = 4, kSteps = 30, kSlow = 2;
+  RunResult r = runArgus("capture --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + " --job capjob -- " +
+                         workload("--ranks 4 --steps 30 --work 20 --slow-rank 2 --slow-factor 3 --out " + out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("argus:") == std::string::npos);  // nothing went wrong: the shim says nothing
+
+  auto steps = readWorkload(out, kRanks);
+  REQUIRE(steps.size() == kRanks);
+  // The workload itself: the slow rank's forward/backward take ~3x its peers'; the peers wait
+  // for it in the allreduce.
+  int64_t slow_fwd = 0, peer_fwd = 0, slow_wait = 0, peer_wait = 0;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    REQUIRE(steps[rank].size() == kSteps);
+    for (const auto& st : steps[rank]) {
+      (rank == kSlow ? slow_fwd : peer_fwd) += st.fwd_ns + st.bwd_ns;
+      (rank == kSlow ? slow_wait : peer_wait) += st.allreduce_ns;
+    }
+  }
+  CHECK(slow_fwd > 2 * (peer_fwd / (kRanks - 1)));
+  CHECK(peer_wait / (kRanks - 1) > 2 * slow_wait);
+
+  auto reply = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET",
+                                "/api/v1/scan?job=capjob&table=steps&columns=rank,step,iter_ns,forward_ns,backward_ns,comm_total_ns,flags");
+  REQUIRE(reply.isOk());
+  REQUIRE(reply->status == 200);
+  nlohmann::json body = nlohmann::json::parse(reply->body);
+  INFO(reply->body.substr(0, 2000));
+  REQUIRE(body["rows"].size() == kRanks * kSteps);
+  std::map<std::pair<int, int>, nlohmann::json> rows;
+  for (const auto& row : body["rows"]) rows[{row[0].get<int>(), row[1].get<int>()}] = row;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    for (int step = 0; step < kSteps; ++step) {
+      auto it = rows.find({rank, step});
+      REQUIRE_MESSAGE(it != rows.end(), "rank " << rank << " step " << step << " missing");
+      // iter_ns is the ProfilerStep range, which the workload's own clock brackets within
+      // a few clock reads.
+      int64_t iter = it->second[2].get<int64_t>();
+      int64_t own = steps[rank][step].iter_ns;
+      CHECK(std::llabs(iter - own) < 200'000);
+      CHECK(it->second[6].get<int64_t>() == 0);  // neither partial nor inferred
+      // Known gap (docs/capture/shim.md, "What a CPU-only job shows"): phase times are unions
+      // of GPU kernels; NVTX ranges alone (no CUPTI) give none, and a CPU range around a
+      // collective has no range class. When the assembler learns CPU-side phases, this
+      // becomes: the slow rank's forward/backward above its peers'.
+      CHECK(it->second[3].get<int64_t>() == 0);
+      CHECK(it->second[5].get<int64_t>() == 0);
+    }
+  }
+  CHECK(argusd.stop() == 0);
+  cli::removeTree(out);
+}
+
+TEST_CASE("argus capture: argusd absent at start, started mid-run; the job is unaffected and its steps arrive") {
+  uint16_t port = freePort();
+  RunResult r;
+  std::thread job([&] {
+    r = runArgus("capture --server 127.0.0.1:" + std::to_string(port) + " --job late -- " +
+                 workload("--ranks 4 --steps 120 --work 20 --exit-code 5"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  cli::ArgusdProcess argusd;
+  argusd.setIngestPort(port);
+  Status s = argusd.start();
+  job.join();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  INFO(r.output);
+  CHECK(r.exit_code == 5);  // the job's own exit code, unchanged
+  CHECK(argusd.stop() == 0);
+  testing::StoredRows rows;
+  s = testing::scanSteps(argusd.dataDir(), "late", &rows);
+  REQUIRE_MESSAGE(s.isOk(), s.toString());
+  // Nothing was lost: the sender buffered the steps made while argusd was away.
+  CHECK(rows.size() == 4 * 120);
+  for (uint32_t rank = 0; rank < 4; ++rank) CHECK(rows.count({rank, 119}) == 1);
+}
+
+TEST_CASE("argus capture passes the command's exit code and signals through") {
+  CHECK(runArgus("capture --server 127.0.0.1:1 -- " + workload("--ranks 2 --steps 2 --work 1 --exit-code 7")).exit_code == 7);
+  CHECK(runArgus("capture -- sh -c 'kill -KILL $$'").exit_code == 128 + SIGKILL);
+  CHECK(runArgus("capture -- /nonexistent/command").exit_code == 127);
+  CHECK(runArgus("capture --shim /nonexistent/libargus_capture.so -- true").exit_code == 2);
+
+  // SIGTERM to argus reaches the command; argus exits as the command did.
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const char* bin = std::getenv("ARGUS_BIN");
+    ::execl(bin, bin, "capture", "--", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+}
+#else
+TEST_CASE("argus capture needs the toolkit's nvtx3 headers") { MESSAGE("no NVTX headers: capture_test skipped"); }
+#endif
