@@ -111,6 +111,11 @@ class CuptiSource {
   // Any thread, lock-free. While tagging is off (not running, paused) it only pops the id
   // this thread still has on CUPTI's stack, once.
   void onRangeChange(uint32_t thread, int64_t ts_ns);
+  // onRangeChange for a C-style listener whose context is the CuptiSource (the NVTX
+  // source's RangeListener: {&CuptiSource::rangeListener, &source}).
+  static void rangeListener(void* source, uint32_t thread, int64_t ts_ns) {
+    static_cast<CuptiSource*>(source)->onRangeChange(thread, ts_ns);
+  }
   // Pauses (false) or resumes launch tagging without stopping the source. The shim pauses
   // it while torch.profiler records: Kineto logs a warning for every external correlation
   // record of a kind not its own. Each thread drops its id at its next range change.

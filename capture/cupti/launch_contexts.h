@@ -37,10 +37,11 @@ class LaunchContexts {
   uint64_t open(uint32_t thread, int64_t ts_ns) {
     uint64_t id = next_.fetch_add(1, std::memory_order_relaxed);
     Slot& s = slots_[id & mask_];
+    // A seqlock without fences (TSan-friendly; plain moves on x86): a reader that sees any
+    // field of this write also sees kWriting (or this id) when it reads the id again.
     s.id.store(kWriting, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    s.thread.store(thread, std::memory_order_relaxed);
-    s.ts_ns.store(ts_ns, std::memory_order_relaxed);
+    s.thread.store(thread, std::memory_order_release);
+    s.ts_ns.store(ts_ns, std::memory_order_release);
     s.id.store(id, std::memory_order_release);
     return id;
   }
@@ -50,9 +51,8 @@ class LaunchContexts {
     if (id == 0 || id == kWriting) return false;
     const Slot& s = slots_[id & mask_];
     if (s.id.load(std::memory_order_acquire) != id) return false;
-    Context c{s.thread.load(std::memory_order_relaxed), s.ts_ns.load(std::memory_order_relaxed)};
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (s.id.load(std::memory_order_relaxed) != id) return false;
+    Context c{s.thread.load(std::memory_order_acquire), s.ts_ns.load(std::memory_order_acquire)};
+    if (s.id.load(std::memory_order_relaxed) != id) return false;  // overwritten meanwhile
     *out = c;
     return true;
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "activity_records.h"
+#include "capture/nvtx/nvtx_recorder.h"  // RangeListener only (a plain struct): no link to the NVTX part
 
 using namespace argus;
 using namespace argus::capture;
@@ -82,6 +83,13 @@ TEST_CASE("start() without a driver: GPU tracing off, one log line, nothing runn
   CuptiSourceStats st = source.stats();
   CHECK(st.range_changes == 0);
   CHECK_FALSE(st.running);
+  // The NVTX recorder's listener type takes our adapter as it is.
+  const nvtx::RangeListener listener{&CuptiSource::rangeListener, &source};
+  listener.onRangeChange(listener.context, 7, 2000);
+  CHECK(source.stats().range_changes == 0);
+  source.setLaunchAttribution(true);  // not running: stays off
+  source.onRangeChange(7, 3000);
+  CHECK(source.stats().range_changes == 0);
   source.stop();
   source.stop();
   CHECK(g_log.size() == 1);

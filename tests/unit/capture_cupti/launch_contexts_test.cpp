@@ -39,17 +39,20 @@ TEST_CASE("capacity rounds up to a power of two") {
 }
 
 TEST_CASE("concurrent writers, one reader: a found context is always one writer's whole entry") {
-  LaunchContexts c(16);  // small ring: constant overwrites
+  LaunchContexts c(64);  // small ring: constant overwrites
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
   for (uint32_t t = 1; t <= 3; ++t) {
     writers.emplace_back([&, t] {
-      for (int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) c.open(t, static_cast<int64_t>(t) * 1'000'000'000 + i);
+      for (int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        c.open(t, static_cast<int64_t>(t) * 1'000'000'000 + i);
+        if (i % 32 == 0) std::this_thread::yield();  // let the reader run on a busy machine
+      }
     });
   }
   uint64_t found = 0, mixed = 0;
-  for (int i = 0; i < 2'000'000; ++i) {
-    uint64_t id = c.opened() - (i % 20);
+  for (int i = 0; i < 20'000'000 && found < 100'000; ++i) {
+    uint64_t id = c.opened() - (i % 48);
     LaunchContexts::Context x;
     if (!c.find(id, &x)) continue;
     ++found;
