@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/bytes.h"
 #include "model/step_codec.h"
 
 using namespace argus::model;
@@ -16,15 +17,8 @@ using Bucket = DurationHistogram::Bucket;
 
 namespace {
 
-void putVarint(std::string& s, uint64_t v) {
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-}
-
-uint64_t zz(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+void putVarint(std::string& s, uint64_t v) { argus::ByteWriter(&s).putVarint(v); }
+uint64_t zz(int64_t v) { return argus::zigzagEncode(v); }
 
 void putBytes(std::string& s, std::initializer_list<uint8_t> bytes) {
   for (uint8_t b : bytes) s.push_back(static_cast<char>(b));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/bytes.h"
 #include "model/step_codec.h"
 
 using namespace argus::model;
@@ -17,15 +18,8 @@ using Bucket = DurationHistogram::Bucket;
 
 namespace {
 
-void putVarint(std::string& s, uint64_t v) {
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-}
-
-uint64_t zz(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+void putVarint(std::string& s, uint64_t v) { argus::ByteWriter(&s).putVarint(v); }
+uint64_t zz(int64_t v) { return argus::zigzagEncode(v); }
 
 // A keyframe with one forward kernel (signature 0x5151, `count` launches, total 1,000 ns)
 // whose histogram is `mode` with the given payload bytes, and no other lists.
