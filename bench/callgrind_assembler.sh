@@ -16,17 +16,9 @@ trace_dir=${4:-/work/shared/data/kineto}
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --instr-atstart=no --dump-instr=yes --callgrind-out-file="$out/callgrind.out.%p" \
-  "$build/bench/bench_assembler" --callgrind "$steps" "$kernels_per_step" "$trace_dir" >"$out/streams.tsv" 2>"$out/valgrind.log" ||
-  { cat "$out/valgrind.log" >&2; exit 1; }
-
-# streams.tsv: "callgrind-stream<TAB>label<TAB>events<TAB>kernels"; each dump names its
-# stream in "desc: Trigger: Client Request: <label>" and its cost in "totals: <Ir>".
-for f in "$out"/callgrind.out.*.*; do
-  label=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
-  ir=$(sed -n 's/^totals: //p' "$f")
-  printf '%s\t%s\n' "$label" "$ir"
-done >"$out/dumps.tsv"
+source "$(dirname "$0")/callgrind_dumps.sh"
+# stdout.tsv: "callgrind-stream<TAB>label<TAB>events<TAB>kernels".
+callgrind_dumps "$out" "$build/bench/bench_assembler" --callgrind "$steps" "$kernels_per_step" "$trace_dir"
 awk -F'\t' '
   NR == FNR { ir[$1] = $2; next }
   $1 == "callgrind-stream" {
@@ -41,4 +33,4 @@ awk -F'\t' '
   END {
     printf "%-48s %9d %9d %13d %11.1f\n", "total (real traces)", te, tk, ti, tk ? ti / tk : 0
     print synth
-  }' "$out/dumps.tsv" "$out/streams.tsv"
+  }' "$out/dumps.tsv" "$out/stdout.tsv"

@@ -13,17 +13,9 @@ n=${2:-20000}
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --instr-atstart=no --dump-instr=yes --callgrind-out-file="$out/callgrind.out.%p" \
-  "$build/bench/bench_nvtx_source" --callgrind "$n" >"$out/cases.tsv" 2>"$out/valgrind.log" ||
-  { cat "$out/valgrind.log" >&2; exit 1; }
-
-# cases.tsv: "callgrind-case<TAB>label<TAB>unit<TAB>iterations"; each dump names its case in
-# "desc: Trigger: Client Request: <label>" and its cost in "totals: <Ir>".
-for f in "$out"/callgrind.out.*.*; do
-  label=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
-  ir=$(sed -n 's/^totals: //p' "$f")
-  printf '%s\t%s\n' "$label" "$ir"
-done >"$out/dumps.tsv"
+source "$(dirname "$0")/callgrind_dumps.sh"
+# stdout.tsv: "callgrind-case<TAB>label<TAB>unit<TAB>iterations".
+callgrind_dumps "$out" "$build/bench/bench_nvtx_source" --callgrind "$n"
 awk -F'\t' '
   NR == FNR { ir[$1] = $2; next }
   $1 == "callgrind-case" {
@@ -31,4 +23,4 @@ awk -F'\t' '
     if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
     printf "%-58s %5s %12.1f\n", $2, $3, n / $4
   }
-  BEGIN { printf "%-58s %5s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/cases.tsv"
+  BEGIN { printf "%-58s %5s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/stdout.tsv"
