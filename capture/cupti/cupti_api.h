@@ -44,7 +44,7 @@ struct CuptiApi {
 };
 
 struct LoadOptions {
-  // Tried first when non-empty (the shim's `cupti_library` option / ARGUS_CUPTI_LIBRARY).
+  // When non-empty, the one library tried (the shim maps its own option onto it).
   std::string override_path;
 };
 

@@ -104,8 +104,8 @@ class CuptiSource {
   void stop();
   bool running() const { return running_.load(std::memory_order_acquire); }
 
-  // The NVTX range stack of `thread` changed at `ts_ns` (Unix ns): a push, a pop, or a
-  // mark that the NVTX source turns into an event (step markers). `thread` is the id the
+  // The NVTX ranges of `thread` changed at `ts_ns` (Unix ns): a push, a pop, a range start
+  // or end, or a mark (step markers) that the NVTX source recorded on this thread. `thread` is the id the
   // NVTX source puts in its TraceEvents. Kernels this thread launches from now until its
   // next change carry that thread and (without an API record) ts_ns as launch_ns.
   // Any thread, lock-free. While tagging is off (not running, paused) it only pops the id
