@@ -4,18 +4,16 @@
 # cuptiActivityGetNextRecord walk included) and dumps one profile per buffer.
 #
 # Usage: bench/callgrind_cupti_decode.sh [build_dir=build]
-# KEEP=DIR keeps the dumps. Needs valgrind and a bench built with <valgrind/callgrind.h>.
+# KEEP=DIR keeps the dumps for callgrind_annotate. Needs valgrind and <valgrind/callgrind.h>.
 set -euo pipefail
 build=${1:-build}
+
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/callgrind.out.%p" \
-  "$build/bench/bench_cupti_decode" --callgrind >"$out/streams.tsv" 2>"$out/valgrind.log" ||
-  { cat "$out/valgrind.log" >&2; exit 1; }
-for f in "$out"/callgrind.out.*.*; do
-  printf '%s\t%s\n' "$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")" "$(sed -n 's/^totals: //p' "$f")"
-done >"$out/dumps.tsv"
+source "$(dirname "$0")/callgrind_dumps.sh"
+# stdout.tsv: "callgrind-stream<TAB>label<TAB>records<TAB>kernels".
+callgrind_dumps "$out" "$build/bench/bench_cupti_decode" --callgrind
 awk -F'\t' '
   NR == FNR { ir[$1] = $2; next }
   $1 == "callgrind-stream" {
@@ -23,5 +21,4 @@ awk -F'\t' '
     if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
     printf "%-40s %9d %9d %13d %11.1f\n", $2, $3, $4, n, n / $4
   }
-  BEGIN { printf "%-40s %9s %9s %13s %11s\n", "buffer", "records", "kernels", "instructions", "instr/kernel" }
-' "$out/dumps.tsv" "$out/streams.tsv"
+  BEGIN { printf "%-40s %9s %9s %13s %11s\n", "buffer", "records", "kernels", "instructions", "instr/kernel" }' "$out/dumps.tsv" "$out/stdout.tsv"
