@@ -179,7 +179,8 @@ std::vector<NameClassifier::FirstMatch::Rule> NameClassifier::rulesOf(const std:
   return out;
 }
 
-NameClassifier::NameClassifier(const NameRules& rules) : rules_(rules), ranges_(rulesOf(rules.ranges)), kernels_(rulesOf(rules.kernels)) {}
+NameClassifier::NameClassifier(const NameRules& rules) : rules_(rules), ranges_(rulesOf(rules.ranges)), kernels_(rulesOf(rules.kernels)),
+      comm_ranges_(rulesOf(rules.comm_ranges)) {}
 
 RangeClass NameClassifier::classifyRange(std::string_view name) const {
   int i = ranges_(name);

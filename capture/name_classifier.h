@@ -26,6 +26,7 @@ class NameClassifier {
 
   std::optional<int64_t> stepMarker(std::string_view name) const { return rules_.stepMarker(name); }
   RangeClass classifyRange(std::string_view name) const;
+  bool isCommRange(std::string_view name) const { return comm_ranges_(name) >= 0; }
   KernelClass classifyKernel(std::string_view name) const;
 
  private:
@@ -73,7 +74,7 @@ class NameClassifier {
   static std::vector<FirstMatch::Rule> rulesOf(const std::vector<R>& rules);
 
   NameRules rules_;
-  FirstMatch ranges_, kernels_;
+  FirstMatch ranges_, kernels_, comm_ranges_;
 };
 
 }  // namespace argus::capture

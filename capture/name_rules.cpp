@@ -88,6 +88,14 @@ NameRules NameRules::defaults() {
       {M::kContains, true, "bwd", P::kBackward},
       {M::kContains, true, "grad", P::kBackward},
   };
+  // CPU ranges around collectives: NCCL/Gloo/c10d names, the collective op names the
+  // kernel rules and import/chrome_mapping know (every spelling), Megatron's pipeline
+  // "-send" / "-recv". Not bare "broadcast" or "barrier": aten::broadcast_tensors is compute.
+  for (const char* p : {"nccl", "gloo:", "c10d::", "allreduce", "all_reduce", "all-reduce", "allgather", "all_gather",
+                        "all-gather", "reducescatter", "reduce_scatter", "reduce-scatter", "alltoall", "all_to_all",
+                        "all-to-all", "sendrecv", "send_recv", "-send", "-recv"}) {
+    r.comm_ranges.push_back({M::kContains, true, p});
+  }
   r.kernel_default = P::kForward;
   return r;
 }
@@ -112,6 +120,11 @@ RangeClass NameRules::classifyRange(std::string_view name) const {
     if (matches(rule.match, rule.ignore_case, rule.pattern, name)) return rule.cls;
   }
   return RangeClass::kNone;
+}
+
+bool NameRules::isCommRange(std::string_view name) const {
+  return std::any_of(comm_ranges.begin(), comm_ranges.end(),
+                     [&](const CommRangeRule& rule) { return matches(rule.match, rule.ignore_case, rule.pattern, name); });
 }
 
 KernelClass NameRules::classifyKernel(std::string_view name) const {

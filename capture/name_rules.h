@@ -45,6 +45,16 @@ struct KernelRule {
   model::Phase phase = model::Phase::kForward;  // kCommunication marks a collective kernel
 };
 
+// A CPU range around a collective ("nccl:AllReduce", PyTorch "c10d::allreduce_", Megatron
+// "grads-reduce-scatter", "forward-send-backward-recv"). Matched apart from the range rules,
+// so one range can be both: Megatron's "forward-send-forward-recv" stays a forward range for
+// the kernels launched inside it and is communication time for a step without device work.
+struct CommRangeRule {
+  MatchKind match = MatchKind::kContains;
+  bool ignore_case = true;
+  std::string pattern;
+};
+
 // A step marker: a range or mark whose name is `prefix`, optionally followed by the step
 // number ("ProfilerStep#12", "argus:step", "argus:step#7"): digits, or '#' then digits.
 struct StepMarkerRule {
@@ -62,6 +72,7 @@ struct NameRules {
   std::vector<StepMarkerRule> steps;
   std::vector<RangeRule> ranges;
   std::vector<KernelRule> kernels;
+  std::vector<CommRangeRule> comm_ranges;  // any match: communication
   model::Phase kernel_default = model::Phase::kForward;
 
   // PyTorch profiler, NVTX-style and Megatron names (the table in the docs).
@@ -71,6 +82,8 @@ struct NameRules {
   // carries, or -1 when it carries none (steps are then counted).
   std::optional<int64_t> stepMarker(std::string_view name) const;
   RangeClass classifyRange(std::string_view name) const;
+  // Whether a CPU range of this name waits in a collective (any comm_ranges rule matches).
+  bool isCommRange(std::string_view name) const;
   KernelClass classifyKernel(std::string_view name) const;
 };
 

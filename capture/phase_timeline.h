@@ -24,6 +24,7 @@ struct CpuRange {
   int64_t end = 0;
   uint32_t thread = 0;
   RangeClass cls = RangeClass::kNone;
+  bool comm = false;  // NameRules::isCommRange: read only for steps without device activity
 };
 
 class PhaseTimelines {

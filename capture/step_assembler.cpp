@@ -114,7 +114,9 @@ StepAssembler::NameInfo& StepAssembler::rangeInfoSlow(uint32_t name) {
       ni.range_use = RangeUse::kStepMarker;
       ni.step_number = *step;
     } else {
-      ni.range_use = ni.range == RangeClass::kNone ? RangeUse::kIgnore : RangeUse::kKeep;
+      ni.range_use = classifier_.isCommRange(text)        ? RangeUse::kKeepComm
+                     : ni.range == RangeClass::kNone ? RangeUse::kIgnore
+                                                     : RangeUse::kKeep;
     }
   }
   return ni;
@@ -268,8 +270,8 @@ void StepAssembler::onOther(const TraceEvent& e) {
       const NameInfo& ni = rangeInfo(e.name);
       if (ni.range_use == RangeUse::kStepMarker) {
         onStepMarker(ni, e.start_ns, e.end_ns, e.thread);
-      } else if (ni.range_use == RangeUse::kKeep) {
-        onRange(ni.range, e.start_ns, e.end_ns, e.thread);
+      } else if (ni.range_use != RangeUse::kIgnore) {
+        onRange(ni.range, ni.range_use == RangeUse::kKeepComm, e.start_ns, e.end_ns, e.thread);
       }
       break;
     }
@@ -413,8 +415,8 @@ void StepAssembler::onRangeEnd(const TraceEvent& e) {
       break;
     }
     updateEmitAt();
-  } else if (ni.range_use == RangeUse::kKeep) {
-    onRange(ni.range, r.begin, end, e.thread);
+  } else if (ni.range_use != RangeUse::kIgnore) {
+    onRange(ni.range, ni.range_use == RangeUse::kKeepComm, r.begin, end, e.thread);
   }
 }
 
@@ -441,7 +443,7 @@ void StepAssembler::onStepMarker(const NameInfo& ni, int64_t begin, int64_t end,
   if (pending_.size() > before) next_step_ = step + 1;
 }
 
-void StepAssembler::onRange(RangeClass cls, int64_t begin, int64_t end, uint32_t thread) {
+void StepAssembler::onRange(RangeClass cls, bool comm, int64_t begin, int64_t end, uint32_t thread) {
   if (end <= emitted_until_) {
     drop(&stats_.late_events);
     return;
@@ -452,7 +454,7 @@ void StepAssembler::onRange(RangeClass cls, int64_t begin, int64_t end, uint32_t
     return;
   }
   if (ranges_.size() > ranges_head_ && begin < ranges_.back().begin) ranges_sorted_ = false;
-  ranges_.append({begin, end, thread, cls});
+  ranges_.append({begin, end, thread, cls, comm});
   if (end > begin && phaseOfRange(cls) != Phase::kUnknown) {
     auto it = std::find_if(phase_threads_.begin(), phase_threads_.end(), [&](const PhaseThread& p) { return p.thread == thread; });
     if (it == phase_threads_.end()) {

@@ -118,7 +118,8 @@ class StepAssembler {
   static constexpr uint32_t kPhaseSlots = 8;  // model::Phase values, rounded up
 
   // What a range or mark of a name does.
-  enum class RangeUse : uint8_t { kIgnore, kKeep, kStepMarker };
+  // kKeepComm: kept, and a communication range (NameRules::isCommRange), whatever its class.
+  enum class RangeUse : uint8_t { kIgnore, kKeep, kKeepComm, kStepMarker };
   // Per-name-id facts, each part computed on the name's first use as a kernel or as a
   // range / mark (NameClassifier), then a vector lookup.
   struct NameInfo {
@@ -249,7 +250,7 @@ class StepAssembler {
   void onCollective(const TraceEvent& e);
   void onRangeBegin(const TraceEvent& e);
   void onRangeEnd(const TraceEvent& e);
-  void onRange(RangeClass cls, int64_t begin, int64_t end, uint32_t thread);
+  void onRange(RangeClass cls, bool comm, int64_t begin, int64_t end, uint32_t thread);
   void onStepMarker(const NameInfo& ni, int64_t begin, int64_t end, uint32_t thread);
   void onMark(const TraceEvent& e);
   void onSample(const TraceEvent& e);
@@ -262,6 +263,9 @@ class StepAssembler {
   void scanActs(const PendingStep& s);
   void resolveNcclKernels();
   void buildTimelines(int64_t lo, int64_t hi, const PendingStep& s);
+  // A step without device activity: fills the phase columns from the CPU phase and
+  // communication ranges in its window. Returns false (record untouched) when it has none.
+  bool foldCpuPhases(const PendingStep& s);
   void foldMember(const Act& a, const PendingStep& s);
   void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur);
   // Whether a collective event on the NCCL kernel's device and stream overlaps it. REQUIRES:
@@ -396,6 +400,12 @@ class StepAssembler {
     int64_t finish() const { return total + (end - begin); }
   };
   RunningUnion forward_, backward_, optimizer_, compute_;
+  // foldCpuPhases scratch: the window's phase and communication ranges, clipped; intervals
+  // per column (kCpuForward.. kCpuComm) and of one thread; two merged unions.
+  enum CpuSet : size_t { kCpuForward, kCpuBackward, kCpuOptimizer, kCpuCompute, kCpuComm, kCpuSets };
+  std::vector<CpuRange> cpu_ranges_;
+  std::array<std::vector<Interval>, kCpuSets> cpu_sets_;
+  std::vector<Interval> thread_phase_, thread_comm_, cpu_union_[2];
 };
 
 }  // namespace argus::capture

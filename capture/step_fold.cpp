@@ -166,6 +166,9 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   mb_gaps_.clear();
   for (size_t i = 1; i < merged_.size(); ++i) mb_gaps_.push_back({merged_[i - 1].end, merged_[i].begin});
   rec.phase(PhaseColumn::kBubble) = lengthOf(mb_gaps_) - intersectionLength(mb_gaps_, busy_);
+  // A step the device took no part in (a CPU-only job, or device work the source cannot
+  // see): the kernel-based columns above are all 0, so its CPU ranges say where the time went.
+  if (kernel_stats_ == 0 && busy == 0 && foldCpuPhases(s)) rec.flags |= model::kStepCpuPhases;
 
   // 5. Instants: stack samples and marks inside the window.
   stack_index_.clear();
@@ -303,6 +306,72 @@ void StepAssembler::buildTimelines(int64_t lo, int64_t hi, const PendingStep& s)
     if (p.last_end > emitted_until_) timeline_threads_.push_back(p.thread);
   }
   timelines_.finish(timeline_threads_);
+}
+
+bool StepAssembler::foldCpuPhases(const PendingStep& s) {
+  const int64_t b = s.begin, e = s.end;
+  // The window's phase and communication ranges on every thread (a backward or a collective
+  // may run on a thread of its own), clipped to [b, e), by thread then begin.
+  cpu_ranges_.clear();
+  for (size_t i = ranges_head_; i < ranges_.size(); ++i) {
+    const CpuRange& r = ranges_[i];
+    if (r.begin >= e) {
+      if (ranges_sorted_) break;
+      continue;
+    }
+    if (r.end <= b) continue;
+    Phase p = phaseOfRange(r.cls);
+    if (!r.comm && p != Phase::kForward && p != Phase::kBackward && p != Phase::kOptimizer) continue;
+    cpu_ranges_.push_back({std::max(r.begin, b), std::min(r.end, e), r.thread, r.cls, r.comm});
+  }
+  if (cpu_ranges_.empty()) return false;
+  std::sort(cpu_ranges_.begin(), cpu_ranges_.end(),
+            [](const CpuRange& x, const CpuRange& y) { return x.thread != y.thread ? x.thread < y.thread : x.begin < y.begin; });
+  for (std::vector<Interval>& v : cpu_sets_) v.clear();
+  for (size_t i = 0; i < cpu_ranges_.size();) {
+    // One thread: its compute is its phase time outside its collectives (a blocking
+    // collective inside backward is waiting, not computing).
+    thread_phase_.clear();
+    thread_comm_.clear();
+    const uint32_t thread = cpu_ranges_[i].thread;
+    for (; i < cpu_ranges_.size() && cpu_ranges_[i].thread == thread; ++i) {
+      const CpuRange& r = cpu_ranges_[i];
+      Phase p = phaseOfRange(r.cls);
+      if (r.comm) {
+        appendMerged(&thread_comm_, r.begin, r.end);
+        cpu_sets_[kCpuComm].push_back({r.begin, r.end});
+      } else if (p == Phase::kForward || p == Phase::kBackward || p == Phase::kOptimizer) {
+        appendMerged(&thread_phase_, r.begin, r.end);
+        cpu_sets_[p == Phase::kForward ? kCpuForward : p == Phase::kBackward ? kCpuBackward : kCpuOptimizer].push_back({r.begin, r.end});
+      }
+    }
+    // thread_phase_ \ thread_comm_, both merged: each phase interval minus the comm
+    // intervals that overlap it (a cursor, since both are in begin order).
+    size_t c = 0;
+    for (const Interval& ph : thread_phase_) {
+      int64_t cur = ph.begin;
+      while (c < thread_comm_.size() && thread_comm_[c].end <= cur) ++c;
+      for (size_t k = c; k < thread_comm_.size() && thread_comm_[k].begin < ph.end; ++k) {
+        if (thread_comm_[k].begin > cur) cpu_sets_[kCpuCompute].push_back({cur, thread_comm_[k].begin});
+        cur = std::max(cur, thread_comm_[k].end);
+      }
+      if (cur < ph.end) cpu_sets_[kCpuCompute].push_back({cur, ph.end});
+    }
+  }
+  model::StepRecord& rec = record_;
+  rec.phase(PhaseColumn::kForward) = unionOf(cpu_sets_[kCpuForward], &cpu_union_[0]);
+  rec.phase(PhaseColumn::kBackward) = unionOf(cpu_sets_[kCpuBackward], &cpu_union_[0]);
+  rec.phase(PhaseColumn::kOptimizer) = unionOf(cpu_sets_[kCpuOptimizer], &cpu_union_[0]);
+  rec.phase(PhaseColumn::kCompute) = unionOf(cpu_sets_[kCpuCompute], &cpu_union_[0]);
+  rec.phase(PhaseColumn::kCommTotal) = unionOf(cpu_sets_[kCpuComm], &cpu_union_[1]);
+  // Exposed: waiting while no thread computed (a collective on a thread of its own that
+  // overlaps another thread's forward is hidden, as a kernel's would be).
+  rec.phase(PhaseColumn::kCommExposed) = differenceLength(cpu_union_[1], cpu_union_[0]);
+  // No device: no idle device, launch gaps or bubbles to speak of.
+  rec.phase(PhaseColumn::kGpuIdle) = 0;
+  rec.phase(PhaseColumn::kLaunchGap) = 0;
+  rec.phase(PhaseColumn::kBubble) = 0;
+  return true;
 }
 
 void StepAssembler::addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur) {

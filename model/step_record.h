@@ -115,6 +115,7 @@ struct EventRecord {
 enum StepFlag : uint32_t {
   kStepInferred = 1u << 0,  // boundaries inferred from the kernel sequence, not markers
   kStepPartial = 1u << 1,   // the source lost events inside this step
+  kStepCpuPhases = 1u << 2, // phase columns from CPU ranges: the step had no device activity
 };
 
 struct StepRecord {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "cli/argusd_process.h"
 #include "cli/http_client.h"
 #include "ingest_test_util.h"
+#include "model/step_record.h"
 
 using namespace argus;
 using argus::testing::RunResult;
@@ -88,8 +90,9 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   CHECK(slow_fwd > 2 * (peer_fwd / (kRanks - 1)));
   CHECK(peer_wait / (kRanks - 1) > 2 * slow_wait);
 
-  auto reply = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET",
-                                "/api/v1/scan?job=capjob&table=steps&columns=rank,step,iter_ns,forward_ns,backward_ns,comm_total_ns,flags");
+  auto reply = cli::httpRequest(
+      "127.0.0.1", argusd.httpPort(), "GET",
+      "/api/v1/scan?job=capjob&table=steps&columns=rank,step,iter_ns,forward_ns,backward_ns,comm_total_ns,flags,compute_ns");
   REQUIRE(reply.isOk());
   REQUIRE(reply->status == 200);
   nlohmann::json body = nlohmann::json::parse(reply->body);
@@ -97,23 +100,43 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   REQUIRE(body["rows"].size() == kRanks * kSteps);
   std::map<std::pair<int, int>, nlohmann::json> rows;
   for (const auto& row : body["rows"]) rows[{row[0].get<int>(), row[1].get<int>()}] = row;
+  std::map<int, std::vector<int64_t>> compute, comm;  // rank -> stored per-step values
   for (int rank = 0; rank < kRanks; ++rank) {
     for (int step = 0; step < kSteps; ++step) {
       auto it = rows.find({rank, step});
       REQUIRE_MESSAGE(it != rows.end(), "rank " << rank << " step " << step << " missing");
+      const nlohmann::json& row = it->second;
+      const WorkloadStep& own = steps[rank][step];
       // iter_ns is the ProfilerStep range, which the workload's own clock brackets within
-      // a few clock reads.
-      int64_t iter = it->second[2].get<int64_t>();
-      int64_t own = steps[rank][step].iter_ns;
-      CHECK(std::llabs(iter - own) < 200'000);
-      CHECK(it->second[6].get<int64_t>() == 0);  // neither partial nor inferred
-      // Known gap (docs/capture/shim.md, "What a CPU-only job shows"): phase times are unions
-      // of GPU kernels; NVTX ranges alone (no CUPTI) give none, and a CPU range around a
-      // collective has no range class. When the assembler learns CPU-side phases, this
-      // becomes: the slow rank's forward/backward above its peers'.
-      CHECK(it->second[3].get<int64_t>() == 0);
-      CHECK(it->second[5].get<int64_t>() == 0);
+      // a few clock reads; so are the forward range and the allreduce range.
+      CHECK(std::llabs(row[2].get<int64_t>() - own.iter_ns) < 200'000);
+      // No device: phase columns from the NVTX ranges, and the record says so.
+      CHECK(row[6].get<uint32_t>() == model::kStepCpuPhases);
+      CHECK(std::llabs(row[3].get<int64_t>() - own.fwd_ns) < 200'000);
+      CHECK(std::llabs(row[5].get<int64_t>() - own.allreduce_ns) < 200'000);
+      // compute = forward + backward + optimizer (sequential ranges, the collective outside them).
+      CHECK(row[7].get<int64_t>() >= row[3].get<int64_t>() + row[4].get<int64_t>());
+      compute[rank].push_back(row[7].get<int64_t>());
+      comm[rank].push_back(row[5].get<int64_t>());
     }
+  }
+  // What the issue asks of the stored steps: the slow rank computes ~3x longer than each
+  // peer, and each peer waits in the allreduce for it far longer than it waits itself.
+  // Means over steps, as the workload's own check above: on a loaded machine a rank is
+  // sometimes descheduled mid-range, which the stored ranges (rightly) show.
+  auto mean = [](const std::vector<int64_t>& v) {
+    int64_t sum = 0;
+    for (int64_t x : v) sum += x;
+    return sum / static_cast<int64_t>(v.size());
+  };
+  for (int rank = 0; rank < kRanks; ++rank) {
+    MESSAGE("rank " << rank << ": mean compute_ns " << mean(compute[rank]) << ", comm_total_ns " << mean(comm[rank]));
+  }
+  for (int rank = 0; rank < kRanks; ++rank) {
+    if (rank == kSlow) continue;
+    CAPTURE(rank);
+    CHECK(mean(compute[kSlow]) > 3 * mean(compute[rank]) / 2);
+    CHECK(mean(comm[rank]) > 3 * mean(comm[kSlow]) / 2);
   }
   CHECK(argusd.stop() == 0);
   cli::removeTree(out);

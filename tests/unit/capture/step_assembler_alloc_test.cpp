@@ -43,3 +43,40 @@ TEST_CASE("steady state: zero allocations per event and per step") {
   CHECK(records >= kSteps - 2);
   CHECK(allocated == 0);
 }
+
+TEST_CASE("steady state, CPU-only steps (phase columns from ranges): zero allocations") {
+  EventStream s;
+  const int kSteps = 60;
+  int64_t t = 1'000'000;
+  for (int step = 0; step < kSteps; ++step) {
+    s.push("argus:step", t);
+    s.push("forward", t + 10);
+    s.pop(t + 10'000);
+    s.push("backward", t + 10'000);
+    s.push("nccl:AllReduce", t + 15'000);
+    s.pop(t + 19'000);
+    s.pop(t + 20'000);
+    s.range("gloo:allreduce", t + 12'000, t + 13'000, 2);
+    s.push("optimizer", t + 20'000);
+    s.pop(t + 25'000);
+    t += 30'000;
+    s.pop(t);
+  }
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = 40'000;
+  size_t records = 0, cpu = 0;
+  long during = -1;
+  StepAssembler a(s.names, opt, [&](const StepOutput& out) {
+    ++records;
+    cpu += (out.record.flags & argus::model::kStepCpuPhases) != 0;
+  });
+  size_t warm = s.events.size() / 2;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    if (i == warm) during = allocationCount();
+    a.onEvent(s.events[i]);
+  }
+  long allocated = allocationCount() - during;
+  CHECK(records >= kSteps - 2);
+  CHECK(cpu == records);
+  CHECK(allocated == 0);
+}
