@@ -30,12 +30,7 @@
 #include "import/kineto_reader.h"
 #include "import/trace_replay.h"
 
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define ARGUS_HAVE_CALLGRIND 1
-#else
-#define ARGUS_HAVE_CALLGRIND 0
-#endif
+#include "bench/callgrind_section.h"
 
 using namespace argus;
 using namespace argus::capture;

@@ -27,12 +27,7 @@
 #include "capture/cupti/cupti_api.h"
 #include "capture/cupti/launch_contexts.h"
 
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define ARGUS_HAVE_CALLGRIND 1
-#else
-#define ARGUS_HAVE_CALLGRIND 0
-#endif
+#include "bench/callgrind_section.h"
 
 using namespace argus;
 using namespace argus::capture;

@@ -35,12 +35,7 @@ extern "C" int (*InitializeInjectionNvtx2_fnptr)(const void* (*)(uint32_t));
 #include "capture/nvtx/nvtx_injection.h"
 #include "capture/nvtx/nvtx_recorder.h"
 
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define ARGUS_HAVE_CALLGRIND 1
-#else
-#define ARGUS_HAVE_CALLGRIND 0
-#endif
+#include "bench/callgrind_section.h"
 
 extern "C" {
 static int argusInit(NvtxGetExportTableFunc_t get) {
