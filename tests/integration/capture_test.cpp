@@ -87,8 +87,10 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
       (rank == kSlow ? slow_wait : peer_wait) += st.allreduce_ns;
     }
   }
-  CHECK(slow_fwd > 2 * (peer_fwd / (kRanks - 1)));
-  CHECK(peer_wait / (kRanks - 1) > 2 * slow_wait);
+  // 3x the work shows as less than 3x the time under sanitizers and load (fixed costs per
+  // range, descheduling): 1.5x is the bar, as for the stored steps below.
+  CHECK(2 * slow_fwd > 3 * (peer_fwd / (kRanks - 1)));
+  CHECK(2 * (peer_wait / (kRanks - 1)) > 3 * slow_wait);
 
   auto reply = cli::httpRequest(
       "127.0.0.1", argusd.httpPort(), "GET",
