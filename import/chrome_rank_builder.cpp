@@ -154,8 +154,9 @@ ChromeRank buildChromeRank(const ChromeRankInput& input, const std::vector<uint3
     ++counts.ops;
     trace->op_event_bytes += op.event_bytes;
     if (kind.cls == OpClass::kCommunication) {
-      // The assembler takes collective statistics from kCollective events once it has
-      // seen one: every communication op has its twin, so the op and bytes are the mapping's.
+      // Every communication op gets a kCollective twin on its stream: the assembler then
+      // counts the collective from the twin (op and bytes from the mapping) instead of from
+      // the kernel, whose name may say neither.
       capture::TraceEvent c = k;
       c.type = capture::EventType::kCollective;
       c.op = kind.op;
