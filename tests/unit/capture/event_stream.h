@@ -88,6 +88,17 @@ struct Collected {
   }
 };
 
+// Feeds the whole stream to a fresh assembler and flushes it; returns the records (also
+// collected in *out, with their dictionary entries, when given).
+inline std::vector<model::StepRecord> assemble(const EventStream& s, Collected* out = nullptr, StepAssemblerOptions options = {}) {
+  Collected local;
+  Collected& c = out ? *out : local;
+  StepAssembler a(s.names, std::move(options), c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  return c.records;
+}
+
 inline const model::KernelStat* findKernel(const model::StepRecord& r, uint64_t sig) {
   for (const auto& k : r.kernels) {
     if (k.signature == sig) return &k;

@@ -12,6 +12,22 @@ using argus::testing::allocationCount;
 using namespace argus::capture;
 using namespace argus::capture::testing;
 
+namespace {
+
+// Feeds the stream; returns the allocations made while feeding its second half (the first
+// half warms the buffers up).
+long allocationsInSteadyState(StepAssembler& a, const EventStream& s) {
+  size_t warm = s.events.size() / 2;
+  long during = -1;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    if (i == warm) during = allocationCount();
+    a.onEvent(s.events[i]);
+  }
+  return allocationCount() - during;
+}
+
+}  // namespace
+
 TEST_CASE("steady state: zero allocations per event and per step") {
   EventStream s;
   const int kSteps = 60;
@@ -32,14 +48,8 @@ TEST_CASE("steady state: zero allocations per event and per step") {
   StepAssemblerOptions opt;
   opt.emit_lag_ns = 40'000;
   size_t records = 0;
-  long during = -1;
   StepAssembler a(s.names, opt, [&](const StepOutput&) { ++records; });
-  size_t warm = s.events.size() / 2;
-  for (size_t i = 0; i < s.events.size(); ++i) {
-    if (i == warm) during = allocationCount();
-    a.onEvent(s.events[i]);
-  }
-  long allocated = allocationCount() - during;
+  long allocated = allocationsInSteadyState(a, s);
   CHECK(records >= kSteps - 2);
   CHECK(allocated == 0);
 }
@@ -65,17 +75,11 @@ TEST_CASE("steady state, CPU-only steps (phase columns from ranges): zero alloca
   StepAssemblerOptions opt;
   opt.emit_lag_ns = 40'000;
   size_t records = 0, cpu = 0;
-  long during = -1;
   StepAssembler a(s.names, opt, [&](const StepOutput& out) {
     ++records;
     cpu += (out.record.flags & argus::model::kStepCpuPhases) != 0;
   });
-  size_t warm = s.events.size() / 2;
-  for (size_t i = 0; i < s.events.size(); ++i) {
-    if (i == warm) during = allocationCount();
-    a.onEvent(s.events[i]);
-  }
-  long allocated = allocationCount() - during;
+  long allocated = allocationsInSteadyState(a, s);
   CHECK(records >= kSteps - 2);
   CHECK(cpu == records);
   CHECK(allocated == 0);

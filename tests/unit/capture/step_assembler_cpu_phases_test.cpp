@@ -14,14 +14,6 @@ using argus::model::StepRecord;
 
 namespace {
 
-std::vector<StepRecord> assemble(EventStream& s) {
-  Collected c;
-  StepAssembler a(s.names, StepAssemblerOptions{}, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  return c.records;
-}
-
 // ProfilerStep#3 [0, 10000). Thread 1 (push/pop, nested):
 //   forward [100,3000) holding argus:forward [500,1000); backward [3000,7000) holding
 //   nccl:AllReduce [5000,6500); optimizer [7000,8000); dataloader [8500,9000).

@@ -29,10 +29,7 @@ TEST_CASE("dictionary names equal normalizeKernelName for any whitespace, at any
     t += 100;
   }
   Collected c;
-  StepAssembler a(s.names, {}, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  REQUIRE(c.records.size() == 1);
+  REQUIRE(assemble(s, &c).size() == 1);
   for (const std::string& n : names) {
     CAPTURE(n);
     uint64_t sig = s.sig(n);

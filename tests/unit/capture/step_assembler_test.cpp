@@ -23,12 +23,7 @@ StepAssemblerOptions exactTotals() {
 }
 
 std::vector<StepRecord> assemble(EventStream& s, Collected* out = nullptr, StepAssemblerOptions opt = exactTotals()) {
-  Collected local;
-  Collected& c = out ? *out : local;
-  StepAssembler a(s.names, opt, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  return c.records;
+  return testing::assemble(s, out, std::move(opt));
 }
 
 // One ProfilerStep#5 [1000, 11000) with forward and backward ranges; compute on stream 7
