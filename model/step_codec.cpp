@@ -78,7 +78,7 @@ uint32_t putId(StepWriter& w, FlatIndex& table, uint64_t id, int shift_bits, uin
 // The edit form of b against a non-empty prev (mode kHistEdit): the buckets of b whose
 // index prev lacks (varint n, then the first index against prev's first, later ones as
 // gap - 1, each with its count), then for every bucket of prev the change of its count
-// (to 0 when b lacks it). Calls emit(kind, value) in writing order; returns nothing.
+// (to 0 when b lacks it). Calls emit(varint value) in writing order.
 template <typename Emit>
 void walkEdit(std::span<const Bucket> b, std::span<const Bucket> prev, Emit&& emit) {
   size_t inserts = 0;
@@ -86,31 +86,31 @@ void walkEdit(std::span<const Bucket> b, std::span<const Bucket> prev, Emit&& em
     while (j < prev.size() && prev[j].index < b[i].index) ++j;
     if (j == prev.size() || prev[j].index != b[i].index) ++inserts;
   }
-  emit(0, inserts);
+  emit(inserts);
   int32_t last = prev.front().index;
   bool first = true;
   for (size_t i = 0, j = 0; i < b.size(); ++i) {
     while (j < prev.size() && prev[j].index < b[i].index) ++j;
     if (j < prev.size() && prev[j].index == b[i].index) continue;
     if (first) {
-      emit(0, zigzagEncode(static_cast<int64_t>(b[i].index) - last));
+      emit(zigzagEncode(static_cast<int64_t>(b[i].index) - last));
     } else {
-      emit(0, static_cast<uint64_t>(b[i].index - last - 1));
+      emit(static_cast<uint64_t>(b[i].index - last - 1));
     }
-    emit(0, b[i].count);
+    emit(b[i].count);
     last = b[i].index;
     first = false;
   }
   for (size_t i = 0, j = 0; j < prev.size(); ++j) {
     while (i < b.size() && b[i].index < prev[j].index) ++i;
     int64_t now = i < b.size() && b[i].index == prev[j].index ? b[i].count : 0;
-    emit(0, zigzagEncode(now - static_cast<int64_t>(prev[j].count)));
+    emit(zigzagEncode(now - static_cast<int64_t>(prev[j].count)));
   }
 }
 
 size_t editBytes(std::span<const Bucket> b, std::span<const Bucket> prev) {
   size_t bytes = 0;
-  walkEdit(b, prev, [&](int, uint64_t v) { bytes += varintSize(v); });
+  walkEdit(b, prev, [&](uint64_t v) { bytes += varintSize(v); });
   return bytes;
 }
 
@@ -123,7 +123,7 @@ void putHist(StepWriter& w, std::span<const Bucket> b, HistMode mode, int32_t re
       w.zz(static_cast<int64_t>(b.front().index) - ref);
       return;
     case kHistEdit:
-      walkEdit(b, prev, [&](int, uint64_t v) { w.varint(v); });
+      walkEdit(b, prev, [&](uint64_t v) { w.varint(v); });
       return;
     case kHistDenseNibble:
     case kHistDenseVarint: {
