@@ -54,6 +54,14 @@ size_t dictEntryBytes(const model::StringDictEntry& e) { return 32 + e.text.size
 StepSender::StepSender(StepSenderOptions options)
     : options_(std::move(options)), encoder_(options_.codec), batch_cap_(std::max<size_t>(1, options_.max_batch_records)) {
   server_limits_.max_frame_bytes = options_.max_server_frame_bytes;
+  adopting_ = !options_.spool_dir.empty() && options_.spool_adopt;
+  if (!options_.spool_dir.empty()) {
+    spool_ = std::make_unique<StepSpool>(StepSpoolOptions{.dir = options_.spool_dir,
+                                                          .job = options_.job,
+                                                          .rank = options_.topology.rank,
+                                                          .max_bytes = options_.spool_max_bytes,
+                                                          .log = options_.log});
+  }
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread([this] { run(); });
 }
@@ -142,6 +150,17 @@ Status StepSender::enqueue(model::StepRecord&& record) {
       return queue_.size() >= options_.max_buffered_records ||
              (!queue_.empty() && queued_bytes_ + bytes > options_.max_buffered_bytes);
     };
+    if (spool_ && (spool_in_use_ || full()) && failure_.isOk() && !stopping_) {
+      // Once one record is in the spool, every later one follows it there until it is
+      // empty: the spool holds the newest records, so the order of sending stays the
+      // order of send(). An earlier run's file is taken over only by a spool that has none
+      // yet: wait for that look (the I/O thread's first act, local disk only).
+      space_cv_.wait(lock, [&] { return !adopting_ || stopping_; });
+      spool_in_use_ = true;
+      ++spool_appends_;
+      lock.unlock();
+      return spoolRecord(record);
+    }
     if (full() && failure_.isOk() && !stopping_) {
       space_cv_.wait_for(lock, options_.send_timeout, [&] { return !full() || !failure_.isOk() || stopping_; });
     }
@@ -153,10 +172,95 @@ Status StepSender::enqueue(model::StepRecord&& record) {
     }
     queue_.push_back(Pending{std::move(record), bytes, Clock::now()});
     queued_bytes_ += bytes;
+    stats_.peak_buffered_bytes = std::max(stats_.peak_buffered_bytes, queued_bytes_);
     ++stats_.records_submitted;
   }
   wake();
   return Status::ok();
+}
+
+Dictionary StepSender::unspooledDictLocked() {
+  Dictionary d;
+  d.kernels.assign(kernels_.begin() + static_cast<std::ptrdiff_t>(spool_kernels_), kernels_.end());
+  d.stacks.assign(stacks_.begin() + static_cast<std::ptrdiff_t>(spool_stacks_), stacks_.end());
+  d.strings.assign(strings_.begin() + static_cast<std::ptrdiff_t>(spool_strings_), strings_.end());
+  spool_kernels_ = kernels_.size();
+  spool_stacks_ = stacks_.size();
+  spool_strings_ = strings_.size();
+  return d;
+}
+
+Status StepSender::spoolRecord(const model::StepRecord& record) {
+  // The caller's thread writes the file (in the capture shim: the collector thread, never a
+  // training thread); mu_ is not held meanwhile, so the I/O thread goes on.
+  Dictionary dict;
+  {
+    std::lock_guard lock(mu_);
+    dict = unspooledDictLocked();  // written with the record, so that the file decodes alone
+  }
+  Status s = spool_->append(dict, record);
+  {
+    std::lock_guard lock(mu_);
+    --spool_appends_;
+    if (s.isOk()) {
+      ++stats_.records_submitted;
+      ++stats_.spooled_records;
+    } else {
+      ++stats_.spool_dropped;
+      // A spool that holds nothing (it could not even be created) is not in use: records
+      // go to memory again while there is room.
+      if (spool_appends_ == 0 && spool_->records() == 0 && queue_.empty()) spool_in_use_ = false;
+    }
+  }
+  if (!s.isOk()) return Status::resourceExhausted("send buffer full, and the spool refused the record: " + s.toString());
+  wake();
+  return Status::ok();
+}
+
+bool StepSender::allAckedLocked() const { return queue_.empty() && (!spool_ || spool_->records() == 0); }
+
+void StepSender::releaseSpoolLocked() {
+  if (!spool_ || !spool_in_use_ || spool_appends_ > 0 || !queue_.empty()) return;
+  if (!spool_->removeIfDrained()) return;
+  spool_in_use_ = false;
+  spool_kernels_ = spool_stacks_ = spool_strings_ = 0;  // a new file starts with the whole dictionary
+}
+
+void StepSender::adoptSpool() {
+  Dictionary dict;
+  uint64_t n = spool_->adoptOrphan(&dict);
+  addKernels(dict.kernels);
+  addStacks(dict.stacks);
+  addStrings(dict.strings);
+  std::lock_guard lock(mu_);
+  adopting_ = false;
+  space_cv_.notify_all();
+  if (n == 0) return;
+  spool_in_use_ = true;
+  stats_.records_submitted += n;
+  stats_.spool_adopted += n;
+}
+
+void StepSender::spillAtClose() {
+  std::deque<Pending> left;
+  Dictionary dict;
+  {
+    std::lock_guard lock(mu_);
+    if (!spool_ || queue_.empty()) return;
+    left.swap(queue_);
+    queued_bytes_ = 0;
+    sent_in_session_ = 0;
+    dict = unspooledDictLocked();
+  }
+  uint64_t spooled = 0;
+  for (const Pending& p : left) {
+    if (!spool_->append(dict, p.record).isOk()) break;
+    dict = Dictionary{};
+    ++spooled;
+  }
+  std::lock_guard lock(mu_);
+  stats_.spooled_records += spooled;
+  stats_.spool_dropped += left.size() - spooled;
 }
 
 Status StepSender::flush(std::chrono::milliseconds timeout) {
@@ -165,11 +269,13 @@ Status StepSender::flush(std::chrono::milliseconds timeout) {
   lock.unlock();
   wake();  // a lingering partial batch goes out now
   lock.lock();
-  acked_cv_.wait_for(lock, timeout, [&] { return queue_.empty() || !failure_.isOk() || stopping_; });
+  acked_cv_.wait_for(lock, timeout, [&] { return allAckedLocked() || !failure_.isOk() || stopping_; });
   --flush_waiters_;
   if (!failure_.isOk()) return failure_;
-  if (!queue_.empty()) {
-    return Status::aborted("flush timed out with " + std::to_string(queue_.size()) + " records unacknowledged" +
+  if (!allAckedLocked()) {
+    uint64_t spooled = spool_ ? spool_->records() : 0;
+    return Status::aborted("flush timed out with " + std::to_string(queue_.size() + spooled) + " records unacknowledged" +
+                           (spooled > 0 ? " (" + std::to_string(spooled) + " in the spool)" : "") +
                            (stats_.connected ? "" : " (not connected to argusd)"));
   }
   return Status::ok();
@@ -187,6 +293,7 @@ Status StepSender::close(std::chrono::milliseconds timeout) {
   acked_cv_.notify_all();
   wake();
   if (thread_.joinable()) thread_.join();
+  if (!s.isOk()) spillAtClose();
   return s;
 }
 
@@ -199,6 +306,14 @@ StepSenderStats StepSender::stats() const {
   std::lock_guard lock(mu_);
   StepSenderStats s = stats_;
   s.buffered_records = queue_.size();
+  s.buffered_bytes = queued_bytes_;
+  if (spool_) {
+    StepSpoolStats sp = spool_->stats();
+    s.spool_records = sp.records;
+    s.spool_bytes = sp.bytes;
+    s.spool_lost = sp.lost;
+    s.spool_path = spool_->path();
+  }
   return s;
 }
 
@@ -209,6 +324,7 @@ bool StepSender::sleepFor(std::chrono::milliseconds d) {
 }
 
 void StepSender::run() {
+  if (spool_ && options_.spool_adopt) adoptSpool();
   auto backoff = options_.backoff_initial;
   for (;;) {
     {
@@ -334,6 +450,9 @@ Status StepSender::handshake(int fd) {
   resend_until_ = sent_in_session_;
   sent_in_session_ = 0;
   session_acked_ = 0;
+  if (spool_) spool_->rewind();
+  have_last_sent_ = false;
+  cut_pending_ = false;
   kernels_sent_ = stacks_sent_ = strings_sent_ = 0;
   encoder_.reset();
   ++stats_.sessions;
@@ -347,6 +466,7 @@ std::chrono::microseconds StepSender::buildOutput() {
   Dictionary dict;
   std::vector<const model::StepRecord*> records;
   uint64_t first_seq = 0;
+  bool queue_out = false;  // every buffered record is out: the spool's may follow
   size_t frame_budget = std::min<size_t>(options_.max_batch_bytes, max_frame_bytes_ / 2);
   {
     std::lock_guard lock(mu_);
@@ -364,10 +484,12 @@ std::chrono::microseconds StepSender::buildOutput() {
       dict.strings.push_back(strings_[strings_sent_++]);
     }
     bool dict_pending = kernels_sent_ < kernels_.size() || stacks_sent_ < stacks_.size() || strings_sent_ < strings_.size();
-    if (!dict_pending) {
+    if (!dict_pending && !cut_pending_) {
       // Records only once every dictionary entry registered before them is out.
-      size_t n = std::min(queue_.size() - sent_in_session_, batch_cap_);
-      if (n > 0 && n < batch_cap_ && flush_waiters_ == 0 && !goodbye_ && !stopping_) {
+      size_t unsent = queue_.size() - sent_in_session_;
+      size_t n = std::min(unsent, batch_cap_);
+      // No lingering with a spool backlog behind the buffer: those records are late already.
+      if (n > 0 && n < batch_cap_ && flush_waiters_ == 0 && !goodbye_ && !stopping_ && !spool_in_use_) {
         auto due = queue_[sent_in_session_].enqueued + options_.batch_linger;
         auto now = Clock::now();
         if (due > now) {
@@ -375,38 +497,65 @@ std::chrono::microseconds StepSender::buildOutput() {
           if (dict.empty()) return std::max(std::chrono::microseconds(1), std::chrono::duration_cast<std::chrono::microseconds>(due - now));
         }
       }
-      first_seq = session_acked_ + sent_in_session_ + 1;
+      first_seq = session_acked_ + sent_in_session_ + (spool_ ? spool_->inFlight() : 0) + 1;
       records.reserve(n);
       for (size_t i = 0; i < n; ++i) records.push_back(&queue_[sent_in_session_ + i].record);
+      queue_out = n == unsent;
     }
   }
   if (!dict.empty()) out_ += encodeDictionary(dict);
-  if (records.empty()) return std::chrono::microseconds(0);
+  if (first_seq == 0) return std::chrono::microseconds(0);
   std::vector<std::string> encoded;
-  encoded.reserve(records.size());
-  size_t bytes = 0;
-  for (const auto* r : records) {
+  size_t bytes = 0, from_queue = 0;
+  // Encodes one record into the batch. False when the batch must end before it.
+  auto add = [&](const model::StepRecord& r) {
+    if (!followsLastSent(r)) {
+      cut_pending_ = encoded.empty();  // else the next batch starts with it, and cuts then
+      return false;
+    }
     std::string e;
-    encoder_.encode(*r, &e);
+    encoder_.encode(r, &e);
     if (e.size() + 256 > max_frame_bytes_) {
       std::lock_guard lock(mu_);
-      failure_ = Status::invalidArgument("a record of step " + std::to_string(r->step) + " encodes to " +
+      failure_ = Status::invalidArgument("a record of step " + std::to_string(r.step) + " encodes to " +
                                          std::to_string(e.size()) + " bytes, over argusd's frame limit of " +
                                          std::to_string(max_frame_bytes_));
       acked_cv_.notify_all();
       space_cv_.notify_all();
-      return std::chrono::microseconds(0);
+      return false;
     }
+    have_last_sent_ = true;
+    last_sent_attempt_ = r.attempt;
+    last_sent_step_ = r.step;
     bytes += e.size();
     encoded.push_back(std::move(e));
-    if (bytes >= frame_budget) break;
+    return true;
+  };
+  for (const auto* r : records) {
+    if (bytes >= frame_budget || !add(*r)) break;
+    ++from_queue;
   }
-  std::string frame = encodeStepBatch(first_seq, encoded);
-  out_ += frame;
+  // The spool's records are newer than every buffered one: they follow once those are out.
+  if (spool_ && queue_out && from_queue == records.size()) {
+    while (bytes < frame_budget && encoded.size() < batch_cap_ && spool_->peek(&spool_rec_)) {
+      if (!add(spool_rec_)) break;
+      spool_->take();
+    }
+    if (encoded.size() == from_queue) {
+      std::lock_guard lock(mu_);
+      releaseSpoolLocked();  // nothing left to read: a spool emptied by damage goes too
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.isOk()) return std::chrono::microseconds(0);
+  }
+  if (encoded.empty()) return std::chrono::microseconds(0);
+  out_ += encodeStepBatch(first_seq, encoded);
   std::lock_guard lock(mu_);
   size_t n = encoded.size();
-  size_t resent = sent_in_session_ < resend_until_ ? std::min(n, resend_until_ - sent_in_session_) : 0;
-  sent_in_session_ += n;
+  size_t resent = sent_in_session_ < resend_until_ ? std::min(from_queue, resend_until_ - sent_in_session_) : 0;
+  sent_in_session_ += from_queue;
   stats_.records_sent += n;
   stats_.records_resent += resent;
   stats_.record_bytes_sent += bytes;
@@ -422,16 +571,24 @@ Status StepSender::handleServerFrame(const FrameBody& body) {
       std::lock_guard lock(mu_);
       if (m.ack_up_to <= session_acked_) return Status::ok();
       uint64_t n = m.ack_up_to - session_acked_;
-      if (n > sent_in_session_) {
+      uint64_t in_spool = spool_ ? spool_->inFlight() : 0;
+      if (n > sent_in_session_ + in_spool) {
         return Status::corruption("argusd acknowledged seq " + std::to_string(m.ack_up_to) + " but only " +
-                                  std::to_string(session_acked_ + sent_in_session_) + " were sent");
+                                  std::to_string(session_acked_ + sent_in_session_ + in_spool) + " were sent");
       }
-      for (uint64_t i = 0; i < n; ++i) {
+      // A session sends the buffered records first, then the spool's.
+      uint64_t from_queue = std::min<uint64_t>(n, sent_in_session_);
+      for (uint64_t i = 0; i < from_queue; ++i) {
         queued_bytes_ -= queue_.front().bytes;
         queue_.pop_front();
       }
-      sent_in_session_ -= n;
-      resend_until_ = resend_until_ > n ? resend_until_ - n : 0;
+      sent_in_session_ -= from_queue;
+      resend_until_ = resend_until_ > from_queue ? resend_until_ - from_queue : 0;
+      if (n > from_queue) {
+        spool_->acknowledge(n - from_queue);
+        stats_.spool_replayed += n - from_queue;
+        releaseSpoolLocked();
+      }
       session_acked_ = m.ack_up_to;
       stats_.records_acked += n;
       acked_total_.fetch_add(n, std::memory_order_release);
@@ -479,13 +636,16 @@ void StepSender::runSession(int fd) {
   bool goodbye_sent = false;
   char buf[64 * 1024];
   for (;;) {
-    bool want_goodbye = false;
+    bool want_goodbye = false, cut_now = false;
     {
       std::lock_guard lock(mu_);
       if (!failure_.isOk()) return;
       if (stopping_ && !goodbye_) return;
-      want_goodbye = goodbye_ && !goodbye_sent && queue_.empty();
-      if (stopping_ && goodbye_ && !queue_.empty() && out_off_ == out_.size()) return;  // flush failed
+      // A record that cannot follow the last one sent waits for a new session, which
+      // starts once everything sent in this one is acknowledged.
+      cut_now = cut_pending_ && sent_in_session_ == 0 && (!spool_ || spool_->inFlight() == 0);
+      want_goodbye = !goodbye_sent && ((goodbye_ && allAckedLocked()) || cut_now);
+      if (stopping_ && goodbye_ && !allAckedLocked() && out_off_ == out_.size()) return;  // flush failed
     }
     std::chrono::microseconds linger(0);
     if (out_off_ == out_.size()) {
@@ -495,6 +655,10 @@ void StepSender::runSession(int fd) {
       if (want_goodbye && out_.empty()) {
         out_ = encodeGoodbye();
         goodbye_sent = true;
+        if (cut_now) {
+          std::lock_guard lock(mu_);
+          ++stats_.session_cuts;
+        }
       }
     }
     if (goodbye_sent && out_off_ == out_.size()) {

@@ -11,6 +11,17 @@
 // unacknowledged record; the server stores (job, rank, step, attempt) idempotently, so a
 // record sent twice is stored once.
 //
+// With a spool directory (options.spool_dir), records that find the buffer full go to a
+// local spool file instead of being refused (wire/step_spool.h, docs/wire/spool.md), and
+// so do all later ones until the spool is empty again: the spool always holds the newest
+// records, and a session sends the buffer's records first, then the spool's, oldest first.
+// A record leaves the spool only when acknowledged. At start the sender takes over a spool
+// file an earlier process of the same job and rank left behind; at close() records still
+// unacknowledged in memory go to the spool, for the next run. argusd refuses a step that
+// is not after the previous one in a session, so before sending such a record (an earlier
+// run's, or one of the caller's out of order) the sender ends the session once everything
+// sent is acknowledged, and sends it in a new one.
+//
 // A Close from the server that no retry can fix (wrong token, unknown job, protocol
 // version, a record the server refuses) makes the sender fail permanently: send() and
 // flush() return that status, with the server's reason.
@@ -24,6 +35,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -36,6 +49,7 @@
 #include "model/step_record.h"
 #include "wire/frame.h"
 #include "wire/messages.h"
+#include "wire/step_spool.h"
 
 namespace argus::wire {
 
@@ -66,10 +80,19 @@ struct StepSenderOptions {
   std::chrono::milliseconds backoff_initial{20};
   std::chrono::milliseconds backoff_max{1000};
   uint32_t max_server_frame_bytes = 1u << 20;  // server messages are small
+
+  // Local spool (see above). Empty: none, a full buffer refuses records. The file never
+  // grows beyond spool_max_bytes; beyond it records are refused (ResourceExhausted).
+  std::string spool_dir;
+  uint64_t spool_max_bytes = uint64_t{1} << 30;
+  // Take over a spool file left by an earlier process of this job and rank.
+  bool spool_adopt = true;
+  // Where the sender tells a person about its spool (one line per event); may be empty.
+  std::function<void(std::string_view)> log;
 };
 
 struct StepSenderStats {
-  uint64_t records_submitted = 0;  // accepted by send()
+  uint64_t records_submitted = 0;  // accepted by send(), and records adopted from a spool
   uint64_t records_acked = 0;      // acknowledged (durable); a prefix of those submitted
   uint64_t records_sent = 0;       // record transmissions, re-sends included
   uint64_t records_resent = 0;     // transmissions after a reconnect
@@ -78,7 +101,19 @@ struct StepSenderStats {
   uint64_t record_bytes_sent = 0;  // encoded StepRecord bytes (the wire cost of a step)
   uint64_t sessions = 0;           // Welcomes received
   uint64_t connect_failures = 0;
-  size_t buffered_records = 0;     // unacknowledged, now
+  uint64_t session_cuts = 0;       // sessions ended so that an older step could follow
+  size_t buffered_records = 0;     // unacknowledged in memory, now
+  size_t buffered_bytes = 0;       // their memory estimate, now (at most max_buffered_bytes)
+  size_t peak_buffered_bytes = 0;  // the most buffered_bytes has been
+  // Spool (zero without one).
+  uint64_t spooled_records = 0;    // written to the spool by send() or close()
+  uint64_t spool_adopted = 0;      // taken over from an earlier process's spool file
+  uint64_t spool_replayed = 0;     // spool records argusd acknowledged
+  uint64_t spool_dropped = 0;      // refused with the spool full or off (counted, not sent)
+  uint64_t spool_lost = 0;         // spooled but unreadable when replayed (damaged file)
+  uint64_t spool_records = 0;      // in the spool, unacknowledged, now
+  uint64_t spool_bytes = 0;        // the spool file's size now
+  std::string spool_path;          // the spool file now (empty: none)
   bool connected = false;
 };
 
@@ -108,7 +143,8 @@ class StepSender {
   // Returns Aborted("... unacknowledged") on timeout, or the permanent failure status.
   Status flush(std::chrono::milliseconds timeout);
 
-  // flush(timeout), then Goodbye, then stops the I/O thread. Returns flush's status.
+  // flush(timeout), then Goodbye, then stops the I/O thread; with a spool, records still
+  // unacknowledged in memory are then written to it (for the next run). Returns flush's status.
   Status close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // OK, or the permanent failure (a non-retryable Close from the server).
@@ -124,6 +160,17 @@ class StepSender {
   };
 
   Status enqueue(model::StepRecord&& record);
+  Status spoolRecord(const model::StepRecord& record);  // the spool path of enqueue()
+  Dictionary unspooledDictLocked();  // dictionary entries not yet in the spool file; advances
+  bool allAckedLocked() const;       // nothing unacknowledged, in memory or in the spool
+  void releaseSpoolLocked();         // I/O thread: an empty spool's file goes, records go to memory again
+  void adoptSpool();                 // I/O thread, at start
+  void spillAtClose();               // after the I/O thread stopped
+  // I/O thread: false when a record at (attempt, step) cannot follow the last one sent in
+  // this session (argusd would refuse it).
+  bool followsLastSent(const model::StepRecord& r) const {
+    return !have_last_sent_ || r.attempt > last_sent_attempt_ || (r.attempt == last_sent_attempt_ && r.step > last_sent_step_);
+  }
   void wake();
   void run();
   // One connection's life: returns when it ends (error, Close, stop).
@@ -159,6 +206,12 @@ class StepSender {
   std::chrono::milliseconds reconnect_after_{0};  // from Control.draining, I/O thread only
   size_t resend_until_ = 0;
 
+  std::unique_ptr<StepSpool> spool_;  // null without a spool
+  bool spool_in_use_ = false;         // GUARDED_BY(mu_): new records go to the spool
+  int spool_appends_ = 0;             // GUARDED_BY(mu_): send()s writing to the spool now
+  bool adopting_ = false;             // GUARDED_BY(mu_): the I/O thread looks for an earlier run's spool
+  size_t spool_kernels_ = 0, spool_stacks_ = 0, spool_strings_ = 0;  // GUARDED_BY(mu_): in the spool file
+
   std::atomic<uint64_t> acked_total_{0};
   std::atomic<bool> wake_pending_{false};
   int wake_fd_ = -1;  // eventfd: send()/close() wake the I/O thread
@@ -171,6 +224,11 @@ class StepSender {
   FrameBody frame_;
   uint32_t max_frame_bytes_ = kDefaultMaxFrameBytes;  // the server's, from Welcome
   size_t batch_cap_;  // records per StepBatch; halved when argusd says a batch decodes too large
+  bool have_last_sent_ = false;  // this session's last record sent: (attempt, step)
+  uint16_t last_sent_attempt_ = 0;
+  uint64_t last_sent_step_ = 0;
+  bool cut_pending_ = false;     // the next record cannot follow: end the session once all is acked
+  model::StepRecord spool_rec_;  // a record read back from the spool
   std::thread thread_;
 };
 
