@@ -47,6 +47,8 @@ struct TraceEvent {
   uint32_t stream = 0;             // GPU events
   uint32_t thread = 0;             // CPU events; GPU events: the launching thread, 0 = unknown
   uint32_t peer = model::CollectiveStat::kNoPeer;  // kCollective: p2p peer rank
+  int64_t wait_ns = -1;            // kCollective: part of [start_ns, end_ns) spent waiting
+                                   // for a late peer (CollectiveStat::wait_ns); -1 unknown
   model::LaunchGeometry geometry;  // kKernel (for the kernel dictionary)
   EventType type = EventType::kKernel;
   model::CollectiveOp op = model::CollectiveOp::kOther;  // kCollective
