@@ -84,9 +84,8 @@ StepAssembler::StepAssembler(const NameTable& names, StepAssemblerOptions option
   next_orphan_check_ = kOrphanCheckEvery;
   if (options_.max_event_ns >= 0 && options_.max_clock_jump_ns >= 0) {
     fast_jump_ = std::min(static_cast<uint64_t>(options_.max_clock_jump_ns), kMaxTimeNs) + 1;
-    fast_cap_ = kMaxTimeNs;
+    fast_cap_ = kMaxTimeNs - std::min(static_cast<uint64_t>(options_.max_event_ns), kMaxTimeNs);
   }
-  updateFastStarts();
 }
 
 StepAssembler::NameInfo& StepAssembler::entry(uint32_t name) {
@@ -138,9 +137,10 @@ bool StepAssembler::plausibleSlow(const TraceEvent& e) {
   } else {
     jump_candidate_ = INT64_MIN;
   }
-  // No fast path while a jump awaits confirmation.
-  if (options_.max_event_ns >= 0 && options_.max_clock_jump_ns >= 0) fast_cap_ = jump_candidate_ == INT64_MIN ? kMaxTimeNs : 0;
-  updateFastStarts();
+  // The watermark this event leaves (it is updated after this check); no fast path while a
+  // jump awaits confirmation.
+  int64_t base = ok ? std::max(watermark_, e.start_ns) : watermark_;
+  fast_starts_ = base == INT64_MIN || jump_candidate_ != INT64_MIN ? 0 : std::min(static_cast<uint64_t>(base) + fast_jump_, fast_cap_);
   return ok;
 }
 
@@ -211,14 +211,16 @@ void StepAssembler::drop(uint64_t* counter) {
   if (acts_.size() >= next_orphan_check_) pruneOrphans();
 }
 
-[[gnu::always_inline]] inline void StepAssembler::onKernel(const TraceEvent& e) {
+// Out of line (with the per-activity path inlined into it): onEvent stays small enough to
+// keep its prologue light for the events that need no buffering (launches, ignored ranges).
+[[gnu::noinline]] void StepAssembler::onKernel(const TraceEvent& e) {
   Admitted g;
   if (!admit(e, &g)) return;
   ++stats_.kernels;
   NameInfo& ni = kernelInfo(e.name);
   uint64_t signature = e.id != 0 ? e.id : model::kernelSignature(names_.text(e.name), e.geometry);
   uint8_t flags = g.flags;
-  uint32_t slot = kernelSlot(ni, signature, e, &flags);
+  uint32_t slot = kernelSlot(signature, e, &flags);
   const Act& a = pushAct(e, g, signature, slot, ni.kernel.communication ? ActKind::kComm : ActKind::kCompute, ni.kernel.phase, ni.kernel.op, flags);
   if (keys_by_start_) {
     inferFrom(a, ni.kernel);
@@ -227,29 +229,27 @@ void StepAssembler::drop(uint64_t* counter) {
   appended(a);
 }
 
-void StepAssembler::onEvent(const TraceEvent& e) {
-  ++stats_.events;
+// Forced inline into both loops above.
+[[gnu::always_inline]] inline void StepAssembler::take(const TraceEvent& e) {
   if (!plausible(e)) {
     drop(&stats_.invalid_events);
     return;
   }
-  if (e.start_ns > watermark_) {
-    watermark_ = e.start_ns;
-    updateFastStarts();
-  }
-  if (e.type == EventType::kKernel) {
-    onKernel(e);
-  } else {
-    onOther(e);
-  }
-  if (watermark_ >= emit_at_) emitDue();
-}
-
-void StepAssembler::onOther(const TraceEvent& e) {
+  watermark_ = std::max(watermark_, e.start_ns);
+  // Launches and CPU ranges of no use (most of a profiler trace's CPU events) are handled
+  // here; the rest in handlers of their own.
   switch (e.type) {
     case EventType::kKernel:
       onKernel(e);
       break;
+    case EventType::kLaunch:
+      if (e.correlation != 0) launches_[e.correlation & (kLaunchSlots - 1)] = Launch{e.correlation, e.thread, e.start_ns};
+      break;
+    case EventType::kRange: {
+      const NameInfo& ni = rangeInfo(e.name);
+      if (ni.range_use != RangeUse::kIgnore) onCompleteRange(ni, e);
+      break;
+    }
     case EventType::kMemcpy:
     case EventType::kMemset:
       onCopy(e);
@@ -257,24 +257,12 @@ void StepAssembler::onOther(const TraceEvent& e) {
     case EventType::kCollective:
       onCollective(e);
       break;
-    case EventType::kLaunch:
-      if (e.correlation != 0) launches_[e.correlation & (kLaunchSlots - 1)] = Launch{e.correlation, e.thread, e.start_ns};
-      break;
     case EventType::kRangeBegin:
       onRangeBegin(e);
       break;
     case EventType::kRangeEnd:
       onRangeEnd(e);
       break;
-    case EventType::kRange: {
-      const NameInfo& ni = rangeInfo(e.name);
-      if (ni.range_use == RangeUse::kStepMarker) {
-        onStepMarker(ni, e.start_ns, e.end_ns, e.thread);
-      } else if (ni.range_use != RangeUse::kIgnore) {
-        onRange(ni.range, ni.range_use == RangeUse::kKeepComm, e.start_ns, e.end_ns, e.thread);
-      }
-      break;
-    }
     case EventType::kMark:
       onMark(e);
       break;
@@ -282,20 +270,36 @@ void StepAssembler::onOther(const TraceEvent& e) {
       onSample(e);
       break;
   }
+  if (watermark_ >= emit_at_) emitDue();
 }
 
-uint32_t StepAssembler::kernelSlotSlow(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags) {
+void StepAssembler::onEvent(const TraceEvent& e) {
+  ++stats_.events;
+  take(e);
+}
+
+void StepAssembler::onEvents(std::span<const TraceEvent> events) {
+  stats_.events += events.size();
+  for (const TraceEvent& e : events) take(e);
+}
+
+void StepAssembler::onCompleteRange(const NameInfo& ni, const TraceEvent& e) {
+  if (ni.range_use == RangeUse::kStepMarker) {
+    onStepMarker(ni, e.start_ns, e.end_ns, e.thread);
+  } else {
+    onRange(ni.range, ni.range_use == RangeUse::kKeepComm, e.start_ns, e.end_ns, e.thread);
+  }
+}
+
+uint32_t StepAssembler::kernelSlotSlow(SlotCacheEntry* c, uint64_t signature, const TraceEvent& e, uint8_t* flags) {
   bool inserted = false;
   uint32_t slot = slotOf(signature, &inserted);
-  // Signature 0 (a name's empty way, and no real kernel's) never enters the dictionary.
+  // Signature 0 (no real kernel's) never enters the dictionary.
   if (inserted && signature != 0) {
     *flags |= kNewSignature;
     new_kernels_.push_back({signature, dictionaryName(names_.text(e.name)), e.geometry});
   }
-  int w = ni.next_way;
-  ni.next_way = static_cast<uint8_t>((w + 1) % NameInfo::kWays);
-  ni.signatures[w] = signature;
-  ni.slots[w] = slot;
+  *c = {signature, slot};
   return slot;
 }
 

@@ -103,6 +103,8 @@ class StepAssembler {
 
   // Folds one event. Never throws; bad input is counted (stats()), never fatal.
   void onEvent(const TraceEvent& e);
+  // onEvent() for each event, in order: the same result, at less cost per event.
+  void onEvents(std::span<const TraceEvent> events);
   // Emits every pending step: steps whose end is known as they are; a marker step still
   // open ends at the watermark and is flagged kStepPartial; an open inferred step (a
   // partial iteration) is dropped. The assembler stays usable.
@@ -123,20 +125,21 @@ class StepAssembler {
   // Per-name-id facts, each part computed on the name's first use as a kernel or as a
   // range / mark (NameClassifier), then a vector lookup.
   struct NameInfo {
-    // The last signatures this name had and their slots (one name launches with a few
-    // geometries): a hit skips the slot and dictionary lookup. Slot kNoSlot: empty way.
-    static constexpr int kWays = 4;
-    uint64_t signatures[kWays] = {};
     int64_t step_number = -1;  // step markers: -1 = counted
-    uint32_t slots[kWays] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
     bool kernel_known = false;
     bool range_known = false;
     RangeUse range_use = RangeUse::kIgnore;
     RangeClass range = RangeClass::kNone;
     KernelClass kernel;
-    uint8_t next_way = 0;  // the way the next miss fills
   };
-  static_assert(sizeof(NameInfo) == 64, "a power of two: the per-kernel lookup indexes by shift");
+  static_assert(sizeof(NameInfo) == 16, "a power of two: the per-event lookup indexes by shift");
+  // A direct-mapped cache of signature -> slot (slot_index_) for the per-kernel path: a
+  // signature is a hash, so its low bits index well. Slot kNoSlot: empty.
+  struct SlotCacheEntry {
+    uint64_t signature = 0;
+    uint32_t slot = kNoSlot;
+  };
+  static constexpr size_t kSlotCacheSize = 1024;
   enum class ActKind : uint8_t { kCompute, kComm, kCopy, kCollective };
   enum ActFlags : uint8_t {
     kConsumed = 1,      // folded into a step, or counted outside every step
@@ -209,22 +212,19 @@ class StepAssembler {
                                 1u << static_cast<int>(EventType::kMemset) | 1u << static_cast<int>(EventType::kRange) |
                                 1u << static_cast<int>(EventType::kCollective);
     if (static_cast<uint64_t>(e.start_ns) >= fast_starts_) return plausibleSlow(e);
-    if ((kSpans >> static_cast<int>(e.type)) & 1u) return spanOk(e);
-    return true;
-  }
-  // REQUIRES: the start passed the fast check (so max_event_ns >= 0 too).
-  bool spanOk(const TraceEvent& e) const {
-    return static_cast<uint64_t>(e.end_ns) < kMaxTimeNs &&
+    // The start is below fast_cap_ <= 2^62 - max_event_ns, so a duration within
+    // max_event_ns also keeps the end below 2^62.
+    return !((kSpans >> static_cast<int>(e.type)) & 1u) ||
            static_cast<uint64_t>(e.end_ns) - static_cast<uint64_t>(e.start_ns) <= static_cast<uint64_t>(options_.max_event_ns);
   }
+  // Decides every event the fast check does not pass, and sets that check's bound.
   bool plausibleSlow(const TraceEvent& e);
-  // plausible()'s fast path takes starts in [0, 2^62) at most max_clock_jump_ns past the
-  // watermark (before the first event: any), none while a jump awaits confirmation or when
-  // the options are not sane (then plausibleSlow decides every event, the same way).
-  void updateFastStarts() { fast_starts_ = std::min(static_cast<uint64_t>(watermark_) + fast_jump_, fast_cap_); }
   void drop(uint64_t* counter);
+  // onEvent() but for stats_.events.
+  void take(const TraceEvent& e);
   void onKernel(const TraceEvent& e);
-  void onOther(const TraceEvent& e);
+  // A complete range (Chrome "X") whose name is of use: a step marker or a kept range.
+  void onCompleteRange(const NameInfo& ni, const TraceEvent& e);
   // What admit() resolved for GPU work or a collective: its launch (kNoTime when unknown or
   // implausible), launching thread, and whether its step key is the launch.
   struct Admitted {
@@ -239,13 +239,12 @@ class StepAssembler {
   void appended(const Act& a);
   // The slot of a kernel's signature; on its first sight in the session, a dictionary
   // entry and kNewSignature in *flags.
-  uint32_t kernelSlot(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags) {
-    for (int w = 0; w < NameInfo::kWays; ++w) {
-      if (ni.signatures[w] == signature && ni.slots[w] != kNoSlot) return ni.slots[w];
-    }
-    return kernelSlotSlow(ni, signature, e, flags);
+  uint32_t kernelSlot(uint64_t signature, const TraceEvent& e, uint8_t* flags) {
+    SlotCacheEntry& c = slot_cache_[signature & (kSlotCacheSize - 1)];
+    if (c.signature == signature && c.slot != kNoSlot) return c.slot;
+    return kernelSlotSlow(&c, signature, e, flags);
   }
-  uint32_t kernelSlotSlow(NameInfo& ni, uint64_t signature, const TraceEvent& e, uint8_t* flags);
+  uint32_t kernelSlotSlow(SlotCacheEntry* c, uint64_t signature, const TraceEvent& e, uint8_t* flags);
   void onCopy(const TraceEvent& e);
   void onCollective(const TraceEvent& e);
   void onRangeBegin(const TraceEvent& e);
@@ -319,8 +318,13 @@ class StepAssembler {
   int64_t emit_at_ = INT64_MAX;        // the watermark at which the first pending step is due
   int64_t emitted_until_ = INT64_MIN;  // end of the last emitted step
   int64_t jump_candidate_ = INT64_MIN;
-  uint64_t fast_starts_ = 0;           // starts below this pass plausible() without the slow checks
-  uint64_t fast_jump_ = 0, fast_cap_ = 0;  // see updateFastStarts
+  // plausible()'s fast path takes starts below fast_starts_: at most max_clock_jump_ns past
+  // the watermark when plausibleSlow last ran (the watermark only grows, so the bound stays
+  // safe without an update per event) and below fast_cap_ (2^62 - max_event_ns). It takes
+  // none before the first event, while a jump awaits confirmation, or when the options are
+  // not sane: then plausibleSlow decides every event, the same way.
+  uint64_t fast_starts_ = 0;
+  uint64_t fast_jump_ = 0, fast_cap_ = 0;
   int64_t device_end_ = INT64_MIN;     // latest GPU end seen while inferring (idle gap)
   bool markers_seen_ = false;
   bool keys_by_start_ = false;         // infer_steps and no marker yet: step keys are GPU starts
@@ -340,6 +344,7 @@ class StepAssembler {
   // direct indexing (stat_cells_[slot * kPhaseSlots + phase]) instead of hashing. A
   // signature is new to the session (a dictionary entry) when it gets its slot.
   model::FlatIndex slot_index_;
+  std::array<SlotCacheEntry, kSlotCacheSize> slot_cache_{};
 
   // Per-emit scratch, reused.
   model::StepRecord record_;

@@ -15,7 +15,7 @@ capture::StepAssemblerOptions importAssemblerOptions(uint32_t rank, capture::Nam
 capture::AssemblerStats replayTrace(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
                                     const capture::StepAssemblerOptions& options, const capture::StepAssembler::Callback& on_step) {
   capture::StepAssembler assembler(names, options, on_step);
-  for (const capture::TraceEvent& e : events) assembler.onEvent(e);
+  assembler.onEvents(events);
   assembler.flush();
   return assembler.stats();
 }

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <span>
+#include <string>
 
 #include "capture/step_assembler.h"
 #include "event_stream.h"
@@ -111,6 +113,24 @@ TEST_CASE("a confirmed clock jump is accepted (its first event is lost)") {
   CHECK(c.records[1].kernels.at(0).count == 1);
 }
 
+TEST_CASE("time that advances in steps below max_clock_jump_ns is never a jump, however far it goes") {
+  // plausible()'s fast bound is set when the slow check last ran, not per event: events
+  // beyond it take the slow check, which accepts them against the current watermark.
+  EventStream s;
+  const int64_t minute = 60'000'000'000;
+  StepAssemblerOptions opt;
+  opt.max_clock_jump_ns = 10 * minute;
+  for (int i = 0; i < 100; ++i) {
+    s.range("ProfilerStep#" + std::to_string(i + 1), i * 4 * minute, i * 4 * minute + 1000);
+    s.kernel("gemm", i * 4 * minute + 100, i * 4 * minute + 200);
+  }
+  s.kernel("gemm", 99 * 4 * minute + 30 * minute, 99 * 4 * minute + 30 * minute + 10);  // a lone leap of 30 min
+  Collected c;
+  assemble(s, &c, opt);
+  CHECK(c.records.size() == 100);
+  for (const auto& r : c.records) CHECK(r.kernels.at(0).count == 1);
+}
+
 TEST_CASE("the buffer bound drops work and flags the step partial") {
   EventStream s;
   s.range("ProfilerStep#1", 0, 100000);
@@ -167,4 +187,36 @@ TEST_CASE("random garbage never crashes and keeps every counter consistent") {
   a.flush();
   CHECK(records > 0);
   CHECK(a.stats().events == 200000);
+}
+
+TEST_CASE("onEvents folds a batch exactly as onEvent folds its events one by one") {
+  std::mt19937_64 rng(11);
+  EventStream s;
+  for (const char* n : {"ProfilerStep#1", "ProfilerStep#2", "forward", "backward", "ncclKernel_AllReduce", "gemm"}) s.names.intern(n);
+  int64_t t = 1000;
+  for (int i = 0; i < 50000; ++i) {
+    TraceEvent e;
+    e.type = static_cast<EventType>(rng() % 10);
+    t += static_cast<int64_t>(rng() % 200) - 20;
+    e.start_ns = (rng() % 2000 == 0) ? static_cast<int64_t>(rng()) : t;  // garbage now and then
+    e.end_ns = e.start_ns + static_cast<int64_t>(rng() % 3000);
+    e.launch_ns = rng() % 2 ? kNoTime : e.start_ns - static_cast<int64_t>(rng() % 500);
+    e.name = static_cast<uint32_t>(rng() % 8);
+    e.thread = static_cast<uint32_t>(rng() % 3);
+    e.id = rng() % 8;
+    s.events.push_back(e);
+  }
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = 5000;
+  Collected one, batch;
+  StepAssembler a(s.names, opt, one.callback()), b(s.names, opt, batch.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  std::span<const TraceEvent> all(s.events);
+  for (size_t i = 0; i < all.size(); i += 777) b.onEvents(all.subspan(i, std::min<size_t>(777, all.size() - i)));
+  a.flush(), b.flush();
+  CHECK(one.records.size() > 10);
+  CHECK(one.records == batch.records);
+  CHECK(a.stats().events == b.stats().events);
+  CHECK(a.stats().invalid_events == b.stats().invalid_events);
+  CHECK(a.stats().late_events == b.stats().late_events);
 }
