@@ -18,16 +18,17 @@ uint64_t u64(const uint8_t* p, uint32_t off) {
 
 int PythonWalker::walk(ThreadFrames* out, size_t max_threads) {
   ++stats_.walks;
+  pages_.reset();
   const PythonLayout& l = rt_.layout;
   uint64_t interp = 0;
-  if (!reader_.readValue(rt_.runtime + l.runtime_interpreters_head, &interp)) {
+  if (!pages_.readValue(rt_.runtime + l.runtime_interpreters_head, &interp)) {
     ++stats_.failed_walks;
     return -1;
   }
   size_t n = 0;
   for (size_t i = 0; interp != 0 && i < kMaxInterpreters && n < max_threads; ++i) {
     uint64_t tstate = 0;
-    if (!reader_.readValue(interp + l.interp_threads_head, &tstate)) {
+    if (!pages_.readValue(interp + l.interp_threads_head, &tstate)) {
       ++stats_.bad_threads;
       break;
     }
@@ -42,8 +43,9 @@ int PythonWalker::walk(ThreadFrames* out, size_t max_threads) {
       if (t.depth > 0) ++n;
       tstate = next;
     }
-    if (!reader_.readValue(interp + l.interp_next, &interp)) break;
+    if (!pages_.readValue(interp + l.interp_next, &interp)) break;
   }
+  stats_.page_reads = pages_.pageReads();
   return static_cast<int>(n);
 }
 
@@ -52,7 +54,7 @@ bool PythonWalker::walkThread(uint64_t tstate, uint64_t interp, ThreadFrames* t,
   uint32_t end = std::max({l.tstate_next, l.tstate_interp, l.tstate_frame, l.tstate_thread_id}) + 8;
   if (l.tstate_native_thread_id >= 0) end = std::max<uint32_t>(end, static_cast<uint32_t>(l.tstate_native_thread_id) + 8);
   uint8_t bytes[kMaxWindow];
-  if (end > sizeof bytes || !reader_.read(tstate, bytes, end)) return false;
+  if (end > sizeof bytes || !pages_.read(tstate, bytes, end)) return false;
   if (u64(bytes, l.tstate_interp) != interp) return false;  // not a thread state of this interpreter
   *next = u64(bytes, l.tstate_next);
   t->tid = tidOf(bytes);
@@ -60,7 +62,7 @@ bool PythonWalker::walkThread(uint64_t tstate, uint64_t interp, ThreadFrames* t,
   t->truncated = false;
   uint64_t frame = u64(bytes, l.tstate_frame);
   if (frame != 0 && l.cframe_current_frame >= 0 &&
-      !reader_.readValue(frame + static_cast<uint32_t>(l.cframe_current_frame), &frame)) {
+      !pages_.readValue(frame + static_cast<uint32_t>(l.cframe_current_frame), &frame)) {
     ++stats_.bad_frames;
     return true;  // a thread without a readable stack: skipped, the list goes on
   }
@@ -88,7 +90,7 @@ void PythonWalker::walkFrames(uint64_t frame, ThreadFrames* t) {
       t->truncated = true;
       return;
     }
-    if (end > sizeof bytes || !reader_.read(frame, bytes, end)) {
+    if (end > sizeof bytes || !pages_.read(frame, bytes, end)) {
       ++stats_.bad_frames;
       t->truncated = true;
       return;

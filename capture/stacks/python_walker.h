@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "capture/stacks/memory_reader.h"
+#include "capture/stacks/page_cache.h"
 #include "capture/stacks/python_runtime.h"
 
 namespace argus::capture::stacks {
@@ -29,13 +30,14 @@ struct WalkStats {
   uint64_t failed_walks = 0;   // the interpreter list itself did not read
   uint64_t bad_threads = 0;    // a thread state that did not read or check out
   uint64_t bad_frames = 0;     // a frame or code object that did not read or check out
+  uint64_t page_reads = 0;     // system calls of the walks
 };
 
 class PythonWalker {
  public:
   static constexpr size_t kMaxInterpreters = 16;
 
-  PythonWalker(const PythonRuntime& runtime, MemoryReader& reader) : rt_(runtime), reader_(reader) {}
+  PythonWalker(const PythonRuntime& runtime, MemoryReader& reader) : rt_(runtime), reader_(reader), pages_(reader) {}
 
   // Fills out[0, n) with the threads that have at least one Python frame, in the
   // interpreter's thread order, up to `max_threads`. Returns n; -1 when the interpreter
@@ -52,7 +54,8 @@ class PythonWalker {
   void walkFrames(uint64_t frame, ThreadFrames* t);
 
   const PythonRuntime rt_;
-  MemoryReader& reader_;
+  MemoryReader& reader_;  // reads outside the walk's pages (3.10's tid)
+  PageCache pages_;       // thread states and frames: a page per system call, per walk
   WalkStats stats_;
 };
 

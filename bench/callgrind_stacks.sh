@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Instructions per stack sample (callgrind): bench/stack_sample.py --callgrind under
+# valgrind, instrumentation on only around the sampling rounds (two threads of ~20 Python
+# frames each, steady state). Kernel work (the process_vm_readv and pread system calls) is
+# not counted by callgrind: the ns figure of stack_sample.py includes it.
+#
+# Usage: bench/callgrind_stacks.sh [build_dir=build] [rounds=500] [python=python3]
+# KEEP=DIR keeps the dumps for callgrind_annotate. Needs valgrind and <valgrind/callgrind.h>.
+set -euo pipefail
+build=${1:-build}
+n=${2:-500}
+python=${3:-python3}
+
+out=${KEEP:-$(mktemp -d)}
+mkdir -p "$out"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
+source "$(dirname "$0")/callgrind_dumps.sh"
+callgrind_dumps "$out" "$python" "$(dirname "$0")/stack_sample.py" "$build/tests/unit/capture_stacks/probe/libargus_stacks_probe.so" "$n" --callgrind
+awk -F'\t' '
+  NR == FNR { ir[$1] = $2; next }
+  $1 == "callgrind-case" {
+    n = ir[$2]
+    if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
+    printf "%-20s %8s %12.1f\n", $2, $3, n / $4
+  }
+  BEGIN { printf "%-20s %8s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/stdout.tsv"
