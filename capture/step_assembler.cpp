@@ -327,7 +327,7 @@ void StepAssembler::onCollective(const TraceEvent& e) {
   Admitted g;
   if (!admit(e, &g)) return;
   collective_events_seen_ = true;
-  appended(pushAct(e, g, e.id, 0, ActKind::kCollective, Phase::kUnknown, e.op, g.flags));
+  appended(pushAct(e, g, e.id, waitSlot(e), ActKind::kCollective, Phase::kUnknown, e.op, g.flags));
 }
 
 void StepAssembler::pruneOrphans() {

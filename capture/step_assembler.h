@@ -152,7 +152,8 @@ class StepAssembler {
     int64_t launch;   // kNoTime when unknown or implausible
     uint64_t id;      // signature (kernels, copies) or communicator (collectives)
     uint64_t bytes;
-    uint32_t slot;    // kernels, copies: dense session id of the signature (slotOf)
+    uint32_t slot;    // kernels, copies: dense session id of the signature (slotOf);
+                      // collectives: their wait share (waitSlot)
     uint32_t thread;  // launching thread
     uint32_t peer;
     uint32_t device, stream;  // NCCL kernels and collectives: which collective covers which kernel
@@ -266,7 +267,20 @@ class StepAssembler {
   // communication ranges in its window. Returns false (record untouched) when it has none.
   bool foldCpuPhases(const PendingStep& s);
   void foldMember(const Act& a, const PendingStep& s);
-  void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur);
+  // wait_ns: the call's time waiting for a late peer, -1 unknown (finishCollectiveWaits
+  // scales an entry's known waits to its calls whose wait is unknown).
+  void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur, int64_t wait_ns = -1);
+  void finishCollectiveWaits();
+  // A collective Act keeps TraceEvent::wait_ns in its `slot`, as a share of its duration in
+  // units of 1 / kWaitScale (kNoSlot: unknown): 32 bits, exact to a ns at any duration up to
+  // 4 s and to 1 ppb beyond.
+  static constexpr uint32_t kWaitScale = UINT32_MAX - 1;
+  static uint32_t waitSlot(const TraceEvent& e) {
+    int64_t dur = e.end_ns - e.start_ns;
+    if (e.wait_ns < 0 || dur <= 0) return kNoSlot;
+    double share = static_cast<double>(e.wait_ns < dur ? e.wait_ns : dur) / static_cast<double>(dur);
+    return static_cast<uint32_t>(share * kWaitScale + 0.5);
+  }
   // Whether a collective event on the NCCL kernel's device and stream overlaps it. REQUIRES:
   // calls in start order (a cursor into collective_spans_).
   bool coveredByCollective(const Act& k);
@@ -353,6 +367,7 @@ class StepAssembler {
   PhaseTimelines timelines_;
   std::vector<uint32_t> timeline_threads_;
   model::FlatIndex collective_index_, stack_index_;
+  std::vector<int64_t> wait_known_ns_;  // by record_.collectives entry: duration of its calls with a known wait
   // Collectives seen by the scan, in start order: which member NCCL kernels (uncovered_,
   // acts_ indices, decided after the scan) a collective event covers.
   struct CollectiveSpan {

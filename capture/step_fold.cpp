@@ -31,7 +31,8 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
 [[gnu::always_inline]] inline void StepAssembler::foldMember(const Act& a, const PendingStep& s) {
   int64_t dur = a.end - a.start;
   if (a.kind == ActKind::kCollective) {
-    addCollective(a.op, a.id, a.bytes, a.peer, dur);
+    int64_t wait = a.slot == kNoSlot ? -1 : static_cast<int64_t>(static_cast<double>(dur) * a.slot / kWaitScale + 0.5);
+    addCollective(a.op, a.id, a.bytes, a.peer, dur, wait);
     return;
   }
   Phase phase = Phase::kUnknown;
@@ -109,6 +110,7 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   rec.flags = s.flags | (partial_since_emit_ ? model::kStepPartial : 0u);
   rec.phase_ns.fill(0);
   rec.collectives.clear();
+  wait_known_ns_.clear();
   rec.stacks.clear();
   rec.events.clear();
 
@@ -134,6 +136,7 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   forward_ = backward_ = optimizer_ = compute_ = RunningUnion{};
   scanActs(s);
   resolveNcclKernels();
+  finishCollectiveWaits();
   finishKernelStats();
   rec.phase(PhaseColumn::kForward) = forward_.finish();
   rec.phase(PhaseColumn::kBackward) = backward_.finish();
@@ -374,7 +377,7 @@ bool StepAssembler::foldCpuPhases(const PendingStep& s) {
   return true;
 }
 
-void StepAssembler::addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur) {
+void StepAssembler::addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur, int64_t wait_ns) {
   model::StepRecord& rec = record_;
   uint8_t size_class = model::sizeClassOf(bytes);
   model::FlatIndex::Key key{comm, static_cast<uint64_t>(op) | uint64_t{size_class} << 8 | uint64_t{peer} << 32};
@@ -384,11 +387,28 @@ void StepAssembler::addCollective(model::CollectiveOp op, uint64_t comm, uint64_
     model::CollectiveStat c;
     c.op = op, c.communicator = comm, c.size_class = size_class, c.peer_rank = peer;
     rec.collectives.push_back(c);
+    wait_known_ns_.push_back(0);
   }
   model::CollectiveStat& c = rec.collectives[idx];
   ++c.count;
   c.bytes += bytes;
   c.total_ns += dur;
+  if (wait_ns >= 0) {
+    c.wait_ns = std::max<int64_t>(c.wait_ns, 0) + wait_ns;
+    wait_known_ns_[idx] += dur;
+  }
+}
+
+void StepAssembler::finishCollectiveWaits() {
+  // An entry whose calls only partly said how long they waited (sampled proxy events):
+  // its known waits, scaled to all its time.
+  for (size_t i = 0; i < wait_known_ns_.size(); ++i) {
+    model::CollectiveStat& c = record_.collectives[i];
+    int64_t known = wait_known_ns_[i];
+    if (known > 0 && c.wait_ns >= 0 && c.total_ns > known) {
+      c.wait_ns = static_cast<int64_t>(static_cast<double>(c.total_ns) / static_cast<double>(known) * static_cast<double>(c.wait_ns) + 0.5);
+    }
+  }
 }
 
 void StepAssembler::finishKernelStats() {
