@@ -4,6 +4,8 @@
 // and protocol tables); Argus compares them with the names NCCL 2.27/2.28 uses and keeps
 // small indices, never the pointers, so nothing dangles if NCCL is unloaded before a drain.
 // A null or unknown string maps to "other" (op kOther, 0 bytes per element, algo/proto 0).
+// Answers are cached by the string's address (NCCL's names are static strings):
+// REQUIRES: an address keeps its text for the life of the process (thread-safe otherwise).
 #pragma once
 
 #include <cstdint>

@@ -4,11 +4,11 @@
 // NCCL's user threads and proxy threads acquire concurrently without a lock; an empty pool
 // refuses (the caller counts the drop).
 //
-// A stopped event is not free at once: NCCL may still hand its pointer back as the parent of
-// a late child (a ProxyOp that starts after its collective completed). Stopped events are
+// A finished operation is not free at once: NCCL may still hand its pointer back as the
+// parent of a late child (a ProxyOp that starts after its collective completed). It is
 // retired (any thread), and the single consumer's recycle() frees only those retired before
-// its previous call, so a retired event stays valid, and recognizably finished, for at least
-// one collect interval.
+// its previous call, so a retired operation stays valid, and recognizably finished, for at
+// least one collect interval. Its children are released at their stop.
 #pragma once
 
 #include <atomic>
@@ -65,7 +65,12 @@ class EventPool {
 
   // Any thread, lock-free. Returns nullptr when every event is in use.
   Event* acquire();
-  // Any thread: `e` is finished (NCCL stopped it). REQUIRES: from acquire(), not retired yet.
+  // Any thread: `e` is free again at once. For events nothing can name after their stop
+  // (NCCL stops a ProxyOp after its steps, and kernel channels and steps have no children).
+  // REQUIRES: from acquire(), not released or retired yet.
+  void release(Event* e);
+  // Any thread: `e` (an operation) is finished, but a late child may still name it as its
+  // parent: freed by the second recycle() from now. REQUIRES: as release().
   void retire(Event* e);
   // One consumer thread: frees the events retired before the previous call.
   void recycle();
@@ -81,8 +86,6 @@ class EventPool {
   static constexpr uint64_t kIndexMask = 0xffffffffu;
   const uint32_t capacity_;
   std::unique_ptr<Event[]> events_;
-  void release(Event* e);
-
   std::unique_ptr<std::atomic<uint32_t>[]> next_;  // list links: index + 1, 0 = end
   alignas(64) std::atomic<uint64_t> head_{0};      // free: tag << 32 | (index + 1), 0 = empty
   alignas(64) std::atomic<uint32_t> retired_{0};   // retired since the last recycle: index + 1

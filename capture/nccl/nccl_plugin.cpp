@@ -311,14 +311,14 @@ abi::Result Plugin::stop(void* handle) {
       else if (e->recv_wait > 0) op->recv_bytes.fetch_add(e->trans_bytes, std::memory_order_relaxed);
       op->steps.fetch_add(1, std::memory_order_relaxed);
       atomicMax(op->end_ns, now);
-      pool_->retire(e);
+      pool_->release(e);
       unref(op);
       break;
     }
     case EventKind::kKernelCh: {
       Event* op = e->operation;
       atomicMax(op->end_ns, EpochClock::nowNs());
-      pool_->retire(e);
+      pool_->release(e);
       // One of the channels the operation waits for (more channels than announced: none).
       uint32_t h = op->holds.load(std::memory_order_relaxed);
       while (h != 0 && !op->holds.compare_exchange_weak(h, h - 1, std::memory_order_relaxed)) {
@@ -330,7 +330,7 @@ abi::Result Plugin::stop(void* handle) {
     case EventKind::kProxyOp: {
       Event* op = e->operation;
       atomicMax(op->end_ns, EpochClock::nowNs());
-      pool_->retire(e);
+      pool_->release(e);
       unref(op);
       break;
     }
