@@ -52,9 +52,11 @@ int runCapture(const CaptureArgs& a) {
     return 2;
   }
   // Children of the command (torchrun workers, mpirun ranks) inherit these: each rank
-  // process loads the shim once, through NVTX's and CUDA's injection hooks.
+  // process loads the shim once, through NVTX's and CUDA's injection hooks and NCCL's
+  // profiler plugin lookup (a path: NCCL dlopens it as given).
   ::setenv("NVTX_INJECTION64_PATH", shim.c_str(), 1);
   ::setenv("CUDA_INJECTION64_PATH", shim.c_str(), 1);
+  ::setenv("NCCL_PROFILER_PLUGIN", shim.c_str(), 1);
   if (!a.server.empty()) ::setenv("ARGUS_SERVER", a.server.c_str(), 1);
   if (!a.job.empty()) ::setenv("ARGUS_JOB", a.job.c_str(), 1);
 

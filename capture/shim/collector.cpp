@@ -33,6 +33,23 @@ wire::StepSenderOptions senderOptions(const ShimConfig& config) {
   return o;  // codec: delta + zstd, the defaults
 }
 
+// The NCCL plugin is sized before its first init (NCCL's communicator setup, which may be
+// what started the shim); the Drain then sets the sampling period.
+nccl::Plugin& configuredPlugin(const ShimConfig& config) {
+  nccl::Plugin& p = nccl::Plugin::instance();
+  nccl::PluginOptions o;
+  o.sample_period = config.nccl_sample_period;
+  p.configure(o);
+  return p;
+}
+
+nccl::DrainOptions ncclOptions(const ShimConfig& config) {
+  nccl::DrainOptions o;
+  o.device = config.topology.device;
+  o.sample_period = config.nccl_sample_period;
+  return o;
+}
+
 StepAssemblerOptions assemblerOptions(const ShimConfig& config) {
   StepAssemblerOptions o;
   o.rank = config.topology.rank;
@@ -53,6 +70,7 @@ Collector::Collector(const ShimConfig& config)
     : config_(config),
       owner_pid_(::getpid()),
       nvtx_(sizedRecorder(config), names_),
+      nccl_(configuredPlugin(config), names_, ncclOptions(config)),
       sender_(senderOptions(config)),
       assembler_(names_, assemblerOptions(config), [this](const StepOutput& out) { onStep(out); }) {
 #ifdef ARGUS_SHIM_CUPTI
@@ -100,6 +118,10 @@ void Collector::collectOnce() {
       assembler_.onEvent(e);
       ++events;
     }
+    for (const TraceEvent& e : nccl_.drain()) {
+      assembler_.onEvent(e);
+      ++events;
+    }
 #ifdef ARGUS_SHIM_CUPTI
     sink_.events = 0;
     gpu_->drain(sink_);
@@ -116,7 +138,7 @@ void Collector::collectOnce() {
 }
 
 uint64_t Collector::sourceDropsNow() {
-  uint64_t drops = nvtx_.stats().dropped;
+  uint64_t drops = nvtx_.stats().dropped + nccl_.dropped();
 #ifdef ARGUS_SHIM_CUPTI
   drops += gpu_->stats().cupti_dropped;
 #endif
@@ -172,6 +194,7 @@ void Collector::goQuiet(const std::string& why) {
   if (quiet_.exchange(true)) return;
   shimLog(why + "; capture off, the job runs on untraced");
   nvtx::Recorder::instance().setEnabled(false);
+  nccl::Plugin::instance().setEnabled(false);
 #ifdef ARGUS_SHIM_CUPTI
   nvtx::Recorder::instance().setRangeListener(nullptr);
   if (gpu_) gpu_->stop();
@@ -195,6 +218,7 @@ void Collector::shutdown() {
 #endif
     collectOnce();
     nvtx::Recorder::instance().setEnabled(false);
+    nccl::Plugin::instance().setEnabled(false);
     assembler_.flush();
     Status s = sender_.close(std::chrono::milliseconds(config_.exit_flush_ms));
     if (!s.isOk()) {
@@ -210,6 +234,7 @@ void Collector::abandonAfterFork() {
   shut_down_.store(true);
   quiet_.store(true);
   nvtx::Recorder::instance().setEnabled(false);
+  nccl::Plugin::instance().setEnabled(false);
 }
 
 CollectorStats Collector::stats() const {

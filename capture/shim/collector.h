@@ -1,7 +1,7 @@
 // Collector: the capture shim's runtime, one per process (docs/capture/shim.md). It owns
 // the sources' consumer side, a StepAssembler for this rank and a StepSender, and runs one
-// thread that every collect_interval_ms drains the NVTX source (and CUPTI when it runs)
-// into the assembler and hands each emitted step to the sender.
+// thread that every collect_interval_ms drains the NVTX source, the NCCL profiler plugin's
+// (and CUPTI when it runs) into the assembler and hands each emitted step to the sender.
 //
 // Threads: the collector thread does all draining, assembling and send() calls; the
 // control thread (whoever ran the injection entry point, or exit) calls startGpu() and
@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "capture/name_table.h"
+#include "capture/nccl/nccl_drain.h"
 #include "capture/nvtx/nvtx_drain.h"
 #include "capture/shim/shim_config.h"
 #include "capture/step_assembler.h"
@@ -41,7 +42,7 @@ struct CollectorStats {
   uint64_t events = 0;              // events fed to the assembler
   uint64_t steps = 0;               // steps handed to the sender
   uint64_t records_dropped = 0;     // refused by the sender's full buffer
-  uint64_t source_drops = 0;        // NVTX + CUPTI events lost at their rings
+  uint64_t source_drops = 0;        // NVTX + CUPTI events lost at their rings, NCCL operations lost
 };
 
 class Collector {
@@ -80,6 +81,7 @@ class Collector {
   const pid_t owner_pid_;
   NameTable names_;
   nvtx::Drain nvtx_;
+  nccl::Drain nccl_;
 #ifdef ARGUS_SHIM_CUPTI
   struct Sink : cupti::EventSink {
     StepAssembler* assembler = nullptr;

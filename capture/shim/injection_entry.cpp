@@ -1,12 +1,14 @@
 // The entry points of libargus_capture.so, the only symbols it exports
-// (libargus_capture.map): NVTX's and CUDA's injection hooks. Whichever runs first starts
-// the process's one Collector (docs/capture/shim.md, "Start and exit").
+// (libargus_capture.map): NVTX's and CUDA's injection hooks and the NCCL profiler plugin
+// tables (NCCL_PROFILER_PLUGIN). Whichever runs first starts the process's one Collector
+// (docs/capture/shim.md, "Start and exit").
 #include <pthread.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
+#include "capture/nccl/nccl_plugin.h"
 #include "capture/nvtx/nvtx_injection.h"
 #include "capture/shim/collector.h"
 #include "capture/shim/shim_config.h"
@@ -73,3 +75,40 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   return 1;
 }
 #endif
+
+// NCCL_PROFILER_PLUGIN: NCCL looks up ncclProfiler_v5 (2.28), then _v4 (2.27), and calls
+// init once per communicator. An init failure (the shim off, or out of memory) makes NCCL
+// run on without the profiler, paying nothing for it.
+namespace {
+
+namespace nccl = argus::capture::nccl;
+
+nccl::abi::Result ncclInitV5(void** context, uint64_t comm_id, int* mask, const char* name, int nodes, int nranks, int rank,
+                             nccl::abi::DebugLogger log) {
+  Collector* c = collector();
+  if (c == nullptr || c->quiet()) return nccl::abi::kInternalError;
+  return nccl::profilerV5().init(context, comm_id, mask, name, nodes, nranks, rank, log);
+}
+
+nccl::abi::Result ncclInitV4(void** context, int* mask, const char* name, uint64_t comm_hash, int nodes, int nranks, int rank,
+                             nccl::abi::DebugLogger log) {
+  Collector* c = collector();
+  if (c == nullptr || c->quiet()) return nccl::abi::kInternalError;
+  return nccl::profilerV4().init(context, mask, name, comm_hash, nodes, nranks, rank, log);
+}
+
+nccl::abi::ProfilerV5 withShimInit(nccl::abi::ProfilerV5 t) {
+  t.init = ncclInitV5;
+  return t;
+}
+nccl::abi::ProfilerV4 withShimInit(nccl::abi::ProfilerV4 t) {
+  t.init = ncclInitV4;
+  return t;
+}
+
+}  // namespace
+
+extern "C" {
+__attribute__((visibility("default"))) nccl::abi::ProfilerV5 ncclProfiler_v5 = withShimInit(nccl::profilerV5());
+__attribute__((visibility("default"))) nccl::abi::ProfilerV4 ncclProfiler_v4 = withShimInit(nccl::profilerV4());
+}

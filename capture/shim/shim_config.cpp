@@ -73,6 +73,11 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
     if (parseUint(v, 10'000, &ms) && ms >= 1) c.collect_interval_ms = static_cast<int>(ms);
     else warn(std::string("ARGUS_COLLECT_INTERVAL_MS=") + v + " is not 1-10000; using 50");
   }
+  if (const char* v = value("ARGUS_NCCL_SAMPLE")) {
+    uint64_t n = 0;
+    if (parseUint(v, 1 << 16, &n)) c.nccl_sample_period = static_cast<uint32_t>(n);
+    else warn(std::string("ARGUS_NCCL_SAMPLE=") + v + " is not 0-65536; using 16");
+  }
   if (const char* v = value("ARGUS_EXIT_FLUSH_MS")) {
     uint64_t ms = 0;
     if (parseUint(v, 600'000, &ms)) c.exit_flush_ms = static_cast<int>(ms);

@@ -26,6 +26,7 @@ struct ShimConfig {
   size_t max_memory_bytes = size_t{64} << 20;
   int collect_interval_ms = 50;     // ARGUS_COLLECT_INTERVAL_MS
   int exit_flush_ms = 2000;         // ARGUS_EXIT_FLUSH_MS: how long exit waits for acks
+  uint32_t nccl_sample_period = 16; // ARGUS_NCCL_SAMPLE: NCCL proxy events for 1 in N operations (0: never)
   bool enabled = true;              // ARGUS_DISABLE=1 turns the shim into a no-op
 };
 
