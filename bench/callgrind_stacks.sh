@@ -9,7 +9,8 @@
 set -euo pipefail
 build=${1:-build}
 n=${2:-500}
-python=${3:-python3}
+# The interpreter itself, not a wrapper script (pyenv's shims): valgrind follows no exec.
+python=$("${3:-python3}" -c 'import sys; print(sys.executable)')
 
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"

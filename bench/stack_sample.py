@@ -5,8 +5,9 @@
 # Steady state: code objects and stacks are cached after the first round.
 #
 # Usage: python3 bench/stack_sample.py PROBE_SO [rounds=2000] [--callgrind]
-#   --callgrind (under bench/callgrind_stacks.sh): instrumentation on only around the rounds;
-#   prints "callgrind-case<TAB>stack-sample<TAB>sample<TAB><samples>".
+#   --callgrind (under bench/callgrind_stacks.sh): instrumentation on only around the rounds,
+#   the worker blocked (at the same depth) instead of spinning; prints
+#   "callgrind-case<TAB>stack-sample<TAB>sample<TAB><samples>".
 # Prints figures; asserts nothing.
 import ctypes
 import sys
@@ -33,6 +34,10 @@ ready = threading.Event()
 
 def spin():
     ready.set()
+    if callgrind:
+        # Instrumentation is process-wide: a spinning worker's own instructions would count.
+        stop.wait()
+        return
     x = 0
     while not stop.is_set():
         x += 1

@@ -56,8 +56,8 @@ const char* syscallName(long nr) {
 NativeLeaf::NativeLeaf() = default;
 
 NativeLeaf::~NativeLeaf() {
-  for (Slot& s : slots_) {
-    if (s.fd >= 0) ::close(s.fd);
+  for (size_t i = 0; i < slots_used_; ++i) {
+    if (slots_[i].fd >= 0) ::close(slots_[i].fd);
   }
 }
 
@@ -69,22 +69,28 @@ std::string_view NativeLeaf::parse(std::string_view content, std::string* scratc
   auto [end, ec] = std::from_chars(content.data(), content.data() + content.size(), nr);
   if (ec != std::errc() || end == content.data()) return kUnknown;
   if (nr < 0) return "[blocked]";
+  *scratch = syscallText(nr);
+  return *scratch;
+}
+
+std::string NativeLeaf::syscallText(long nr) {
   const char* name = syscallName(nr);
   char text[48];
   int n = name != nullptr ? std::snprintf(text, sizeof text, "[%s]", name) : std::snprintf(text, sizeof text, "[syscall %ld]", nr);
-  scratch->assign(text, static_cast<size_t>(n));
-  return *scratch;
+  return std::string(text, static_cast<size_t>(n));
 }
 
 NativeLeaf::Slot* NativeLeaf::slotOf(uint32_t tid) {
   Slot* free_slot = nullptr;
-  for (Slot& s : slots_) {
+  for (size_t i = 0; i < slots_used_; ++i) {
+    Slot& s = slots_[i];
     if (s.tid == tid) {
       s.seen = true;
       return &s;
     }
     if (s.tid == 0 && free_slot == nullptr) free_slot = &s;
   }
+  if (free_slot == nullptr && slots_used_ < kMaxThreads) free_slot = &slots_[slots_used_++];
   if (free_slot == nullptr) return nullptr;  // more threads than slots: their leaf is unknown
   char path[64];
   std::snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
@@ -109,11 +115,22 @@ std::string_view NativeLeaf::leafOf(uint32_t tid) {
     *s = Slot{};
     return kUnknown;
   }
-  return parse(std::string_view(buf, static_cast<size_t>(n)), &scratch_);
+  std::string_view content(buf, static_cast<size_t>(n));
+  long nr = 0;
+  auto [end, ec] = std::from_chars(content.data(), content.data() + content.size(), nr);
+  if (ec != std::errc() || nr < 0) return parse(content, &scratch_);  // running, blocked, unknown: constants
+  for (const Named& x : named_) {
+    if (x.nr == nr) return x.text;
+  }
+  Named& slot = named_[next_named_++ % kNamed];
+  slot.nr = nr;
+  slot.text = syscallText(nr);
+  return slot.text;
 }
 
 void NativeLeaf::sweep() {
-  for (Slot& s : slots_) {
+  for (size_t i = 0; i < slots_used_; ++i) {
+    Slot& s = slots_[i];
     if (s.tid == 0) continue;
     if (!s.seen) {
       ::close(s.fd);

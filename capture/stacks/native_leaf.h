@@ -35,6 +35,8 @@ class NativeLeaf {
 
   // The leaf text for the content of a syscall file (exposed for tests).
   static std::string_view parse(std::string_view content, std::string* scratch);
+  // The text for system call `nr` ("[futex]", "[syscall 435]").
+  static std::string syscallText(long nr);
 
   uint64_t errors() const { return errors_; }
 
@@ -46,7 +48,17 @@ class NativeLeaf {
   };
   Slot* slotOf(uint32_t tid);  // opens the thread's file on first use; nullptr when it cannot
 
+  // The texts of the last system calls seen, so that steady sampling formats none.
+  struct Named {
+    long nr = -1;
+    std::string text;
+  };
+  static constexpr size_t kNamed = 8;
+
   Slot slots_[kMaxThreads];
+  size_t slots_used_ = 0;  // slots_[slots_used_, kMaxThreads) have never been used
+  Named named_[kNamed];
+  size_t next_named_ = 0;
   std::string scratch_;
   uint64_t errors_ = 0;
 };

@@ -5,8 +5,13 @@
 namespace argus::capture::stacks {
 
 const uint8_t* PageCache::page(uint64_t base) {
+  // Walks read field after field of one page: the last page answers most reads.
+  if (last_ < used_ && bases_[last_] == base) return pages_[last_];
   for (size_t i = 0; i < used_; ++i) {
-    if (bases_[i] == base) return pages_[i];
+    if (bases_[i] == base) {
+      last_ = i;
+      return pages_[i];
+    }
   }
   size_t slot = used_ < kPages ? used_++ : (next_++ % kPages);
   ++page_reads_;
@@ -16,6 +21,7 @@ const uint8_t* PageCache::page(uint64_t base) {
     return nullptr;
   }
   bases_[slot] = base;
+  last_ = slot;
   return pages_[slot];
 }
 

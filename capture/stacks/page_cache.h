@@ -43,6 +43,7 @@ class PageCache {
   alignas(64) uint8_t pages_[kPages][kPageBytes];
   size_t used_ = 0;   // pages cached this round
   size_t next_ = 0;   // the slot a miss replaces once all are used (round robin)
+  size_t last_ = 0;   // the slot of the last page read from
   uint64_t page_reads_ = 0;
 };
 
