@@ -415,31 +415,39 @@ void StepAssembler::finishKernelStats() {
   model::StepRecord& rec = record_;
   rec.kernels.resize(kernel_stats_);
   for (uint32_t i = 0; i < kernel_stats_; ++i) {
+    // The statistic's bucket counts packed as index << 32 | count, so that sorting by index
+    // and merging repeats (a bucket that spilled and came back) work on one word each.
+    packed_buckets_.clear();
+    auto pack = [](int32_t bucket, uint32_t n) { return uint64_t{static_cast<uint32_t>(bucket)} << 32 | n; };
+    for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
+      if (c.n > 0) packed_buckets_.push_back(pack(c.bucket, c.n));
+    }
+    for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) packed_buckets_.push_back(pack(spills_[j - 1].bucket, spills_[j - 1].n));
+    uint64_t* p = packed_buckets_.data();
+    const size_t n = packed_buckets_.size();
+    for (size_t x = 1; x < n; ++x) {  // a handful: insertion sort
+      uint64_t v = p[x];
+      size_t y = x;
+      for (; y > 0 && p[y - 1] > v; --y) p[y] = p[y - 1];
+      p[y] = v;
+    }
     rec.kernels[i].hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
-      for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
-        if (c.n > 0) h.push_back({c.bucket, c.n});
-      }
-      for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) h.push_back({spills_[j - 1].bucket, spills_[j - 1].n});
-      // A handful of buckets: insertion sort, then merge repeats (a bucket that spilled and
-      // came back). Counts saturate as DurationHistogram::add's do.
-      for (size_t x = 1; x < h.size(); ++x) {
-        for (size_t y = x; y > 0 && h[y - 1].index > h[y].index; --y) std::swap(h[y - 1], h[y]);
-      }
-      size_t kept = 0;
-      for (size_t x = 0; x < h.size(); ++x) {
-        if (kept > 0 && h[kept - 1].index == h[x].index) {
-          uint32_t sum = h[kept - 1].count + h[x].count;
-          h[kept - 1].count = sum < h[x].count ? UINT32_MAX : sum;
+      for (size_t x = 0; x < n; ++x) {
+        int32_t index = static_cast<int32_t>(p[x] >> 32);
+        uint32_t count = static_cast<uint32_t>(p[x]);
+        if (!h.empty() && h.back().index == index) {
+          uint32_t sum = h.back().count + count;  // saturates as DurationHistogram::add's counts do
+          h.back().count = sum < count ? UINT32_MAX : sum;
         } else {
-          h[kept++] = h[x];
+          h.push_back({index, count});
         }
       }
-      h.resize(kept);
       return true;
     });
     if (!options_.exact_kernel_totals) rec.kernels[i].total_ns = rec.kernels[i].hist.sketchTotal();
   }
   spills_.clear();
 }
+
 
 }  // namespace argus::capture
