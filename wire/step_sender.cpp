@@ -172,6 +172,7 @@ Status StepSender::enqueue(model::StepRecord&& record) {
     }
     queue_.push_back(Pending{std::move(record), bytes, Clock::now()});
     queued_bytes_ += bytes;
+    stats_.peak_buffered_records = std::max(stats_.peak_buffered_records, queue_.size());
     stats_.peak_buffered_bytes = std::max(stats_.peak_buffered_bytes, queued_bytes_);
     ++stats_.records_submitted;
   }

@@ -104,7 +104,8 @@ struct StepSenderStats {
   uint64_t session_cuts = 0;       // sessions ended so that an older step could follow
   size_t buffered_records = 0;     // unacknowledged in memory, now
   size_t buffered_bytes = 0;       // their memory estimate, now (at most max_buffered_bytes)
-  size_t peak_buffered_bytes = 0;  // the most buffered_bytes has been
+  size_t peak_buffered_records = 0;  // the most buffered_records has been
+  size_t peak_buffered_bytes = 0;    // the most buffered_bytes has been
   // Spool (zero without one).
   uint64_t spooled_records = 0;    // written to the spool by send() or close()
   uint64_t spool_adopted = 0;      // taken over from an earlier process's spool file

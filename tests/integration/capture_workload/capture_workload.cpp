@@ -2,7 +2,7 @@
 // annotate theirs, for the capture shim's tests and bench/capture_overhead.
 //
 //   capture_workload --ranks N --steps S [--work U] [--slow-rank R] [--slow-factor F]
-//                    [--out DIR] [--exit-code C] [--hang]
+//                    [--out DIR] [--exit-code C] [--pause-ms P] [--hang]
 //
 // Without RANK in the environment it is the launcher (torchrun's role): it opens the
 // allreduce listener, forks N rank processes that exec this program with RANK, LOCAL_RANK,
@@ -11,6 +11,7 @@
 // range around a star allreduce over loopback TCP (rank 0 sums), and `optimizer`. Rank R
 // does F times the forward/backward work. With --out each rank writes
 // DIR/rank-<r>.txt: "step <i> <fwd_ns> <bwd_ns> <allreduce_ns> <iter_ns>" per step.
+// --pause-ms: each rank sleeps P ms between steps (a run that lasts, at little CPU: fault tests).
 // --hang: after the steps, sleep until killed (signal tests).
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,7 +33,7 @@ namespace {
 constexpr int kFloats = 4096;  // allreduce payload: 16 KiB per rank
 
 struct Args {
-  int ranks = 4, steps = 20, work = 20, slow_rank = -1, slow_factor = 3, exit_code = 0;
+  int ranks = 4, steps = 20, work = 20, slow_rank = -1, slow_factor = 3, exit_code = 0, pause_ms = 0;
   bool hang = false;
   std::string out;
 };
@@ -145,6 +146,7 @@ int runRank(const Args& a, int rank) {
     nvtxRangePop();
     int64_t t4 = nowNs();
     if (out) std::fprintf(out, "step %d %lld %lld %lld %lld\n", step, (long long)(t1 - t0), (long long)(t2 - t1), (long long)(t3 - t2), (long long)(t4 - t0));
+    if (a.pause_ms > 0) ::usleep(static_cast<useconds_t>(a.pause_ms) * 1000);
   }
   if (out) std::fclose(out);
   if (sink == 12345.0f) std::puts("");  // keep the work observable
@@ -205,6 +207,7 @@ int main(int argc, char** argv) {
     else if (k == "--slow-factor") a.slow_factor = std::atoi(v);
     else if (k == "--out") a.out = v;
     else if (k == "--exit-code") a.exit_code = std::atoi(v);
+    else if (k == "--pause-ms") a.pause_ms = std::atoi(v);
     else { std::fprintf(stderr, "capture_workload: unknown option %s\n", k.c_str()); return 2; }
   }
   const char* rank = std::getenv("RANK");

@@ -165,6 +165,21 @@ TEST_CASE("round trip: records come back in order, leave only when acknowledged,
   CHECK(log.lines.empty());
 }
 
+TEST_CASE("the worked example of docs/wire/spool.md: magic and header entry of job j, rank 0") {
+  TempDir dir;
+  Log log;
+  StepSpool spool(StepSpoolOptions{.dir = dir.path, .job = "j", .rank = 0, .max_bytes = uint64_t{1} << 20, .log = log.fn()});
+  simulate::SyntheticSteps gen(0, 4);
+  REQUIRE(spool.append({}, gen.next()).isOk());
+  std::string bytes = readFile(spool.path());
+  const unsigned char want[] = {0x41, 0x52, 0x47, 0x53, 0x50, 0x4f, 0x4f, 0x4c, 0x04, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00,
+                                0x01, 0x6a, 0x9e, 0xda, 0xc9, 0x10, 0xa4, 0x53, 0x59, 0x1a};
+  REQUIRE(bytes.size() > sizeof want);
+  CHECK(bytes.substr(0, sizeof want) == std::string(reinterpret_cast<const char*>(want), sizeof want));
+  CHECK(bytes[sizeof want + 4] == static_cast<char>(SpoolEntryType::kRecord));  // no dictionary given: the record next
+  REQUIRE(spool.acknowledge(0));
+}
+
 TEST_CASE("an earlier process's file is taken over whole: dictionary, records in order; a live one is not") {
   TempDir dir;
   std::vector<model::StepRecord> written;
