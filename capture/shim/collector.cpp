@@ -29,7 +29,11 @@ wire::StepSenderOptions senderOptions(const ShimConfig& config) {
   o.topology = config.topology;
   o.client = "argus-capture/0.1";
   o.max_buffered_bytes = budgetOf(config.max_memory_bytes).sender_bytes;
-  o.send_timeout = std::chrono::milliseconds(0);  // a full buffer drops (counted), never waits
+  o.max_buffered_records = config.send_buffer_records;
+  o.send_timeout = std::chrono::milliseconds(0);  // a full buffer spools, a full spool drops (counted); never waits
+  if (config.spool_max_bytes > 0) o.spool_dir = config.spool_dir;
+  o.spool_max_bytes = config.spool_max_bytes;
+  o.log = [](std::string_view line) { shimLog(line); };
   return o;  // codec: delta + zstd, the defaults
 }
 
@@ -221,9 +225,19 @@ void Collector::shutdown() {
     nccl::Plugin::instance().setEnabled(false);
     assembler_.flush();
     Status s = sender_.close(std::chrono::milliseconds(config_.exit_flush_ms));
+    wire::StepSenderStats st = sender_.stats();
     if (!s.isOk()) {
-      shimLog("at exit, " + std::to_string(sender_.stats().buffered_records) + " steps not acknowledged by " + config_.host + ":" +
-              std::to_string(config_.port) + " (" + s.toString() + ")");
+      shimLog("at exit, " + std::to_string(st.buffered_records + st.spool_records) + " steps not acknowledged by " + config_.host +
+              ":" + std::to_string(config_.port) + " (" + s.toString() + ")");
+    }
+    if (st.spooled_records + st.spool_adopted + st.spool_dropped > 0) {
+      // The spool's one line: what argusd's absence cost, and what waits for the next run.
+      shimLog("spool: " + std::to_string(st.spooled_records) + " steps spooled while argusd was unreachable, " +
+              std::to_string(st.spool_adopted) + " taken over from an earlier run, " + std::to_string(st.spool_replayed) +
+              " replayed, " + std::to_string(st.spool_dropped) + " dropped with the spool full or off, " +
+              std::to_string(st.spool_records) + " left" + (st.spool_records > 0 ? " in " + st.spool_path + " for the next run" : "") +
+              "; at most " + std::to_string(st.peak_buffered_records) + " steps (" + std::to_string(st.peak_buffered_bytes) +
+              " bytes) were held in memory");
     }
   } catch (...) {
     shimLog("exit flush failed; the last steps are lost");

@@ -11,7 +11,8 @@
 // Failure: any error the shim cannot retry (a permanent Close from argusd, an exception,
 // an allocation failure) is logged once and makes the shim quiet: recording off, the
 // collector thread idle, the job untouched. argusd being absent or restarting is not an
-// error: the sender reconnects; records beyond its buffer are dropped and counted.
+// error: the sender reconnects; records beyond its buffer go to its spool file (this
+// thread writes it), and records beyond the spool's bound are dropped and counted.
 #pragma once
 
 #include <sys/types.h>
@@ -41,7 +42,7 @@ struct CollectorStats {
   uint64_t collections = 0;         // drain rounds
   uint64_t events = 0;              // events fed to the assembler
   uint64_t steps = 0;               // steps handed to the sender
-  uint64_t records_dropped = 0;     // refused by the sender's full buffer
+  uint64_t records_dropped = 0;     // refused by the sender (buffer and spool full, or no spool)
   uint64_t source_drops = 0;        // NVTX + CUPTI events lost at their rings, NCCL operations lost
 };
 

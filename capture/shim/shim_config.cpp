@@ -78,6 +78,18 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
     if (parseUint(v, 1 << 16, &n)) c.nccl_sample_period = static_cast<uint32_t>(n);
     else warn(std::string("ARGUS_NCCL_SAMPLE=") + v + " is not 0-65536; using 16");
   }
+  if (const char* v = value("ARGUS_SPOOL_DIR")) c.spool_dir = v;
+  else if (const char* t = value("TMPDIR")) c.spool_dir = t;
+  if (const char* v = value("ARGUS_SPOOL_MAX_MB")) {
+    uint64_t mb = 0;
+    if (parseUint(v, 1 << 24, &mb)) c.spool_max_bytes = mb << 20;
+    else warn(std::string("ARGUS_SPOOL_MAX_MB=") + v + " is not 0-16777216; using 1024");
+  }
+  if (const char* v = value("ARGUS_SEND_BUFFER_RECORDS")) {
+    uint64_t n = 0;
+    if (parseUint(v, 1 << 24, &n) && n >= 1) c.send_buffer_records = n;
+    else warn(std::string("ARGUS_SEND_BUFFER_RECORDS=") + v + " is not 1-16777216; using 65536");
+  }
   if (const char* v = value("ARGUS_EXIT_FLUSH_MS")) {
     uint64_t ms = 0;
     if (parseUint(v, 600'000, &ms)) c.exit_flush_ms = static_cast<int>(ms);

@@ -26,6 +26,13 @@ struct ShimConfig {
   size_t max_memory_bytes = size_t{64} << 20;
   int collect_interval_ms = 50;     // ARGUS_COLLECT_INTERVAL_MS
   int exit_flush_ms = 2000;         // ARGUS_EXIT_FLUSH_MS: how long exit waits for acks
+  // Local spool while argusd is unreachable (docs/wire/spool.md): ARGUS_SPOOL_DIR, else
+  // $TMPDIR, else /tmp; at most ARGUS_SPOOL_MAX_MB (default 1024; 0: no spool).
+  std::string spool_dir = "/tmp";
+  uint64_t spool_max_bytes = uint64_t{1} << 30;
+  // ARGUS_SEND_BUFFER_RECORDS: records held in memory until acknowledged (also bounded by
+  // the memory budget); the ones beyond go to the spool.
+  size_t send_buffer_records = size_t{1} << 16;
   uint32_t nccl_sample_period = 16; // ARGUS_NCCL_SAMPLE: NCCL proxy events for 1 in N operations (0: never)
   bool enabled = true;              // ARGUS_DISABLE=1 turns the shim into a no-op
 };
