@@ -7,6 +7,7 @@
 #include "cli/dump_command.h"
 #include "cli/import_command.h"
 #include "cli/jobs_command.h"
+#include "cli/query_command.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   argus::cli::addDemoCommand(app, &exit_code);
   argus::cli::addJobsCommand(app, &exit_code);
+  argus::cli::addQueryCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
   argus::cli::addCaptureCommand(app, &exit_code);

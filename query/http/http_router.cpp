@@ -4,7 +4,9 @@
 #include <charconv>
 
 #include "base/prometheus.h"
+#include "query/engine.h"
 #include "query/http/json_writer.h"
+#include "query/result_writer.h"
 
 namespace argus::query {
 
@@ -12,6 +14,8 @@ namespace {
 
 constexpr size_t kDefaultScanLimit = 10'000;
 constexpr size_t kMaxScanLimit = 1'000'000;
+constexpr uint64_t kMaxQueryTimeoutMs = 300'000;          // a query runs at most 5 minutes
+constexpr uint64_t kMaxQueryMemoryBytes = uint64_t{4} << 30;  // and holds at most 4 GiB
 
 HttpResponse jsonError(int status, std::string_view message) {
   HttpResponse r;
@@ -140,7 +144,13 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
   std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
 
   HttpResponse response;
-  if (request.method != "GET") {
+  if (path == "/api/v1/query") {
+    if (request.method == "POST") {
+      response = this->query(parseQueryString(query), request.body);
+    } else {
+      response = jsonError(405, "method " + request.method + " not allowed on /api/v1/query (POST the query text)");
+    }
+  } else if (request.method != "GET") {
     response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path));
   } else if (path == "/healthz") {
     response.content_type = "text/plain";
@@ -175,6 +185,8 @@ HttpResponse HttpRouter::metrics() {
   prometheus::sample(&out, requests, "code=\"4xx\"", count(requests_4xx_.load()));
   prometheus::sample(&out, requests, "code=\"5xx\"", count(requests_5xx_.load()));
   prometheus::metric(&out, "argus_http_scan_rows_total", "counter", "Rows returned by /api/v1/scan.", count(scan_rows_.load()));
+  prometheus::metric(&out, "argus_http_queries_total", "counter", "Queries run by /api/v1/query.", count(queries_.load()));
+  prometheus::metric(&out, "argus_http_query_errors_total", "counter", "Queries of /api/v1/query that failed.", count(query_errors_.load()));
   if (extra_metrics_) extra_metrics_(&out);
   return r;
 }
@@ -294,6 +306,54 @@ HttpResponse HttpRouter::scan(const std::map<std::string, std::string>& params) 
   w.key("head_rows_read").value(stats.head_rows_read);
   w.endObject().endObject();
   scan_rows_ += rows;
+  return r;
+}
+
+HttpResponse HttpRouter::query(const std::map<std::string, std::string>& params, const std::string& sql) {
+  queries_++;
+  QueryOptions options;
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = params.find(name);
+    return it == params.end() ? nullptr : &it->second;
+  };
+  uint64_t v = 0;
+  if (const std::string* t = get("timeout_ms")) {
+    if (!parseU64(*t, &v) || v > kMaxQueryTimeoutMs) {
+      query_errors_++;
+      return jsonError(400, "query: 'timeout_ms' must be an integer up to " + std::to_string(kMaxQueryTimeoutMs));
+    }
+    options.deadline = std::chrono::milliseconds(v);
+  }
+  if (const std::string* m = get("memory_limit")) {
+    if (!parseU64(*m, &v) || v > kMaxQueryMemoryBytes) {
+      query_errors_++;
+      return jsonError(400, "query: 'memory_limit' must be a byte count up to " + std::to_string(kMaxQueryMemoryBytes));
+    }
+    options.memory_limit_bytes = v;
+  }
+  if (const std::string* p = get("pushdown")) options.pushdown = *p != "off";
+  const std::string* format = get("format");
+  if (format && *format != "json" && *format != "csv") {
+    query_errors_++;
+    return jsonError(400, "query: 'format' must be json or csv");
+  }
+  HttpResponse r;
+  try {
+    QueryResult result = QueryEngine(store_).run(sql, options);
+    if (format && *format == "csv") {
+      r.content_type = "text/csv";
+      writeCsv(result, &r.body);
+    } else {
+      writeJson(result, &r.body);
+    }
+  } catch (const QueryError& e) {
+    query_errors_++;
+    // Parser and binder errors are the query's fault; execution errors (overflow, deadline,
+    // memory cap, a corrupt chunk) are 422 unless the store itself failed.
+    r.status = e.kind() == QueryError::Kind::kExecution ? 422 : 400;
+    r.body.clear();
+    writeJsonError(e, &r.body);
+  }
   return r;
 }
 

@@ -43,12 +43,14 @@ class HttpRouter {
   HttpResponse jobs();
   HttpResponse scan(const std::map<std::string, std::string>& params);
   HttpResponse kernel(const std::map<std::string, std::string>& params);
+  HttpResponse query(const std::map<std::string, std::string>& params, const std::string& sql);
   void count(int status);
 
   storage::Store& store_;
   MetricsWriter extra_metrics_;
   std::atomic<uint64_t> requests_2xx_{0}, requests_4xx_{0}, requests_5xx_{0};
   std::atomic<uint64_t> scan_rows_{0};
+  std::atomic<uint64_t> queries_{0}, query_errors_{0};
 };
 
 }  // namespace argus::query

@@ -1,5 +1,6 @@
 #include "query/http/json_writer.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace argus::query {
@@ -10,9 +11,10 @@ JsonWriter& JsonWriter::value(double v) {
     out_->append("null");
     return *this;
   }
+  // Shortest text that reads back as the same double.
   char buf[32];
-  int n = std::snprintf(buf, sizeof buf, "%.17g", v);
-  out_->append(buf, static_cast<size_t>(n));
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_->append(buf, static_cast<size_t>(end - buf));
   return *this;
 }
 

@@ -1,0 +1,769 @@
+#include "query/binder/binder.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "query/function/cast.h"
+#include "query/function/function_registry.h"
+
+namespace argus::query {
+
+namespace {
+
+using L = LogicalType;
+
+constexpr size_t kMaxGroupKeys = 64;  // GroupTable keeps one NULL bit per key in a uint64
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// "; did you mean 'iter_ns'?" for the closest candidate, or "".
+std::string suggestion(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    size_t d = editDistance(name, c);
+    if (c.starts_with(name) && name.size() >= 3) d = std::min<size_t>(d, 1);
+    if (d < best_d) {
+      best_d = d;
+      best = &c;
+    }
+  }
+  return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+std::string joinTypes(const std::vector<L>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + std::string(typeName(types[i]));
+  return out;
+}
+
+bool isOperatorName(const std::string& n) { return !n.empty() && !std::isalpha(static_cast<unsigned char>(n[0])); }
+
+// A WITH query and the scope it was defined in (a linked list, innermost first).
+struct CteScope {
+  const CteScope* parent = nullptr;
+  const CommonTableExpr* cte = nullptr;
+};
+
+enum class Mode : uint8_t { kSource, kAggregate };
+
+class SelectBinder {
+ public:
+  SelectBinder(std::string_view sql, const CteScope* ctes) : sql_(sql), ctes_(ctes) {}
+
+  std::unique_ptr<BoundSelect> bind(const SelectStatement& s) {
+    out_ = std::make_unique<BoundSelect>();
+    std::deque<CteScope> nodes;
+    for (const CommonTableExpr& cte : s.ctes) {
+      nodes.push_back(CteScope{ctes_, &cte});
+      ctes_ = &nodes.back();
+    }
+    bindSource(s);
+
+    aggregated_ = !s.group_by.empty() || s.having != nullptr;
+    for (const SelectItem& item : s.select_list) aggregated_ = aggregated_ || containsAggregate(*item.expr);
+    for (const OrderItem& o : s.order_by) aggregated_ = aggregated_ || containsAggregate(*o.expr);
+    out_->aggregated = aggregated_;
+
+    if (s.where) {
+      setClause("WHERE", Mode::kSource, false);
+      out_->where = requireBoolean(bindExpr(*s.where), "WHERE");
+    }
+    if (aggregated_) bindGroups(s);
+    if (s.group_by.size() > kMaxGroupKeys) {
+      throw BinderError(s.group_by[kMaxGroupKeys]->pos, "GROUP BY takes at most " + std::to_string(kMaxGroupKeys) + " expressions");
+    }
+
+    setClause("the select list", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_);
+    for (const SelectItem& item : s.select_list) {
+      if (item.expr->type == ExprType::kStar) {
+        expandStar(*item.expr);
+        continue;
+      }
+      out_->projection.push_back(bindExpr(*item.expr));
+      out_->names.push_back(item.alias.empty() ? textOf(*item.expr) : item.alias);
+    }
+    out_->visible = out_->projection.size();
+
+    if (s.having) {
+      setClause("HAVING", Mode::kAggregate, true);
+      out_->having = requireBoolean(bindExpr(*s.having), "HAVING");
+    }
+    out_->distinct = s.distinct;
+    if (s.distinct && out_->visible > kMaxGroupKeys) {
+      throw BinderError(s.pos, "SELECT DISTINCT takes at most " + std::to_string(kMaxGroupKeys) + " columns");
+    }
+    if (s.distinct) {
+      for (size_t i = 0; i < out_->visible; ++i) {
+        if (out_->projection[i]->type == L::kHistogram) {
+          throw BinderError(s.select_list.empty() ? s.pos : s.select_list[0].expr->pos,
+                            "SELECT DISTINCT cannot compare HISTOGRAM column '" + out_->names[i] + "'");
+        }
+      }
+    }
+    bindOrder(s);
+    out_->limit = s.limit;
+    out_->offset = s.offset;
+    return std::move(out_);
+  }
+
+ private:
+  // Sets the binding mode for a scope and restores the previous one.
+  struct ModeGuard {
+    ModeGuard(SelectBinder* b, Mode m) : b_(b), saved_(b->mode_) { b_->mode_ = m; }
+    ~ModeGuard() { b_->mode_ = saved_; }
+    SelectBinder* b_;
+    Mode saved_;
+  };
+
+  // --- sources ---
+  void bindSource(const SelectStatement& s) {
+    BoundSource& src = out_->source;
+    if (!s.from) {
+      src.kind = BoundSource::Kind::kNone;
+      return;
+    }
+    const TableRef& ref = *s.from;
+    if (ref.kind == TableRef::Kind::kSubquery) {
+      src.kind = BoundSource::Kind::kSubquery;
+      src.subquery = SelectBinder(sql_, ctes_).bind(*ref.subquery);
+      alias_ = ref.alias;
+      source_desc_ = ref.alias.empty() ? "the subquery in FROM" : "subquery '" + ref.alias + "'";
+    } else if (const CteScope* cte = findCte(ref.name)) {
+      src.kind = BoundSource::Kind::kSubquery;
+      src.subquery = SelectBinder(sql_, cte->parent).bind(*cte->cte->query);
+      alias_ = ref.alias.empty() ? ref.name : ref.alias;
+      source_desc_ = "WITH query '" + ref.name + "'";
+    } else if (const TableInfo* table = findTable(ref.name)) {
+      src.kind = BoundSource::Kind::kTable;
+      src.table = table;
+      for (const TableColumn& c : table->columns) {
+        src.names.push_back(c.name);
+        src.types.push_back(c.type);
+      }
+      alias_ = ref.alias.empty() ? ref.name : ref.alias;
+      source_desc_ = "table " + ref.name;
+      return;
+    } else {
+      std::vector<std::string> names;
+      for (const TableInfo& t : catalogTables()) names.push_back(t.name);
+      for (const CteScope* c = ctes_; c; c = c->parent) names.push_back(c->cte->name);
+      throw BinderError(ref.pos, "no table '" + ref.name + "' (tables: " + tableNamesText() + ")" + suggestion(ref.name, names));
+    }
+    const BoundSelect& sub = *src.subquery;
+    for (size_t i = 0; i < sub.visible; ++i) {
+      src.names.push_back(sub.names[i]);
+      src.types.push_back(sub.projection[i]->type);
+    }
+  }
+
+  const CteScope* findCte(const std::string& name) const {
+    for (const CteScope* c = ctes_; c; c = c->parent) {
+      if (c->cte->name == name) return c;
+    }
+    return nullptr;
+  }
+
+  // --- clauses ---
+  void setClause(const char* clause, Mode mode, bool allow_aggregates) {
+    clause_ = clause;
+    mode_ = mode;
+    allow_aggregates_ = allow_aggregates;
+  }
+
+  BoundExprPtr requireBoolean(BoundExprPtr e, const char* clause) {
+    if (e->type == L::kNull) return coerce(std::move(e), L::kBoolean);
+    if (e->type != L::kBoolean) {
+      throw BinderError(e->pos, std::string(clause) + " needs a BOOLEAN condition, got " + typeName(e->type));
+    }
+    return e;
+  }
+
+  void bindGroups(const SelectStatement& s) {
+    setClause("GROUP BY", Mode::kSource, false);
+    for (const ParsedExprPtr& g : s.group_by) {
+      const ParsedExpr* target = g.get();
+      std::string name = textOf(*g);
+      if (g->type == ExprType::kConstant && g->value.type() == L::kBigInt) {
+        int64_t k = g->value.bigintValue();
+        if (k < 1 || static_cast<size_t>(k) > s.select_list.size() || s.select_list[k - 1].expr->type == ExprType::kStar) {
+          throw BinderError(g->pos, "GROUP BY position " + std::to_string(k) + " is not in the select list (1 to " +
+                                        std::to_string(s.select_list.size()) + ")");
+        }
+        const SelectItem& item = s.select_list[k - 1];
+        target = item.expr.get();
+        name = item.alias.empty() ? textOf(*item.expr) : item.alias;
+        if (containsAggregate(*target)) throw BinderError(g->pos, "GROUP BY position " + std::to_string(k) + " refers to an aggregate");
+      } else if (g->type == ExprType::kColumn && g->names.size() == 1 && findSourceColumns(g->names[0]).empty()) {
+        for (const SelectItem& item : s.select_list) {
+          if (!item.alias.empty() && item.alias == g->names[0]) {
+            if (containsAggregate(*item.expr)) throw BinderError(g->pos, "GROUP BY '" + item.alias + "' refers to an aggregate");
+            target = item.expr.get();
+            break;
+          }
+        }
+      }
+      BoundExprPtr b = bindExpr(*target);
+      if (b->type == L::kHistogram) throw BinderError(g->pos, "cannot GROUP BY a HISTOGRAM ('" + name + "')");
+      out_->groups.push_back(std::move(b));
+      out_->group_names.push_back(name);
+    }
+  }
+
+  void expandStar(const ParsedExpr& star) {
+    const BoundSource& src = out_->source;
+    if (src.kind == BoundSource::Kind::kNone) throw BinderError(star.pos, "SELECT * needs a FROM clause");
+    for (size_t i = 0; i < src.names.size(); ++i) {
+      BoundExprPtr ref = makeColumnRef(i, src.types[i], star.pos);
+      if (mode_ == Mode::kAggregate) {
+        int g = findGroup(*ref);
+        if (g < 0) {
+          throw BinderError(star.pos, "SELECT * in a grouped query: column '" + src.names[i] +
+                                          "' must appear in the GROUP BY clause or be used in an aggregate function");
+        }
+        ref = makeColumnRef(static_cast<size_t>(g), ref->type, star.pos);
+      }
+      out_->projection.push_back(std::move(ref));
+      out_->names.push_back(src.names[i]);
+    }
+  }
+
+  void bindOrder(const SelectStatement& s) {
+    setClause("ORDER BY", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_);
+    for (const OrderItem& o : s.order_by) {
+      OrderKey key;
+      key.desc = o.desc;
+      // Default: NULLs sort last ascending, first descending (NULL is the largest value).
+      key.nulls_first = o.nulls == OrderItem::Nulls::kDefault ? o.desc : o.nulls == OrderItem::Nulls::kFirst;
+      const ParsedExpr& e = *o.expr;
+      if (e.type == ExprType::kConstant && e.value.type() == L::kBigInt) {
+        int64_t k = e.value.bigintValue();
+        if (k < 1 || static_cast<size_t>(k) > out_->visible) {
+          throw BinderError(e.pos, "ORDER BY position " + std::to_string(k) + " is not in the select list (1 to " +
+                                       std::to_string(out_->visible) + ")");
+        }
+        key.column = static_cast<size_t>(k - 1);
+        out_->order.push_back(key);
+        continue;
+      }
+      if (e.type == ExprType::kColumn && e.names.size() == 1) {
+        int found = -1;
+        for (size_t i = 0; i < s.select_list.size() && i < out_->visible; ++i) {
+          if (!s.select_list[i].alias.empty() && s.select_list[i].alias == e.names[0]) {
+            found = static_cast<int>(i);
+            break;
+          }
+        }
+        if (found < 0 && findSourceColumns(e.names[0]).empty()) {
+          // An output name (a column of the select list) that is not a source column.
+          for (size_t i = 0; i < out_->visible; ++i) {
+            if (out_->names[i] == e.names[0]) {
+              found = static_cast<int>(i);
+              break;
+            }
+          }
+        }
+        if (found >= 0) {
+          key.column = static_cast<size_t>(found);
+          out_->order.push_back(key);
+          continue;
+        }
+      }
+      BoundExprPtr b = bindExpr(e);
+      if (b->type == L::kHistogram) throw BinderError(e.pos, "cannot ORDER BY a HISTOGRAM");
+      int found = -1;
+      for (size_t i = 0; i < out_->projection.size(); ++i) {
+        if (sameExpr(*out_->projection[i], *b)) {
+          found = static_cast<int>(i);
+          break;
+        }
+      }
+      if (found < 0) {
+        if (out_->distinct) throw BinderError(e.pos, "for SELECT DISTINCT, ORDER BY expressions must appear in the select list");
+        found = static_cast<int>(out_->projection.size());
+        out_->projection.push_back(std::move(b));
+        out_->names.push_back(textOf(e));
+      }
+      key.column = static_cast<size_t>(found);
+      out_->order.push_back(key);
+    }
+  }
+
+  // --- expressions ---
+  std::string textOf(const ParsedExpr& e) const {
+    if (e.type == ExprType::kColumn) return e.names.back();
+    if (e.pos.offset <= e.end && e.end <= sql_.size()) return std::string(sql_.substr(e.pos.offset, e.end - e.pos.offset));
+    return toString(e);
+  }
+
+  std::vector<size_t> findSourceColumns(const std::string& name) const {
+    std::vector<size_t> found;
+    const auto& names = out_->source.names;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) found.push_back(i);
+    }
+    return found;
+  }
+
+  int findGroup(const BoundExpr& b) const {
+    for (size_t g = 0; g < out_->groups.size(); ++g) {
+      if (sameExpr(*out_->groups[g], b)) return static_cast<int>(g);
+    }
+    return -1;
+  }
+
+  static bool hasColumnRefs(const BoundExpr& e) {
+    if (e.kind == BoundExprKind::kColumnRef) return true;
+    for (const auto& c : e.children) {
+      if (hasColumnRefs(*c)) return true;
+    }
+    return false;
+  }
+
+  // Whether a call is an aggregate. quantile() is both: the aggregate over numbers and the
+  // scalar over a histogram; its first argument decides.
+  bool isAggregateCall(const ParsedExpr& e) {
+    if (e.type != ExprType::kFunction) return false;
+    const FunctionRegistry& reg = FunctionRegistry::instance();
+    if (!reg.aggregate(e.op)) return false;
+    if (!reg.scalar(e.op) || e.children.empty()) return true;
+    return !yieldsHistogram(*e.children[0]);
+  }
+
+  bool yieldsHistogram(const ParsedExpr& e) {
+    if (e.type == ExprType::kFunction && e.op == "hist_merge") return true;
+    if (e.type == ExprType::kColumn) {
+      auto cols = findSourceColumns(e.names.back());
+      return cols.size() == 1 && out_->source.types[cols[0]] == L::kHistogram;
+    }
+    if (containsAggregate(e)) return false;
+    ModeGuard guard(this, Mode::kSource);
+    try {
+      return bindNode(e)->type == L::kHistogram;
+    } catch (const BinderError&) {
+      return false;
+    }
+  }
+
+  bool containsAggregate(const ParsedExpr& e) {
+    if (isAggregateCall(e)) return true;
+    for (const auto& c : e.children) {
+      if (containsAggregate(*c)) return true;
+    }
+    return false;
+  }
+
+  BoundExprPtr bindExpr(const ParsedExpr& e) {
+    if (mode_ == Mode::kAggregate) {
+      if (isAggregateCall(e)) return bindAggregateCall(e);
+      if (!containsAggregate(e)) {
+        BoundExprPtr b;
+        {
+          ModeGuard guard(this, Mode::kSource);
+          b = bindNode(e);
+        }
+        int g = findGroup(*b);
+        if (g >= 0) return makeColumnRef(static_cast<size_t>(g), b->type, e.pos);
+        if (!hasColumnRefs(*b)) return b;
+        if (e.type == ExprType::kColumn) {
+          throw BinderError(e.pos, "column '" + e.names.back() + "' must appear in the GROUP BY clause or be used in an aggregate function");
+        }
+      }
+    } else if (isAggregateCall(e)) {
+      if (in_aggregate_) throw BinderError(e.op_pos, "aggregate function calls cannot be nested");
+      throw BinderError(e.op_pos, "aggregate function " + e.op + "() is not allowed in " + clause_);
+    }
+    return bindNode(e);
+  }
+
+  BoundExprPtr bindNode(const ParsedExpr& e) {
+    switch (e.type) {
+      case ExprType::kColumn: return bindColumn(e);
+      case ExprType::kStar: throw BinderError(e.pos, "'*' is only allowed as a whole select item or in count(*)");
+      case ExprType::kConstant: return makeConstant(e.value, e.pos);
+      case ExprType::kUnary: return bindUnary(e);
+      case ExprType::kBinary: return bindBinary(e);
+      case ExprType::kFunction: return bindFunction(e);
+      case ExprType::kCase: return bindCase(e);
+      case ExprType::kCast: {
+        BoundExprPtr c = bindExpr(*e.children[0]);
+        if (!canCast(c->type, e.cast_type)) {
+          throw BinderError(e.op_pos, std::string("cannot cast ") + typeName(c->type) + " to " + typeName(e.cast_type));
+        }
+        if (c->type == e.cast_type) return c;
+        return makeCast(std::move(c), e.cast_type, e.op_pos);
+      }
+      case ExprType::kIsNull: {
+        auto n = std::make_unique<BoundExpr>();
+        n->kind = BoundExprKind::kIsNull;
+        n->type = L::kBoolean;
+        n->pos = e.op_pos;
+        n->negated = e.negated;
+        n->children.push_back(bindExpr(*e.children[0]));
+        return n;
+      }
+      case ExprType::kBetween: {
+        BoundExprPtr v = bindExpr(*e.children[0]);
+        BoundExprPtr lo = bindExpr(*e.children[1]);
+        BoundExprPtr hi = bindExpr(*e.children[2]);
+        std::vector<BoundExprPtr> ge_args, le_args;
+        ge_args.push_back(copyExpr(*v));
+        ge_args.push_back(std::move(lo));
+        le_args.push_back(std::move(v));
+        le_args.push_back(std::move(hi));
+        BoundExprPtr both = makeLogical(BoundExprKind::kAnd, callScalar(">=", std::move(ge_args), e.op_pos, "BETWEEN"),
+                                        callScalar("<=", std::move(le_args), e.op_pos, "BETWEEN"), e.op_pos);
+        return e.negated ? makeNot(std::move(both), e.op_pos) : std::move(both);
+      }
+      case ExprType::kIn: return bindIn(e);
+      case ExprType::kLike: {
+        std::vector<BoundExprPtr> args;
+        args.push_back(bindExpr(*e.children[0]));
+        args.push_back(bindExpr(*e.children[1]));
+        BoundExprPtr like = callScalar("like", std::move(args), e.op_pos, "LIKE");
+        return e.negated ? makeNot(std::move(like), e.op_pos) : std::move(like);
+      }
+    }
+    throw BinderError(e.pos, "BUG: unknown expression kind");
+  }
+
+  BoundExprPtr bindColumn(const ParsedExpr& e) {
+    const std::string& name = e.names.back();
+    if (e.names.size() == 2 && e.names[0] != alias_) {
+      std::string where = alias_.empty() ? "" : " (FROM names '" + alias_ + "')";
+      throw BinderError(e.pos, "no table '" + e.names[0] + "' in FROM" + where);
+    }
+    if (out_->source.kind == BoundSource::Kind::kNone) throw BinderError(e.pos, "no column '" + name + "': the query has no FROM clause");
+    std::vector<size_t> found = findSourceColumns(name);
+    if (found.empty()) {
+      throw BinderError(e.pos, "no column '" + name + "' in " + source_desc_ + suggestion(name, out_->source.names));
+    }
+    if (found.size() > 1) throw BinderError(e.pos, "column name '" + name + "' is ambiguous in " + source_desc_);
+    return makeColumnRef(found[0], out_->source.types[found[0]], e.pos);
+  }
+
+  BoundExprPtr bindUnary(const ParsedExpr& e) {
+    BoundExprPtr c = bindExpr(*e.children[0]);
+    if (e.op == "NOT") return makeNot(requireBooleanOperand(std::move(c), "NOT"), e.op_pos);
+    if (e.op == "+") {
+      if (!isNumeric(c->type) && c->type != L::kNull) throw BinderError(e.op_pos, std::string("no operator '+' for ") + typeName(c->type));
+      return c;
+    }
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(c));
+    return callScalar("-", std::move(args), e.op_pos, "-");
+  }
+
+  BoundExprPtr bindBinary(const ParsedExpr& e) {
+    BoundExprPtr l = bindExpr(*e.children[0]);
+    BoundExprPtr r = bindExpr(*e.children[1]);
+    if (e.op == "AND" || e.op == "OR") {
+      return makeLogical(e.op == "AND" ? BoundExprKind::kAnd : BoundExprKind::kOr, requireBooleanOperand(std::move(l), e.op.c_str()),
+                         requireBooleanOperand(std::move(r), e.op.c_str()), e.op_pos);
+    }
+    std::vector<BoundExprPtr> args;
+    args.push_back(std::move(l));
+    args.push_back(std::move(r));
+    return callScalar(e.op, std::move(args), e.op_pos, e.op);
+  }
+
+  BoundExprPtr bindFunction(const ParsedExpr& e) {
+    const FunctionRegistry& reg = FunctionRegistry::instance();
+    if (!reg.scalar(e.op)) {
+      throw BinderError(e.op_pos, "no function '" + e.op + "'" + suggestion(e.op, reg.names()));
+    }
+    if (e.distinct) throw BinderError(e.op_pos, "DISTINCT is only allowed in aggregate functions, not in " + e.op + "()");
+    if (e.star_arg) throw BinderError(e.op_pos, "only count(*) takes '*'");
+    std::vector<BoundExprPtr> args;
+    for (const auto& c : e.children) args.push_back(bindExpr(*c));
+    return callScalar(e.op, std::move(args), e.op_pos, e.op);
+  }
+
+  BoundExprPtr bindCase(const ParsedExpr& e) {
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = BoundExprKind::kCase;
+    n->pos = e.op_pos;
+    n->has_else = e.has_else;
+    size_t i = 0;
+    BoundExprPtr operand;
+    if (e.has_operand) operand = bindExpr(*e.children[i++]);
+    size_t pairs_end = e.children.size() - (e.has_else ? 1 : 0);
+    std::vector<BoundExprPtr> results;
+    for (; i < pairs_end; i += 2) {
+      BoundExprPtr cond = bindExpr(*e.children[i]);
+      if (operand) {
+        std::vector<BoundExprPtr> args;
+        args.push_back(copyExpr(*operand));
+        args.push_back(std::move(cond));
+        cond = callScalar("=", std::move(args), e.children[i]->pos, "CASE");
+      } else {
+        cond = requireBooleanOperand(std::move(cond), "WHEN");
+      }
+      n->children.push_back(std::move(cond));
+      n->children.push_back(bindExpr(*e.children[i + 1]));
+    }
+    if (e.has_else) n->children.push_back(bindExpr(*e.children.back()));
+    std::vector<BoundExprPtr*> outs;
+    size_t pairs = (n->children.size() - (e.has_else ? 1 : 0)) / 2;
+    for (size_t k = 0; k < pairs; ++k) outs.push_back(&n->children[2 * k + 1]);
+    if (e.has_else) outs.push_back(&n->children.back());
+    n->type = unify(outs, e.op_pos, "CASE");
+    return n;
+  }
+
+  BoundExprPtr bindIn(const ParsedExpr& e) {
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = BoundExprKind::kIn;
+    n->type = L::kBoolean;
+    n->pos = e.op_pos;
+    n->negated = e.negated;
+    for (const auto& c : e.children) n->children.push_back(bindExpr(*c));
+    std::vector<BoundExprPtr*> all;
+    for (auto& c : n->children) all.push_back(&c);
+    L t = unify(all, e.op_pos, "IN");
+    if (t == L::kHistogram) throw BinderError(e.op_pos, "IN cannot compare HISTOGRAM values");
+    return n;
+  }
+
+  // --- aggregates ---
+  BoundExprPtr bindAggregateCall(const ParsedExpr& e) {
+    if (!allow_aggregates_) throw BinderError(e.op_pos, "aggregate function " + e.op + "() is not allowed in " + clause_);
+    if (in_aggregate_) throw BinderError(e.op_pos, "aggregate function calls cannot be nested");
+    const auto* candidates = FunctionRegistry::instance().aggregate(e.op);
+    if (e.star_arg && e.op != "count") throw BinderError(e.op_pos, "only count(*) takes '*'");
+    if (e.distinct && e.children.size() != 1) throw BinderError(e.op_pos, "DISTINCT needs exactly one argument in " + e.op + "()");
+
+    std::vector<BoundExprPtr> args;
+    {
+      ModeGuard guard(this, Mode::kSource);
+      in_aggregate_ = true;
+      for (const auto& c : e.children) args.push_back(bindExpr(*c));
+      in_aggregate_ = false;
+    }
+    const AggregateFunction* best = nullptr;
+    int best_cost = -1;
+    for (const AggregateFunction& f : *candidates) {
+      if (f.args.size() != args.size()) continue;
+      int cost = 0;
+      for (size_t k = 0; k < args.size() && cost >= 0; ++k) {
+        int c = castCost(*args[k], f.args[k], false);
+        cost = c < 0 ? -1 : cost + c;
+      }
+      if (cost >= 0 && (best == nullptr || cost < best_cost)) {
+        best = &f;
+        best_cost = cost;
+      }
+    }
+    if (!best) {
+      std::vector<L> types;
+      for (const auto& a : args) types.push_back(a->type);
+      throw BinderError(e.op_pos, "no aggregate " + e.op + "(" + joinTypes(types) + ")" + signatures(*candidates));
+    }
+    BoundAggregate agg;
+    agg.function = best;
+    agg.distinct = e.distinct;
+    agg.pos = e.op_pos;
+    agg.text = textOf(e);
+    agg.type = best->ret;
+    for (size_t k = 0; k < args.size(); ++k) {
+      BoundExprPtr a = coerce(std::move(args[k]), best->args[k]);
+      if (k < best->row_args) {
+        agg.args.push_back(std::move(a));
+        continue;
+      }
+      if (a->kind != BoundExprKind::kConstant) throw BinderError(e.children[k]->pos, e.op + "(): argument " + std::to_string(k + 1) + " must be a constant");
+      if (e.op.starts_with("quantile") && (a->value.isNull() || !(a->value.doubleValue() >= 0 && a->value.doubleValue() <= 1))) {
+        throw BinderError(e.children[k]->pos, e.op + "(): the quantile must be a constant between 0 and 1, got " + a->value.toSql());
+      }
+      agg.constants.push_back(a->value);
+    }
+    if (agg.distinct && !agg.args.empty() && agg.args[0]->type == L::kHistogram) {
+      throw BinderError(e.op_pos, "DISTINCT cannot compare HISTOGRAM values");
+    }
+    size_t index = out_->aggregates.size();
+    for (size_t i = 0; i < out_->aggregates.size(); ++i) {
+      if (sameAggregate(out_->aggregates[i], agg)) {
+        index = i;
+        break;
+      }
+    }
+    if (index == out_->aggregates.size()) out_->aggregates.push_back(std::move(agg));
+    return makeColumnRef(out_->groups.size() + index, best->ret, e.pos);
+  }
+
+  static bool sameAggregate(const BoundAggregate& a, const BoundAggregate& b) {
+    if (a.function != b.function || a.distinct != b.distinct || a.args.size() != b.args.size() || !(a.constants == b.constants)) return false;
+    for (size_t i = 0; i < a.args.size(); ++i) {
+      if (!sameExpr(*a.args[i], *b.args[i])) return false;
+    }
+    return true;
+  }
+
+  // --- functions and casts ---
+  // Cost of passing arg where `to` is expected: 0 exact, higher for implicit casts, -1 none.
+  static int castCost(const BoundExpr& arg, L to, bool any_to_varchar) {
+    if (arg.type == to) return 0;
+    if (arg.type == L::kNull) return 1;
+    if (to == L::kHistogram || arg.type == L::kHistogram) return -1;
+    if (arg.type == L::kBigInt && to == L::kDouble) return 1;
+    bool constant = arg.kind == BoundExprKind::kConstant;
+    if (constant && arg.type == L::kBigInt && to == L::kId && arg.value.bigintValue() >= 0) return 1;
+    if (constant && arg.type == L::kVarchar && to != L::kVarchar) return 2;
+    if (any_to_varchar && to == L::kVarchar) return 3;
+    return -1;
+  }
+
+  BoundExprPtr makeCast(BoundExprPtr c, L to, SourcePos pos) {
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = BoundExprKind::kCast;
+    n->type = to;
+    n->pos = pos;
+    n->children.push_back(std::move(c));
+    return n;
+  }
+
+  // Applies an implicit cast: constants are converted now (a literal that does not convert
+  // is a type error of the query), other expressions get a cast node.
+  BoundExprPtr coerce(BoundExprPtr e, L to) {
+    if (e->type == to) return e;
+    if (e->kind == BoundExprKind::kConstant) {
+      Value v;
+      std::string why;
+      if (!tryCastValue(e->value, to, &v, &why)) {
+        throw BinderError(e->pos, "cannot use " + e->value.toSql() + " as " + typeName(to) + ": " + why);
+      }
+      return makeConstant(std::move(v), e->pos);
+    }
+    SourcePos pos = e->pos;
+    return makeCast(std::move(e), to, pos);
+  }
+
+  std::string signatures(const std::vector<AggregateFunction>& fns) const {
+    std::string out = "; " + fns[0].name + " takes ";
+    for (size_t i = 0; i < fns.size(); ++i) out += (i ? i + 1 == fns.size() ? " or " : ", " : "") + ("(" + joinTypes(fns[i].args) + ")");
+    return out;
+  }
+
+  BoundExprPtr callScalar(const std::string& name, std::vector<BoundExprPtr> args, SourcePos pos, const std::string& shown) {
+    const auto* candidates = FunctionRegistry::instance().scalar(name);
+    const ScalarFunction* best = nullptr;
+    int best_cost = -1;
+    bool any_to_varchar = name == "||";
+    for (const ScalarFunction& f : *candidates) {
+      bool variadic = f.variadic != L::kNull;
+      if (variadic ? args.size() < f.args.size() : args.size() != f.args.size()) continue;
+      int cost = 0;
+      for (size_t k = 0; k < args.size() && cost >= 0; ++k) {
+        int c = castCost(*args[k], k < f.args.size() ? f.args[k] : f.variadic, any_to_varchar);
+        cost = c < 0 ? -1 : cost + c;
+      }
+      if (cost >= 0 && (best == nullptr || cost < best_cost)) {
+        best = &f;
+        best_cost = cost;
+      }
+    }
+    if (!best) {
+      std::vector<L> types;
+      for (const auto& a : args) types.push_back(a->type);
+      if (isOperatorName(name) || shown == "LIKE" || shown == "BETWEEN" || shown == "CASE") {
+        std::string what = types.size() == 1 ? typeName(types[0]) : std::string(typeName(types[0])) + " and " + typeName(types[1]);
+        throw BinderError(pos, "no operator '" + shown + "' for " + what);
+      }
+      std::string takes;
+      for (size_t i = 0; i < candidates->size(); ++i) {
+        const ScalarFunction& f = (*candidates)[i];
+        takes += (i ? i + 1 == candidates->size() ? " or " : ", " : "") + ("(" + joinTypes(f.args) + (f.variadic != L::kNull ? ", ..." : "") + ")");
+      }
+      throw BinderError(pos, "no function " + name + "(" + joinTypes(types) + "); " + name + " takes " + takes);
+    }
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = BoundExprKind::kFunction;
+    n->type = best->ret;
+    n->pos = pos;
+    n->function = best;
+    for (size_t k = 0; k < args.size(); ++k) n->children.push_back(coerce(std::move(args[k]), k < best->args.size() ? best->args[k] : best->variadic));
+    return n;
+  }
+
+  BoundExprPtr requireBooleanOperand(BoundExprPtr e, const char* op) {
+    if (e->type == L::kNull) return coerce(std::move(e), L::kBoolean);
+    if (e->type != L::kBoolean) throw BinderError(e->pos, std::string(op) + " needs BOOLEAN operands, got " + typeName(e->type));
+    return e;
+  }
+
+  BoundExprPtr makeLogical(BoundExprKind kind, BoundExprPtr l, BoundExprPtr r, SourcePos pos) {
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = kind;
+    n->type = L::kBoolean;
+    n->pos = pos;
+    n->children.push_back(std::move(l));
+    n->children.push_back(std::move(r));
+    return n;
+  }
+
+  BoundExprPtr makeNot(BoundExprPtr c, SourcePos pos) {
+    auto n = std::make_unique<BoundExpr>();
+    n->kind = BoundExprKind::kNot;
+    n->type = L::kBoolean;
+    n->pos = pos;
+    n->children.push_back(std::move(c));
+    return n;
+  }
+
+  // One type for CASE results and IN lists: the first non-literal's (else the first
+  // literal's), widened from BIGINT to DOUBLE when needed; literals convert to it.
+  L unify(const std::vector<BoundExprPtr*>& exprs, SourcePos pos, const char* what) {
+    L target = L::kNull;
+    for (int pass = 0; pass < 2 && target == L::kNull; ++pass) {
+      for (BoundExprPtr* e : exprs) {
+        bool constant = (*e)->kind == BoundExprKind::kConstant;
+        if ((pass == 0) != constant && (*e)->type != L::kNull) {
+          target = (*e)->type;
+          break;
+        }
+      }
+    }
+    for (BoundExprPtr* e : exprs) {
+      if ((*e)->type == L::kDouble && target == L::kBigInt) target = L::kDouble;
+    }
+    if (target == L::kNull) return target;
+    for (BoundExprPtr* e : exprs) {
+      if (castCost(**e, target, false) < 0) {
+        throw BinderError((*e)->pos, std::string(what) + " mixes " + typeName(target) + " and " + typeName((*e)->type));
+      }
+      *e = coerce(std::move(*e), target);
+    }
+    (void)pos;
+    return target;
+  }
+
+  std::string_view sql_;
+  const CteScope* ctes_;
+  std::unique_ptr<BoundSelect> out_;
+  std::string alias_;
+  std::string source_desc_ = "the query";
+  bool aggregated_ = false;
+  Mode mode_ = Mode::kSource;
+  const char* clause_ = "the query";
+  bool allow_aggregates_ = false;
+  bool in_aggregate_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<BoundSelect> bindSelect(const SelectStatement& statement, std::string_view sql) {
+  return SelectBinder(sql, nullptr).bind(statement);
+}
+
+}  // namespace argus::query

@@ -1,0 +1,61 @@
+// BoundSelect: a SELECT with every name resolved and every expression typed, in the order
+// the clauses run: source -> WHERE -> GROUP BY/aggregates -> HAVING -> projection ->
+// DISTINCT -> ORDER BY -> LIMIT/OFFSET. The planner turns it into operators.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "query/binder/bound_expression.h"
+#include "query/binder/catalog.h"
+#include "query/function/aggregate_function.h"
+
+namespace argus::query {
+
+struct BoundSelect;
+
+struct BoundAggregate {
+  const AggregateFunction* function = nullptr;
+  std::vector<BoundExprPtr> args;  // per-row arguments, over the source's columns
+  std::vector<Value> constants;    // constant arguments (quantile's q)
+  bool distinct = false;
+  SourcePos pos;
+  std::string text;  // as written, for EXPLAIN and column names
+  LogicalType type = LogicalType::kNull;
+};
+
+struct BoundSource {
+  enum class Kind : uint8_t { kNone, kTable, kSubquery } kind = Kind::kNone;
+  const TableInfo* table = nullptr;       // kTable
+  std::unique_ptr<BoundSelect> subquery;  // kSubquery (FROM (...) and WITH)
+  std::vector<std::string> names;         // the columns it produces
+  std::vector<LogicalType> types;
+};
+
+struct OrderKey {
+  size_t column = 0;  // index into the projection
+  bool desc = false;
+  bool nulls_first = false;
+};
+
+struct BoundSelect {
+  BoundSource source;
+  BoundExprPtr where;  // over the source's columns; null: none
+  bool aggregated = false;
+  std::vector<BoundExprPtr> groups;  // over the source's columns
+  std::vector<std::string> group_names;
+  std::vector<BoundAggregate> aggregates;
+  BoundExprPtr having;  // over [groups..., aggregates...]
+  // Over the source's columns, or over [groups..., aggregates...] when aggregated. The first
+  // `visible` are the result; the rest are ORDER BY keys not in the select list.
+  std::vector<BoundExprPtr> projection;
+  std::vector<std::string> names;
+  size_t visible = 0;
+  bool distinct = false;
+  std::vector<OrderKey> order;
+  int64_t limit = -1;  // -1: none
+  int64_t offset = 0;
+};
+
+}  // namespace argus::query

@@ -1,0 +1,81 @@
+#include "query/binder/catalog.h"
+
+#include "storage/table_block.h"
+
+namespace argus::query {
+
+namespace {
+
+// 64-bit hashes use every bit: they are IDs, not numbers.
+bool isIdColumn(std::string_view name) {
+  return name == "signature" || name == "communicator" || name == "stack_id" || name == "name_id";
+}
+
+std::vector<TableInfo> buildCatalog() {
+  std::vector<TableInfo> tables;
+  TableInfo jobs;
+  jobs.kind = TableInfo::Kind::kJobs;
+  jobs.name = "jobs";
+  jobs.columns = {{"job", LogicalType::kVarchar},
+                  {"created_ns", LogicalType::kBigInt},
+                  {"last_write_ns", LogicalType::kBigInt},
+                  {"retention_ns", LogicalType::kBigInt}};
+  tables.push_back(std::move(jobs));
+  for (storage::Table t : storage::kAllTables) {
+    TableInfo info;
+    info.kind = TableInfo::Kind::kStore;
+    info.name = storage::tableName(t);
+    info.table = t;
+    info.columns.push_back({"job", LogicalType::kVarchar});
+    for (const storage::ColumnDef& def : storage::tableColumns(t)) {
+      TableColumn c;
+      c.name = std::string(def.name);
+      c.storage = &def;
+      switch (def.type) {
+        case storage::ColumnType::kHistogram: c.type = LogicalType::kHistogram; break;
+        case storage::ColumnType::kUInt64: c.type = isIdColumn(def.name) ? LogicalType::kId : LogicalType::kBigInt; break;
+        case storage::ColumnType::kInt64: c.type = LogicalType::kBigInt; break;
+      }
+      if (t == storage::Table::kCollectives && def.name == "peer_rank") {
+        c.has_null_sentinel = true;
+        c.null_sentinel = 0xffffffffll;  // model::CollectiveStat::kNoPeer
+      }
+      if (t == storage::Table::kCollectives && def.name == "wait_ns") {
+        c.has_null_sentinel = true;
+        c.null_sentinel = -1;  // the source does not report waiting
+      }
+      info.columns.push_back(std::move(c));
+    }
+    tables.push_back(std::move(info));
+  }
+  return tables;
+}
+
+}  // namespace
+
+int TableInfo::findColumn(std::string_view n) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == n) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const std::vector<TableInfo>& catalogTables() {
+  static const std::vector<TableInfo> tables = buildCatalog();
+  return tables;
+}
+
+const TableInfo* findTable(std::string_view name) {
+  for (const TableInfo& t : catalogTables()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::string tableNamesText() {
+  std::string out;
+  for (const TableInfo& t : catalogTables()) out += (out.empty() ? "" : ", ") + t.name;
+  return out;
+}
+
+}  // namespace argus::query

@@ -1,0 +1,53 @@
+#include "query/engine.h"
+
+#include "query/binder/binder.h"
+#include "query/parser/parser.h"
+#include "query/planner/physical_planner.h"
+#include "query/planner/planner.h"
+
+namespace argus::query {
+
+QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) const {
+  QueryContext ctx(options);
+  Statement statement = parse(sql, options.max_query_bytes);
+  std::unique_ptr<BoundSelect> bound = bindSelect(*statement.select, sql);
+  LogicalOperatorPtr logical = planSelect(*bound, options);
+  PhysicalOperatorPtr root = createPhysicalPlan(*logical, ctx, store_);
+
+  QueryResult result;
+  if (statement.explain) {
+    std::vector<std::string> lines = explainLines(*root);
+    result.names = {"plan"};
+    result.types = {LogicalType::kVarchar};
+    result.columns.resize(1);
+    result.columns[0].reset(LogicalType::kVarchar, lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) result.columns[0].str[i] = result.arena->copy(lines[i]);
+    result.rows = lines.size();
+    result.stats.rows = result.rows;
+    result.stats.elapsed_ns = ctx.elapsedNs();
+    return result;
+  }
+
+  result.names = root->names;
+  result.types = root->types;
+  result.columns.resize(result.types.size());
+  for (size_t c = 0; c < result.types.size(); ++c) result.columns[c].reset(result.types[c], 0);
+  MemoryReservation memory(ctx, "the result");
+  DataChunk chunk;
+  while (root->next(chunk)) {
+    ctx.check();
+    size_t n = chunk.size();
+    for (size_t c = 0; c < result.columns.size(); ++c) append(chunk.columns[c], chunk.selData(), n, result.columns[c], *result.arena);
+    result.rows += n;
+    size_t bytes = result.arena->bytes();
+    for (const Vector& v : result.columns) bytes += memoryBytes(v);
+    memory.set(bytes);
+  }
+  root.reset();  // operators report their last statistics as they go
+  result.stats = ctx.stats();
+  result.stats.rows = result.rows;
+  result.stats.elapsed_ns = ctx.elapsedNs();
+  return result;
+}
+
+}  // namespace argus::query

@@ -1,0 +1,188 @@
+#include "query/execution/group_table.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+namespace argus::query {
+
+namespace {
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 32);
+}
+
+inline uint64_t doubleCode(double d) {
+  if (d == 0) d = 0;                   // -0.0 joins 0.0
+  if (std::isnan(d)) return 0x7ff8000000000000ull;  // one NaN
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return bits;
+}
+
+}  // namespace
+
+GroupTable::GroupTable(std::vector<LogicalType> types) : types_(std::move(types)), nkeys_(types_.size()) {
+  assert(nkeys_ <= 64 && "BUG: more than 64 group keys");
+  codes_.resize(nkeys_);
+  slots_.assign(1024, 0);
+  mask_ = slots_.size() - 1;
+}
+
+void GroupTable::encode(size_t k, const Vector& v, size_t count) {
+  std::vector<uint64_t>& c = codes_[k];
+  c.resize(count);
+  const uint64_t bit = uint64_t{1} << k;
+  if (v.constant) {
+    uint64_t code = 0;
+    if (v.isValid(0)) {
+      switch (v.type) {
+        case LogicalType::kDouble: code = doubleCode(v.f64[0]); break;
+        case LogicalType::kBoolean: code = v.b8[0]; break;
+        case LogicalType::kVarchar: {
+          auto it = string_codes_.find(v.str[0]);
+          if (it == string_codes_.end()) {
+            strings_.emplace_back(v.str[0]);
+            string_bytes_ += v.str[0].size() + sizeof(std::string) * 3;
+            it = string_codes_.emplace(strings_.back(), strings_.size() - 1).first;
+          }
+          code = it->second;
+          break;
+        }
+        case LogicalType::kNull: break;
+        default: code = static_cast<uint64_t>(v.i64[0]); break;
+      }
+    } else {
+      for (size_t i = 0; i < count; ++i) row_nulls_[i] |= bit;
+    }
+    std::fill(c.begin(), c.end(), code);
+    return;
+  }
+  switch (v.type) {
+    case LogicalType::kBigInt:
+    case LogicalType::kId: std::memcpy(c.data(), v.i64.data(), count * 8); break;
+    case LogicalType::kDouble:
+      for (size_t i = 0; i < count; ++i) c[i] = doubleCode(v.f64[i]);
+      break;
+    case LogicalType::kBoolean:
+      for (size_t i = 0; i < count; ++i) c[i] = v.b8[i];
+      break;
+    case LogicalType::kVarchar: {
+      std::string_view prev;
+      uint64_t prev_code = UINT64_MAX;
+      for (size_t i = 0; i < count; ++i) {
+        std::string_view s = v.str[i];
+        if (prev_code != UINT64_MAX && s == prev) {
+          c[i] = prev_code;
+          continue;
+        }
+        auto it = string_codes_.find(s);
+        if (it == string_codes_.end()) {
+          strings_.emplace_back(s);
+          string_bytes_ += s.size() + sizeof(std::string) * 3;
+          it = string_codes_.emplace(strings_.back(), strings_.size() - 1).first;
+        }
+        c[i] = prev_code = it->second;
+        prev = s;
+      }
+      break;
+    }
+    default: std::fill(c.begin(), c.end(), 0); break;
+  }
+  if (!v.validity.empty()) {
+    for (size_t i = 0; i < count; ++i) {
+      if (!v.validity[i]) {
+        row_nulls_[i] |= bit;
+        c[i] = 0;  // NULL rows group together whatever their stored value
+      }
+    }
+  }
+}
+
+bool GroupTable::sameKey(uint32_t group, size_t row) const {
+  if (nulls_[group] != row_nulls_[row]) return false;
+  const uint64_t* g = keys_.data() + static_cast<size_t>(group) * nkeys_;
+  for (size_t k = 0; k < nkeys_; ++k) {
+    if (g[k] != codes_[k][row]) return false;
+  }
+  return true;
+}
+
+void GroupTable::grow() {
+  slots_.assign(slots_.size() * 2, 0);
+  mask_ = slots_.size() - 1;
+  for (uint32_t g = 0; g < ngroups_; ++g) {
+    size_t s = hashes_[g] & mask_;
+    while (slots_[s] != 0) s = (s + 1) & mask_;
+    slots_[s] = g + 1;
+  }
+}
+
+void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
+  groups.resize(count);
+  row_nulls_.assign(count, 0);
+  for (size_t k = 0; k < nkeys_; ++k) encode(k, *keys[k], count);
+  row_hashes_.assign(count, 0x2545f4914f6cdd1dull);
+  for (size_t k = 0; k < nkeys_; ++k) {
+    const uint64_t* c = codes_[k].data();
+    for (size_t i = 0; i < count; ++i) row_hashes_[i] = mix(row_hashes_[i], c[i]);
+  }
+  for (size_t i = 0; i < count; ++i) row_hashes_[i] = mix(row_hashes_[i], row_nulls_[i]);
+
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t h = row_hashes_[i];
+    if (i > 0 && h == row_hashes_[i - 1] && sameKey(groups[i - 1], i)) {
+      groups[i] = groups[i - 1];
+      continue;
+    }
+    size_t s = h & mask_;
+    for (;;) {
+      uint32_t g = slots_[s];
+      if (g == 0) {
+        uint32_t fresh = static_cast<uint32_t>(ngroups_++);
+        for (size_t k = 0; k < nkeys_; ++k) keys_.push_back(codes_[k][i]);
+        nulls_.push_back(row_nulls_[i]);
+        hashes_.push_back(h);
+        slots_[s] = fresh + 1;
+        groups[i] = fresh;
+        if (ngroups_ * 2 > slots_.size()) grow();
+        break;
+      }
+      if (hashes_[g - 1] == h && sameKey(g - 1, i)) {
+        groups[i] = g - 1;
+        break;
+      }
+      s = (s + 1) & mask_;
+    }
+  }
+}
+
+void GroupTable::keyColumn(size_t k, Vector& out) const {
+  LogicalType t = types_[k];
+  out.reset(t, ngroups_);
+  const uint64_t bit = uint64_t{1} << k;
+  for (size_t g = 0; g < ngroups_; ++g) {
+    uint64_t code = keys_[g * nkeys_ + k];
+    if (nulls_[g] & bit) {
+      out.setNull(g);
+      code = 0;
+    }
+    switch (t) {
+      case LogicalType::kDouble: std::memcpy(&out.f64[g], &code, 8); break;
+      case LogicalType::kBoolean: out.b8[g] = static_cast<uint8_t>(code); break;
+      case LogicalType::kVarchar: out.str[g] = (nulls_[g] & bit) ? std::string_view() : std::string_view(strings_[code]); break;
+      case LogicalType::kNull: out.b8[g] = 0; break;
+      default: out.i64[g] = static_cast<int64_t>(code); break;
+    }
+  }
+}
+
+size_t GroupTable::memoryBytes() const {
+  size_t n = keys_.capacity() * 8 + nulls_.capacity() * 8 + hashes_.capacity() * 8 + slots_.capacity() * 4 + string_bytes_;
+  for (const auto& c : codes_) n += c.capacity() * 8;
+  return n + row_nulls_.capacity() * 8 + row_hashes_.capacity() * 8;
+}
+
+}  // namespace argus::query

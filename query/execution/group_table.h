@@ -1,0 +1,54 @@
+// GroupTable: maps group keys to dense group ids, a chunk at a time. Each key column is first
+// encoded into 64-bit codes (integers and IDs as they are, DOUBLE by bits after folding -0.0
+// into 0.0 and every NaN into one, BOOLEAN 0/1, VARCHAR by interning), NULLs into a bit mask
+// per row; then rows are hashed column by column and probed into an open-addressing table.
+// Consecutive rows with the same key (a rank's rows arrive together) skip the probe.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "query/common/vector.h"
+
+namespace argus::query {
+
+class GroupTable {
+ public:
+  // REQUIRES: types.size() <= 64.
+  explicit GroupTable(std::vector<LogicalType> types);
+
+  // keys[k]: key column k, dense or constant, `count` rows. Writes the group of each row
+  // into groups (size count), adding new groups.
+  void findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups);
+  size_t size() const { return ngroups_; }
+  // Key column k of every group, in group order (strings point into this table).
+  void keyColumn(size_t k, Vector& out) const;
+  size_t memoryBytes() const;
+
+ private:
+  void encode(size_t k, const Vector& v, size_t count);
+  void grow();
+  bool sameKey(uint32_t group, size_t row) const;
+
+  std::vector<LogicalType> types_;
+  size_t nkeys_;
+  size_t ngroups_ = 0;
+  // Per group: key codes (ngroups x nkeys), NULL mask, hash.
+  std::vector<uint64_t> keys_;
+  std::vector<uint64_t> nulls_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;  // group + 1; 0 is empty
+  size_t mask_ = 0;
+  // VARCHAR interning: code -> string (stable addresses) and back.
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, uint64_t> string_codes_;  // keys view strings_
+  size_t string_bytes_ = 0;
+  // Per chunk scratch.
+  std::vector<std::vector<uint64_t>> codes_;
+  std::vector<uint64_t> row_nulls_;
+  std::vector<uint64_t> row_hashes_;
+};
+
+}  // namespace argus::query

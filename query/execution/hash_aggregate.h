@@ -1,0 +1,41 @@
+// HashAggregate: GROUP BY and aggregates (and SELECT DISTINCT: groups without aggregates).
+// Consumes its whole input first: per chunk it evaluates the group keys and the aggregates'
+// arguments, maps rows to groups (GroupTable) and updates each aggregate's state with one
+// call. Then it emits [groups..., aggregates...] in chunks. Without group keys there is
+// exactly one group, even for empty input (SELECT count(*) over no rows is 0).
+#pragma once
+
+#include "query/binder/bound_select.h"
+#include "query/execution/expression_executor.h"
+#include "query/execution/group_table.h"
+#include "query/execution/physical_operator.h"
+
+namespace argus::query {
+
+class HashAggregate final : public PhysicalOperator {
+ public:
+  HashAggregate(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> groups, std::vector<BoundAggregate> aggregates,
+                std::vector<std::string> out_names, bool distinct);
+  bool next(DataChunk& chunk) override;
+  std::string describe() const override;
+
+ private:
+  void build();
+
+  std::vector<BoundExprPtr> groups_;
+  std::vector<BoundAggregate> aggregates_;
+  bool distinct_;
+  std::vector<ExpressionExecutor> key_executors_;
+  std::vector<std::vector<ExpressionExecutor>> arg_executors_;
+  std::vector<std::unique_ptr<AggregateState>> states_;
+  GroupTable table_;
+  MemoryReservation memory_;
+
+  bool built_ = false;
+  size_t ngroups_ = 0;
+  std::vector<Vector> results_;  // one per output column, ngroups_ rows
+  Arena arena_;                  // strings and histograms of the results
+  size_t emitted_ = 0;
+};
+
+}  // namespace argus::query

@@ -1,0 +1,41 @@
+// PhysicalOperator: a pull-based, vectorized operator (DuckDB-style). next() fills a chunk
+// of up to kVectorSize rows (perhaps with a selection) and returns false at the end; the
+// chunk's data stays valid until the next call. Operators call QueryContext::check() once
+// per chunk they consume, so deadlines hold within a chunk's work.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "query/common/query_context.h"
+#include "query/common/vector.h"
+
+namespace argus::query {
+
+class PhysicalOperator {
+ public:
+  explicit PhysicalOperator(QueryContext& ctx) : ctx_(ctx) {}
+  virtual ~PhysicalOperator() = default;
+  PhysicalOperator(const PhysicalOperator&) = delete;
+  PhysicalOperator& operator=(const PhysicalOperator&) = delete;
+
+  // Fills chunk with the next non-empty set of rows; false when there are no more.
+  virtual bool next(DataChunk& chunk) = 0;
+  // One line for EXPLAIN: the operator and what it was planned with.
+  virtual std::string describe() const = 0;
+
+  const std::vector<std::unique_ptr<PhysicalOperator>>& children() const { return children_; }
+  std::vector<std::string> names;  // output columns
+  std::vector<LogicalType> types;
+
+ protected:
+  QueryContext& ctx_;
+  std::vector<std::unique_ptr<PhysicalOperator>> children_;
+};
+using PhysicalOperatorPtr = std::unique_ptr<PhysicalOperator>;
+
+// The indented operator tree, one line per operator.
+std::vector<std::string> explainLines(const PhysicalOperator& root);
+
+}  // namespace argus::query

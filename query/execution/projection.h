@@ -1,0 +1,21 @@
+// Projection: evaluates the select list over each chunk into dense output columns.
+#pragma once
+
+#include "query/execution/expression_executor.h"
+#include "query/execution/physical_operator.h"
+
+namespace argus::query {
+
+class Projection final : public PhysicalOperator {
+ public:
+  Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> exprs, std::vector<std::string> out_names);
+  bool next(DataChunk& chunk) override;
+  std::string describe() const override;
+
+ private:
+  std::vector<BoundExprPtr> exprs_;
+  std::vector<ExpressionExecutor> executors_;
+  DataChunk input_;
+};
+
+}  // namespace argus::query

@@ -1,0 +1,154 @@
+#include "query/execution/sort.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace argus::query {
+
+namespace {
+
+using L = LogicalType;
+
+// Order-preserving unsigned codes.
+inline uint64_t bigintCode(int64_t v) { return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63); }
+inline uint64_t doubleCode(double d) {
+  if (std::isnan(d)) return UINT64_MAX;  // NaN sorts after every number
+  if (d == 0) d = 0;
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return (bits >> 63) ? ~bits : bits | (uint64_t{1} << 63);
+}
+
+struct KeyColumn {
+  std::vector<uint8_t> prefix;  // NULL placement: 0 before values, 1 values, 2 after values
+  std::vector<uint64_t> code;
+};
+
+KeyColumn encodeKey(const Vector& v, size_t rows, const OrderKey& key) {
+  KeyColumn k;
+  k.prefix.assign(rows, 1);
+  k.code.assign(rows, 0);
+  switch (v.type) {
+    case L::kBigInt:
+      for (size_t i = 0; i < rows; ++i) k.code[i] = bigintCode(v.i64[i]);
+      break;
+    case L::kId:
+      for (size_t i = 0; i < rows; ++i) k.code[i] = static_cast<uint64_t>(v.i64[i]);
+      break;
+    case L::kDouble:
+      for (size_t i = 0; i < rows; ++i) k.code[i] = doubleCode(v.f64[i]);
+      break;
+    case L::kBoolean:
+      for (size_t i = 0; i < rows; ++i) k.code[i] = v.b8[i];
+      break;
+    case L::kVarchar: {
+      std::vector<uint32_t> idx(rows);
+      std::iota(idx.begin(), idx.end(), 0u);
+      std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return v.str[a] < v.str[b]; });
+      uint64_t rank = 0;
+      for (size_t j = 0; j < rows; ++j) {
+        if (j > 0 && v.str[idx[j]] != v.str[idx[j - 1]]) ++rank;
+        k.code[idx[j]] = rank;
+      }
+      break;
+    }
+    case L::kNull:
+    case L::kHistogram: break;
+  }
+  if (key.desc) {
+    for (uint64_t& c : k.code) c = ~c;
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    if (!v.isValid(i)) {
+      k.prefix[i] = key.nulls_first ? 0 : 2;
+      k.code[i] = 0;
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+Sort::Sort(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<OrderKey> keys, int64_t limit, int64_t offset)
+    : PhysicalOperator(ctx), keys_(std::move(keys)), limit_(limit), offset_(offset), memory_(ctx, limit >= 0 ? "ORDER BY ... LIMIT" : "ORDER BY") {
+  names = child->names;
+  types = child->types;
+  children_.push_back(std::move(child));
+}
+
+std::vector<uint32_t> Sort::sortedOrder() const {
+  std::vector<KeyColumn> keys;
+  for (const OrderKey& k : keys_) keys.push_back(encodeKey(buffer_[k.column], rows_, k));
+  std::vector<uint32_t> order(rows_);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    for (const KeyColumn& k : keys) {
+      if (k.prefix[a] != k.prefix[b]) return k.prefix[a] < k.prefix[b];
+      if (k.code[a] != k.code[b]) return k.code[a] < k.code[b];
+    }
+    return a < b;  // stable
+  });
+  return order;
+}
+
+void Sort::compact(size_t keep) {
+  std::vector<uint32_t> order = sortedOrder();
+  size_t n = std::min(keep, rows_);
+  std::vector<Vector> fresh(buffer_.size());
+  Arena arena;
+  for (size_t c = 0; c < buffer_.size(); ++c) {
+    fresh[c].reset(buffer_[c].type, 0);
+    append(buffer_[c], order.data(), n, fresh[c], arena);
+  }
+  buffer_.swap(fresh);
+  arena_ = std::move(arena);
+  rows_ = n;
+}
+
+void Sort::consume() {
+  consumed_ = true;
+  buffer_.resize(types.size());
+  for (size_t c = 0; c < types.size(); ++c) buffer_[c].reset(types[c], 0);
+  const size_t keep = limit_ < 0 ? SIZE_MAX : static_cast<size_t>(limit_ + offset_);
+  if (keep == 0) return;
+  DataChunk in;
+  while (children_[0]->next(in)) {
+    ctx_.check();
+    size_t n = in.size();
+    for (size_t c = 0; c < buffer_.size(); ++c) append(in.columns[c], in.selData(), n, buffer_[c], arena_);
+    rows_ += n;
+    if (keep != SIZE_MAX && rows_ > 2 * keep + kVectorSize) compact(keep);
+    size_t bytes = arena_.bytes();
+    for (const Vector& v : buffer_) bytes += memoryBytes(v);
+    memory_.set(bytes);
+  }
+  ctx_.check();
+  order_ = sortedOrder();
+  ctx_.check();
+  emit_pos_ = std::min(rows_, static_cast<size_t>(offset_));
+  emit_end_ = keep == SIZE_MAX ? rows_ : std::min(rows_, keep);
+}
+
+bool Sort::next(DataChunk& out) {
+  if (!consumed_) consume();
+  if (emit_pos_ >= emit_end_) return false;
+  size_t n = std::min(kVectorSize, emit_end_ - emit_pos_);
+  out.reset(buffer_.size());
+  out.rows = n;
+  for (size_t c = 0; c < buffer_.size(); ++c) gather(buffer_[c], order_.data() + emit_pos_, n, out.columns[c]);
+  emit_pos_ += n;
+  return true;
+}
+
+std::string Sort::describe() const {
+  std::string out = limit_ >= 0 ? "TOP_N " + std::to_string(limit_) + (offset_ > 0 ? " OFFSET " + std::to_string(offset_) : "") + " [" : "ORDER_BY [";
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    const OrderKey& k = keys_[i];
+    out += (i ? ", " : "") + names[k.column] + (k.desc ? " DESC" : " ASC") + (k.nulls_first ? " NULLS FIRST" : " NULLS LAST");
+  }
+  return out + "]";
+}
+
+}  // namespace argus::query

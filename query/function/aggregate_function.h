@@ -1,0 +1,52 @@
+// Aggregate functions (docs/query/language.md, "Aggregate functions"). An AggregateState
+// holds the running state of one aggregate for every group of a query and is updated a
+// chunk at a time: one virtual call per chunk, a typed loop inside. NULL arguments are
+// skipped (count(*) counts every row). Groups with no non-NULL input finish as NULL,
+// except count, which finishes as 0.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "query/common/arena.h"
+#include "query/common/errors.h"
+#include "query/common/value.h"
+#include "query/common/vector.h"
+
+namespace argus::query {
+
+class AggregateState {
+ public:
+  virtual ~AggregateState() = default;
+  // Makes room for groups [0, groups); new groups start empty.
+  virtual void resize(size_t groups) = 0;
+  // args: the per-row arguments (none for count(*)), `count` rows each, dense or constant.
+  // groups: the group of each row; null when every row belongs to group 0.
+  virtual void update(const Vector* const* args, const uint32_t* groups, size_t count) = 0;
+  // Writes the result of groups [0, groups) into out (reset to the return type); strings
+  // and histograms go into arena.
+  virtual void finalize(size_t groups, Vector& out, Arena& arena) = 0;
+  // Heap bytes held, for the memory cap.
+  virtual size_t memoryBytes() const = 0;
+};
+
+struct AggregateParams {
+  std::vector<Value> constants;  // constant arguments after the per-row ones (quantile's q)
+  SourcePos pos;
+  std::string name;
+};
+
+struct AggregateFunction {
+  std::string name;
+  std::vector<LogicalType> args;  // per-row arguments, then constant ones
+  size_t row_args = 1;            // how many of args are per-row (the rest must be constants)
+  LogicalType ret = LogicalType::kNull;
+  std::function<std::unique_ptr<AggregateState>(const AggregateParams& params)> make;
+};
+
+// Wraps inner so that it sees each (group, value) once: agg(DISTINCT x).
+std::unique_ptr<AggregateState> makeDistinctAggregate(std::unique_ptr<AggregateState> inner, LogicalType arg_type);
+
+}  // namespace argus::query

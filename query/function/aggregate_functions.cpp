@@ -1,0 +1,484 @@
+// The aggregates: count, sum, avg, min, max, the variance family, median and quantiles
+// (exact, over the values kept per group), hist_merge; and the DISTINCT wrapper. Each state
+// keeps one typed array per field, indexed by group, and updates it in a loop per chunk.
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <set>
+#include <unordered_set>
+
+#include "query/function/function_registry.h"
+
+namespace argus::query {
+
+namespace {
+
+using L = LogicalType;
+
+// Calls fn(i, group) for every row i whose argument is not NULL.
+template <typename Fn>
+inline void forValid(const Vector& v, const uint32_t* groups, size_t n, Fn&& fn) {
+  if (v.constant) {
+    if (!v.isValid(0)) return;
+    for (size_t i = 0; i < n; ++i) fn(i, groups ? groups[i] : 0u);
+  } else if (v.validity.empty()) {
+    if (groups) {
+      for (size_t i = 0; i < n; ++i) fn(i, groups[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i) fn(i, 0u);
+    }
+  } else {
+    const uint8_t* valid = v.validity.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (valid[i]) fn(i, groups ? groups[i] : 0u);
+    }
+  }
+}
+
+class CountState final : public AggregateState {
+ public:
+  explicit CountState(bool star) : star_(star) {}
+  void resize(size_t g) override { counts_.resize(g, 0); }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    if (star_ || (args[0]->allValid() && !args[0]->constant)) {
+      if (!groups) {
+        counts_[0] += static_cast<int64_t>(n);
+      } else {
+        int64_t* c = counts_.data();
+        for (size_t i = 0; i < n; ++i) ++c[groups[i]];
+      }
+      return;
+    }
+    forValid(*args[0], groups, n, [&](size_t, uint32_t g) { ++counts_[g]; });
+  }
+  void finalize(size_t g, Vector& out, Arena&) override {
+    out.reset(L::kBigInt, g);
+    std::copy(counts_.begin(), counts_.begin() + g, out.i64.begin());
+  }
+  size_t memoryBytes() const override { return counts_.capacity() * 8; }
+
+ private:
+  bool star_;
+  std::vector<int64_t> counts_;
+};
+
+// sum / min / max share the "value plus seen flag" layout.
+template <typename T>
+class ValueState : public AggregateState {
+ public:
+  void resize(size_t g) override {
+    values_.resize(g, T{});
+    seen_.resize(g, 0);
+  }
+  size_t memoryBytes() const override { return values_.capacity() * sizeof(T) + seen_.capacity(); }
+  void finalizeAs(size_t g, Vector& out, L type) {
+    out.reset(type, g);
+    auto& o = out.data<T>();
+    for (size_t i = 0; i < g; ++i) {
+      o[i] = values_[i];
+      if (!seen_[i]) out.setNull(i);
+    }
+  }
+
+ protected:
+  std::vector<T> values_;
+  std::vector<uint8_t> seen_;
+};
+
+class SumBigintState final : public ValueState<int64_t> {
+ public:
+  explicit SumBigintState(const AggregateParams& p) : pos_(p.pos) {}
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    bool overflow = false;
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      overflow |= __builtin_add_overflow(values_[g], at<int64_t>(v, i), &values_[g]);
+      seen_[g] = 1;
+    });
+    if (overflow) throw ExecutionError(pos_, "BIGINT overflow in sum(); sum a DOUBLE instead (CAST(x AS DOUBLE))");
+  }
+  void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kBigInt); }
+
+ private:
+  SourcePos pos_;
+};
+
+class SumDoubleState final : public ValueState<double> {
+ public:
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      values_[g] += at<double>(v, i);
+      seen_[g] = 1;
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kDouble); }
+};
+
+// Ordering for min/max: IDs unsigned, NaN greatest.
+template <typename T>
+inline bool less(const T& a, const T& b, L type) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (std::isnan(a)) return false;
+    return std::isnan(b) || a < b;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return type == L::kId ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+  } else {
+    return a < b;
+  }
+}
+
+template <typename T, bool kMax>
+class MinMaxState final : public ValueState<T> {
+ public:
+  explicit MinMaxState(L type) : type_(type) {}
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      const T& x = at<T>(v, i);
+      if (!this->seen_[g] || (kMax ? less(this->values_[g], x, type_) : less(x, this->values_[g], type_))) {
+        this->values_[g] = x;
+        this->seen_[g] = 1;
+      }
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena&) override { this->finalizeAs(g, out, type_); }
+
+ private:
+  L type_;
+};
+
+// Strings: the state owns its bytes (a chunk's strings die with the chunk).
+template <bool kMax>
+class MinMaxStringState final : public AggregateState {
+ public:
+  void resize(size_t g) override {
+    values_.resize(g);
+    seen_.resize(g, 0);
+  }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      std::string_view x = at<std::string_view>(v, i);
+      if (!seen_[g] || (kMax ? std::string_view(values_[g]) < x : x < std::string_view(values_[g]))) {
+        bytes_ += x.size() > values_[g].capacity() ? x.size() : 0;
+        values_[g].assign(x);
+        seen_[g] = 1;
+      }
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena& arena) override {
+    out.reset(L::kVarchar, g);
+    for (size_t i = 0; i < g; ++i) {
+      out.str[i] = arena.copy(values_[i]);
+      if (!seen_[i]) out.setNull(i);
+    }
+  }
+  size_t memoryBytes() const override { return values_.capacity() * sizeof(std::string) + seen_.capacity() + bytes_; }
+
+ private:
+  std::vector<std::string> values_;
+  std::vector<uint8_t> seen_;
+  size_t bytes_ = 0;
+};
+
+class AvgState final : public AggregateState {
+ public:
+  explicit AvgState(L type) : type_(type) {}
+  void resize(size_t g) override {
+    isums_.resize(g, 0);
+    dsums_.resize(g, 0);
+    counts_.resize(g, 0);
+  }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    if (type_ == L::kBigInt) {
+      // Exact: 128-bit sums cannot overflow for 2^64 rows of int64.
+      forValid(v, groups, n, [&](size_t i, uint32_t g) {
+        isums_[g] += at<int64_t>(v, i);
+        ++counts_[g];
+      });
+    } else {
+      forValid(v, groups, n, [&](size_t i, uint32_t g) {
+        dsums_[g] += at<double>(v, i);
+        ++counts_[g];
+      });
+    }
+  }
+  void finalize(size_t g, Vector& out, Arena&) override {
+    out.reset(L::kDouble, g);
+    for (size_t i = 0; i < g; ++i) {
+      if (counts_[i] == 0) {
+        out.f64[i] = 0;
+        out.setNull(i);
+      } else if (type_ == L::kBigInt) {
+        out.f64[i] = static_cast<double>(isums_[i]) / static_cast<double>(counts_[i]);
+      } else {
+        out.f64[i] = dsums_[i] / static_cast<double>(counts_[i]);
+      }
+    }
+  }
+  size_t memoryBytes() const override { return isums_.capacity() * 16 + dsums_.capacity() * 8 + counts_.capacity() * 8; }
+
+ private:
+  L type_;
+  std::vector<__int128> isums_;
+  std::vector<double> dsums_;
+  std::vector<int64_t> counts_;
+};
+
+// Welford's algorithm per group: numerically stable mean and sum of squared deviations.
+class VarianceState final : public AggregateState {
+ public:
+  VarianceState(L type, bool sample, bool root) : type_(type), sample_(sample), root_(root) {}
+  void resize(size_t g) override {
+    n_.resize(g, 0);
+    mean_.resize(g, 0);
+    m2_.resize(g, 0);
+  }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      double x = type_ == L::kBigInt ? static_cast<double>(at<int64_t>(v, i)) : at<double>(v, i);
+      double count = static_cast<double>(++n_[g]);
+      double d = x - mean_[g];
+      mean_[g] += d / count;
+      m2_[g] += d * (x - mean_[g]);
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena&) override {
+    out.reset(L::kDouble, g);
+    for (size_t i = 0; i < g; ++i) {
+      int64_t need = sample_ ? 2 : 1;
+      if (n_[i] < need) {
+        out.f64[i] = 0;
+        out.setNull(i);
+        continue;
+      }
+      double var = m2_[i] / static_cast<double>(sample_ ? n_[i] - 1 : n_[i]);
+      if (var < 0) var = 0;
+      out.f64[i] = root_ ? std::sqrt(var) : var;
+    }
+  }
+  size_t memoryBytes() const override { return n_.capacity() * 24; }
+
+ private:
+  L type_;
+  bool sample_, root_;
+  std::vector<int64_t> n_;
+  std::vector<double> mean_, m2_;
+};
+
+// Exact quantiles: keeps every non-NULL value per group (8 bytes each, counted against the
+// memory cap), selects at finalize. Continuous: linear interpolation between the two
+// nearest ranks (quantile_cont, median). Discrete: the value at rank ceil(q * n) - 1.
+template <typename T>
+class QuantileState final : public AggregateState {
+ public:
+  QuantileState(L type, double q, bool discrete) : type_(type), q_(q), discrete_(discrete) {}
+  void resize(size_t g) override { values_.resize(g); }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      auto& vals = values_[g];
+      if (vals.size() == vals.capacity()) bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
+      vals.push_back(at<T>(v, i));
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena&) override {
+    out.reset(discrete_ ? type_ : L::kDouble, g);
+    auto lt = [](const T& a, const T& b) { return less(a, b, L::kBigInt); };
+    for (size_t i = 0; i < g; ++i) {
+      auto& vals = values_[i];
+      if (vals.empty()) {
+        out.setNull(i);
+        if (discrete_) {
+          out.data<T>()[i] = T{};
+        } else {
+          out.f64[i] = 0;
+        }
+        continue;
+      }
+      size_t n = vals.size();
+      if (discrete_) {
+        size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(n)));
+        k = k == 0 ? 0 : k - 1;
+        std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), lt);
+        out.data<T>()[i] = vals[k];
+        continue;
+      }
+      double pos = q_ * static_cast<double>(n - 1);
+      size_t lo = static_cast<size_t>(std::floor(pos));
+      std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(lo), vals.end(), lt);
+      double lo_v = static_cast<double>(vals[lo]);
+      double frac = pos - static_cast<double>(lo);
+      if (frac == 0 || lo + 1 >= n) {
+        out.f64[i] = lo_v;
+        continue;
+      }
+      double hi_v = static_cast<double>(*std::min_element(vals.begin() + static_cast<ptrdiff_t>(lo) + 1, vals.end(), lt));
+      out.f64[i] = lo_v + (hi_v - lo_v) * frac;
+    }
+  }
+  size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
+
+ private:
+  L type_;
+  double q_;
+  bool discrete_;
+  std::vector<std::vector<T>> values_;
+  size_t bytes_ = 0;
+};
+
+class HistMergeState final : public AggregateState {
+ public:
+  void resize(size_t g) override { hists_.resize(g); seen_.resize(g, 0); }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      size_t before = hists_[g].buckets().size();
+      hists_[g].merge(*at<const model::DurationHistogram*>(v, i));
+      bytes_ += (hists_[g].buckets().size() - before) * sizeof(model::DurationHistogram::Bucket);
+      seen_[g] = 1;
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena& arena) override {
+    out.reset(L::kHistogram, g);
+    for (size_t i = 0; i < g; ++i) {
+      out.hist[i] = arena.copy(hists_[i]);
+      if (!seen_[i]) out.setNull(i);
+    }
+  }
+  size_t memoryBytes() const override { return hists_.capacity() * sizeof(model::DurationHistogram) + seen_.capacity() + bytes_; }
+
+ private:
+  std::vector<model::DurationHistogram> hists_;
+  std::vector<uint8_t> seen_;
+  size_t bytes_ = 0;
+};
+
+// agg(DISTINCT x): passes on only the first occurrence of each (group, value).
+class DistinctState final : public AggregateState {
+ public:
+  DistinctState(std::unique_ptr<AggregateState> inner, L type) : inner_(std::move(inner)), type_(type) {}
+  void resize(size_t g) override { inner_->resize(g); }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& v = *args[0];
+    rows_.clear();
+    group_sel_.clear();
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      bool fresh;
+      if (type_ == L::kVarchar) {
+        fresh = strings_.emplace(g, std::string(at<std::string_view>(v, i))).second;
+      } else {
+        fresh = fixed_.insert((static_cast<unsigned __int128>(g) << 64) | codeOf(v, i)).second;
+      }
+      if (fresh) {
+        rows_.push_back(static_cast<uint32_t>(i));
+        group_sel_.push_back(g);
+      }
+    });
+    if (rows_.empty()) return;
+    gather(v, rows_.data(), rows_.size(), scratch_);
+    const Vector* inner_args[1] = {&scratch_};
+    inner_->update(inner_args, group_sel_.data(), rows_.size());
+  }
+  void finalize(size_t g, Vector& out, Arena& arena) override { inner_->finalize(g, out, arena); }
+  size_t memoryBytes() const override { return inner_->memoryBytes() + fixed_.size() * 48 + strings_.size() * 64; }
+
+ private:
+  uint64_t codeOf(const Vector& v, size_t i) const {
+    switch (type_) {
+      case L::kDouble: {
+        double d = at<double>(v, i);
+        if (d == 0) d = 0;                  // -0.0 and 0.0 are one value
+        if (std::isnan(d)) d = std::nan("");  // every NaN is one value
+        uint64_t bits;
+        std::memcpy(&bits, &d, 8);
+        return bits;
+      }
+      case L::kBoolean: return at<uint8_t>(v, i);
+      default: return static_cast<uint64_t>(at<int64_t>(v, i));
+    }
+  }
+  struct Hash128 {
+    size_t operator()(unsigned __int128 k) const {
+      uint64_t lo = static_cast<uint64_t>(k), hi = static_cast<uint64_t>(k >> 64);
+      return static_cast<size_t>((lo ^ (hi * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull);
+    }
+  };
+  std::unique_ptr<AggregateState> inner_;
+  L type_;
+  std::unordered_set<unsigned __int128, Hash128> fixed_;
+  std::set<std::pair<uint32_t, std::string>> strings_;
+  std::vector<uint32_t> rows_, group_sel_;
+  Vector scratch_;
+};
+
+double quantileParam(const AggregateParams& p) { return p.constants.empty() ? 0.5 : p.constants[0].doubleValue(); }
+
+template <typename T>
+std::unique_ptr<AggregateState> makeMinMax(L type, bool max) {
+  if (max) return std::make_unique<MinMaxState<T, true>>(type);
+  return std::make_unique<MinMaxState<T, false>>(type);
+}
+
+}  // namespace
+
+std::unique_ptr<AggregateState> makeDistinctAggregate(std::unique_ptr<AggregateState> inner, LogicalType arg_type) {
+  return std::make_unique<DistinctState>(std::move(inner), arg_type);
+}
+
+void registerAggregates(FunctionRegistry& r) {
+  using Make = std::function<std::unique_ptr<AggregateState>(const AggregateParams&)>;
+  auto add = [&](const char* name, std::vector<L> args, size_t row_args, L ret, Make make) {
+    r.add(AggregateFunction{name, std::move(args), row_args, ret, std::move(make)});
+  };
+  add("count", {}, 0, L::kBigInt, [](const AggregateParams&) { return std::make_unique<CountState>(true); });
+  for (L t : {L::kBoolean, L::kBigInt, L::kDouble, L::kVarchar, L::kId, L::kHistogram}) {
+    add("count", {t}, 1, L::kBigInt, [](const AggregateParams&) { return std::make_unique<CountState>(false); });
+  }
+  add("sum", {L::kBigInt}, 1, L::kBigInt, [](const AggregateParams& p) { return std::make_unique<SumBigintState>(p); });
+  add("sum", {L::kDouble}, 1, L::kDouble, [](const AggregateParams&) { return std::make_unique<SumDoubleState>(); });
+  for (L t : {L::kBigInt, L::kDouble}) {
+    add("avg", {t}, 1, L::kDouble, [t](const AggregateParams&) { return std::make_unique<AvgState>(t); });
+  }
+  for (bool max : {false, true}) {
+    const char* name = max ? "max" : "min";
+    add(name, {L::kBigInt}, 1, L::kBigInt, [max](const AggregateParams&) { return makeMinMax<int64_t>(L::kBigInt, max); });
+    add(name, {L::kId}, 1, L::kId, [max](const AggregateParams&) { return makeMinMax<int64_t>(L::kId, max); });
+    add(name, {L::kDouble}, 1, L::kDouble, [max](const AggregateParams&) { return makeMinMax<double>(L::kDouble, max); });
+    add(name, {L::kBoolean}, 1, L::kBoolean, [max](const AggregateParams&) { return makeMinMax<uint8_t>(L::kBoolean, max); });
+    add(name, {L::kVarchar}, 1, L::kVarchar, [max](const AggregateParams&) -> std::unique_ptr<AggregateState> {
+      if (max) return std::make_unique<MinMaxStringState<true>>();
+      return std::make_unique<MinMaxStringState<false>>();
+    });
+  }
+  struct Var {
+    const char* name;
+    bool sample, root;
+  };
+  for (Var v : {Var{"stddev", true, true}, Var{"stddev_samp", true, true}, Var{"stddev_pop", false, true}, Var{"variance", true, false},
+                Var{"var_samp", true, false}, Var{"var_pop", false, false}}) {
+    for (L t : {L::kBigInt, L::kDouble}) {
+      add(v.name, {t}, 1, L::kDouble, [v, t](const AggregateParams&) { return std::make_unique<VarianceState>(t, v.sample, v.root); });
+    }
+  }
+  // Exact quantiles. median(x) = quantile_cont(x, 0.5); quantile(x, q) = quantile_cont(x, q).
+  auto quantile = [](L t, bool discrete, bool median) {
+    return [t, discrete, median](const AggregateParams& p) -> std::unique_ptr<AggregateState> {
+      double q = median ? 0.5 : quantileParam(p);
+      if (t == L::kBigInt) return std::make_unique<QuantileState<int64_t>>(t, q, discrete);
+      return std::make_unique<QuantileState<double>>(t, q, discrete);
+    };
+  };
+  for (L t : {L::kBigInt, L::kDouble}) {
+    add("median", {t}, 1, L::kDouble, quantile(t, false, true));
+    add("quantile", {t, L::kDouble}, 1, L::kDouble, quantile(t, false, false));
+    add("quantile_cont", {t, L::kDouble}, 1, L::kDouble, quantile(t, false, false));
+    add("quantile_disc", {t, L::kDouble}, 1, t, quantile(t, true, false));
+  }
+  add("hist_merge", {L::kHistogram}, 1, L::kHistogram, [](const AggregateParams&) { return std::make_unique<HistMergeState>(); });
+}
+
+}  // namespace argus::query

@@ -1,0 +1,102 @@
+#include "query/parser/ast.h"
+
+#include <cctype>
+
+namespace argus::query {
+
+namespace {
+
+std::string quoteIdent(const std::string& s) {
+  bool plain = !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0]));
+  for (char c : s) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (plain) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string toString(const ParsedExpr& e) {
+  auto child = [&](size_t i) { return toString(*e.children[i]); };
+  switch (e.type) {
+    case ExprType::kColumn: {
+      std::string out;
+      for (size_t i = 0; i < e.names.size(); ++i) out += (i ? "." : "") + quoteIdent(e.names[i]);
+      return out;
+    }
+    case ExprType::kStar: return "*";
+    case ExprType::kConstant: return e.value.toSql();
+    case ExprType::kUnary: return "(" + e.op + (e.op == "NOT" ? " " : "") + child(0) + ")";
+    case ExprType::kBinary: return "(" + child(0) + " " + e.op + " " + child(1) + ")";
+    case ExprType::kFunction: {
+      std::string out = e.op + "(";
+      if (e.distinct) out += "DISTINCT ";
+      if (e.star_arg) out += "*";
+      for (size_t i = 0; i < e.children.size(); ++i) out += (i ? ", " : "") + child(i);
+      return out + ")";
+    }
+    case ExprType::kCase: {
+      std::string out = "CASE";
+      size_t i = 0;
+      if (e.has_operand) out += " " + child(i++);
+      size_t pairs_end = e.children.size() - (e.has_else ? 1 : 0);
+      for (; i < pairs_end; i += 2) out += " WHEN " + child(i) + " THEN " + child(i + 1);
+      if (e.has_else) out += " ELSE " + child(e.children.size() - 1);
+      return out + " END";
+    }
+    case ExprType::kCast: return "CAST(" + child(0) + " AS " + typeName(e.cast_type) + ")";
+    case ExprType::kIsNull: return "(" + child(0) + (e.negated ? " IS NOT NULL)" : " IS NULL)");
+    case ExprType::kBetween:
+      return "(" + child(0) + (e.negated ? " NOT" : "") + " BETWEEN " + child(1) + " AND " + child(2) + ")";
+    case ExprType::kIn: {
+      std::string out = "(" + child(0) + (e.negated ? " NOT IN (" : " IN (");
+      for (size_t i = 1; i < e.children.size(); ++i) out += (i > 1 ? ", " : "") + child(i);
+      return out + "))";
+    }
+    case ExprType::kLike: return "(" + child(0) + (e.negated ? " NOT LIKE " : " LIKE ") + child(1) + ")";
+  }
+  return "?";
+}
+
+std::string toString(const SelectStatement& s) {
+  std::string out;
+  if (!s.ctes.empty()) {
+    out += "WITH ";
+    for (size_t i = 0; i < s.ctes.size(); ++i) out += (i ? ", " : "") + quoteIdent(s.ctes[i].name) + " AS (" + toString(*s.ctes[i].query) + ")";
+    out += " ";
+  }
+  out += s.distinct ? "SELECT DISTINCT " : "SELECT ";
+  for (size_t i = 0; i < s.select_list.size(); ++i) {
+    out += (i ? ", " : "") + toString(*s.select_list[i].expr);
+    if (!s.select_list[i].alias.empty()) out += " AS " + quoteIdent(s.select_list[i].alias);
+  }
+  if (s.from) {
+    out += " FROM ";
+    out += s.from->kind == TableRef::Kind::kTable ? quoteIdent(s.from->name) : "(" + toString(*s.from->subquery) + ")";
+    if (!s.from->alias.empty()) out += " AS " + quoteIdent(s.from->alias);
+  }
+  if (s.where) out += " WHERE " + toString(*s.where);
+  if (!s.group_by.empty()) {
+    out += " GROUP BY ";
+    for (size_t i = 0; i < s.group_by.size(); ++i) out += (i ? ", " : "") + toString(*s.group_by[i]);
+  }
+  if (s.having) out += " HAVING " + toString(*s.having);
+  if (!s.order_by.empty()) {
+    out += " ORDER BY ";
+    for (size_t i = 0; i < s.order_by.size(); ++i) {
+      const OrderItem& o = s.order_by[i];
+      out += (i ? ", " : "") + toString(*o.expr) + (o.desc ? " DESC" : " ASC");
+      if (o.nulls == OrderItem::Nulls::kFirst) out += " NULLS FIRST";
+      if (o.nulls == OrderItem::Nulls::kLast) out += " NULLS LAST";
+    }
+  }
+  if (s.limit >= 0) out += " LIMIT " + std::to_string(s.limit);
+  if (s.offset > 0) out += " OFFSET " + std::to_string(s.offset);
+  return out;
+}
+
+}  // namespace argus::query

@@ -1,0 +1,40 @@
+#include "query/planner/physical_planner.h"
+
+#include "query/execution/filter.h"
+#include "query/execution/hash_aggregate.h"
+#include "query/execution/limit.h"
+#include "query/execution/projection.h"
+#include "query/execution/sort.h"
+#include "query/execution/table_scan.h"
+
+namespace argus::query {
+
+PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, const storage::Store& store) {
+  auto child = [&](size_t i) { return createPhysicalPlan(*op.children[i], ctx, store); };
+  switch (op.type) {
+    case LogicalOpType::kGet:
+      if (op.table->kind == TableInfo::Kind::kJobs) return std::make_unique<JobsScan>(ctx, store, op.column_ids);
+      return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
+    case LogicalOpType::kDummy: return std::make_unique<DummyScan>(ctx);
+    case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));
+    case LogicalOpType::kAggregate:
+      return std::make_unique<HashAggregate>(ctx, child(0), std::move(op.groups), std::move(op.aggregates), op.names, false);
+    case LogicalOpType::kProjection: return std::make_unique<Projection>(ctx, child(0), std::move(op.exprs), op.names);
+    case LogicalOpType::kDistinct: {
+      std::vector<BoundExprPtr> keys;
+      for (size_t i = 0; i < op.types.size(); ++i) keys.push_back(makeColumnRef(i, op.types[i]));
+      return std::make_unique<HashAggregate>(ctx, child(0), std::move(keys), std::vector<BoundAggregate>{}, op.names, true);
+    }
+    case LogicalOpType::kOrder: return std::make_unique<Sort>(ctx, child(0), op.order, -1, 0);
+    case LogicalOpType::kLimit: {
+      LogicalOperator& below = *op.children[0];
+      if (below.type == LogicalOpType::kOrder && op.limit >= 0) {
+        return std::make_unique<Sort>(ctx, createPhysicalPlan(*below.children[0], ctx, store), below.order, op.limit, op.offset);
+      }
+      return std::make_unique<Limit>(ctx, child(0), op.limit, op.offset);
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace argus::query

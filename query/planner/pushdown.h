@@ -1,0 +1,21 @@
+// Predicate pushdown into store scans: the conjuncts of a WHERE clause that restrict the job
+// (job = 'x', job IN (...)), the ranks (rank = n, rank IN (...)) or the step range (step >=,
+// >, <, <=, = a constant; BETWEEN arrives as two of those) become a ScanSpec restriction and
+// leave the filter. They are exact, so the answers are the same with and without pushdown.
+#pragma once
+
+#include "query/binder/bound_expression.h"
+#include "query/binder/catalog.h"
+#include "query/planner/logical_plan.h"
+
+namespace argus::query {
+
+// Moves the pushable conjuncts of *where (over `table`'s columns) into the result; *where
+// keeps the rest (null when nothing is left).
+ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table);
+
+// Splits an AND tree into its conjuncts, and joins conjuncts back (null for none).
+void splitConjuncts(BoundExprPtr e, std::vector<BoundExprPtr>* out);
+BoundExprPtr joinConjuncts(std::vector<BoundExprPtr> conjuncts);
+
+}  // namespace argus::query
