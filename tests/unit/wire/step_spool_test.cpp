@@ -3,6 +3,8 @@
 // a write failure, and taking over a file of an earlier process.
 #include <dirent.h>
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -388,4 +390,47 @@ TEST_CASE("a spool that cannot be written is off for good, with one log line") {
   CHECK(st.refused == 2);
   Dictionary dict;
   CHECK(spool.adoptOrphan(&dict) == 0);  // no directory: nothing to take over, no crash
+}
+
+TEST_CASE("a write cut short (file size limit, as a full disk) leaves no torn entry: the spool goes off, what it held stays whole") {
+  TempDir dir;
+  uint64_t kept = 0;
+  {
+    Log log;
+    simulate::SyntheticSteps gen(2, 6);
+    StepSpool spool(optionsFor(dir, &log));
+    REQUIRE(spool.append(dictionaryOf(gen), gen.next()).isOk());
+    uint64_t size = spool.stats().bytes;
+    // The process may not grow a file past size + 1.5 records: the second append after this
+    // one is cut short (EFBIG instead of SIGXFSZ while the signal is ignored).
+    rlimit old{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old;
+    small.rlim_cur = size + size / 2;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    Status s;
+    int accepted = 1;
+    for (int i = 0; i < 50 && s.isOk(); ++i) {
+      s = spool.append({}, gen.next());
+      accepted += s.isOk();
+    }
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
+    ::signal(SIGXFSZ, old_handler);
+    CHECK(s.code() == Status::Code::kIoError);
+    CHECK(spool.stats().failed);
+    CHECK(log.has("cannot write spool"));
+    CHECK(spool.append({}, gen.next()).code() == Status::Code::kIoError);  // off for good
+    struct stat st{};
+    REQUIRE(::stat(spool.path().c_str(), &st) == 0);
+    CHECK(static_cast<uint64_t>(st.st_size) == spool.stats().bytes);  // the partial entry is gone
+    CHECK(spool.records() == static_cast<uint64_t>(accepted));
+    kept = static_cast<uint64_t>(accepted);
+  }
+  // The file left behind reads back whole: no torn tail to report.
+  Log log;
+  StepSpool next(optionsFor(dir, &log));
+  Dictionary dict;
+  CHECK(next.adoptOrphan(&dict) == kept);
+  CHECK_FALSE(log.has("torn"));
 }
