@@ -400,6 +400,7 @@ class StepAssembler {
   std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
   std::vector<BucketCount> spills_;
   std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
+  std::vector<uint64_t> packed_buckets_;  // finishKernelStats scratch
   static constexpr int kBucketMemoBits = 10;
   struct BucketMemo {
     int64_t dur = INT64_MIN;  // never a duration (those are >= 0)
