@@ -60,10 +60,10 @@ bool Plugin::configure(const PluginOptions& options) {
 
 void Plugin::setEnabled(bool on) {
   enabled_.store(on, std::memory_order_relaxed);
-  if (int* m = mask_.load(std::memory_order_acquire)) __atomic_store_n(m, on ? kAlwaysMask : 0, __ATOMIC_RELAXED);
+  if (int* m = mask_.load(std::memory_order_acquire)) __atomic_store_n(m, on ? baseMask() : 0, __ATOMIC_RELAXED);
 }
 
-abi::Result Plugin::init(void** context, int* activation_mask, uint64_t comm_hash, int nranks, int rank) {
+abi::Result Plugin::init(void** context, int* activation_mask, uint64_t comm_hash, int nranks, int rank, bool v5) {
   if (context == nullptr || activation_mask == nullptr) return abi::kInternalError;
   *context = nullptr;
   // The first init allocates everything the event path uses; later ones wait for it (init
@@ -95,9 +95,10 @@ abi::Result Plugin::init(void** context, int* activation_mask, uint64_t comm_has
   }
   // More communicators than contexts: this one runs unprofiled (null context, refused events).
   bump(counters_.contexts);
+  if (v5) api_events_.store(true, std::memory_order_relaxed);
   mask_.store(activation_mask, std::memory_order_release);
   uint32_t period = period_.load(std::memory_order_relaxed);
-  int mask = enabled() ? kAlwaysMask | (period == 1 ? kSampledMask : 0) : 0;
+  int mask = enabled() ? baseMask() | (period == 1 ? kSampledMask : 0) : 0;
   __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
   return abi::kSuccess;
 }
@@ -133,6 +134,9 @@ abi::Result Plugin::start(void* context, void** handle, const Descr* d) {
   uint32_t type = typeOf(d);
   switch (type) {
     case abi::kGroup:
+    case abi::kGroupApi:
+    case abi::kCollApi:
+    case abi::kP2pApi:
       *handle = &group_event_;
       return abi::kSuccess;
     case abi::kColl:
@@ -334,7 +338,7 @@ abi::Result Plugin::stop(void* handle) {
       unref(op);
       break;
     }
-    default:  // the Group handle (nothing to record)
+    default:  // the Group / API handle (nothing to record)
       break;
   }
   return abi::kSuccess;

@@ -53,6 +53,10 @@ struct PluginCounters {
 class Plugin {
  public:
   static constexpr int kAlwaysMask = abi::kColl | abi::kP2p | abi::kKernelCh;
+  // v5 (NCCL 2.28) parents a Coll / P2p with its API event: those are activated too (one
+  // shared handle, nothing recorded), so that NCCL never withholds an operation for want of
+  // a parent.
+  static constexpr int kApiMask = abi::kGroupApi | abi::kCollApi | abi::kP2pApi;
   static constexpr int kSampledMask = abi::kProxyOp | abi::kProxyStep;
   static constexpr uint32_t kMaxContexts = 1024;
 
@@ -69,7 +73,8 @@ class Plugin {
   uint32_t samplePeriod() const { return period_.load(std::memory_order_relaxed); }
 
   // ---- NCCL's calls (any thread) ----
-  abi::Result init(void** context, int* activation_mask, uint64_t comm_hash, int nranks, int rank);
+  // v5: NCCL 2.28's interface (the API events exist).
+  abi::Result init(void** context, int* activation_mask, uint64_t comm_hash, int nranks, int rank, bool v5);
   template <typename Descr>
   abi::Result start(void* context, void** handle, const Descr* d);
   abi::Result stop(void* handle);
@@ -106,6 +111,7 @@ class Plugin {
   void unref(Event* op);
   void publish(Event* op);
   void closeState(Event* step, int64_t now);
+  int baseMask() const { return kAlwaysMask | (api_events_.load(std::memory_order_relaxed) ? kApiMask : 0); }
 
   PluginOptions options_;
   std::once_flag alloc_once_;
@@ -116,9 +122,10 @@ class Plugin {
   std::unique_ptr<Context[]> contexts_;
   std::atomic<int*> mask_{nullptr};
   std::atomic<bool> enabled_{true};
+  std::atomic<bool> api_events_{false};  // a v5 init was seen
   std::atomic<uint32_t> period_{16};
   std::atomic<uint64_t> sample_counter_{0};
-  Event group_event_;  // the one handle every Group event gets (nothing to record)
+  Event group_event_;  // the one handle every Group and API event gets (nothing to record)
   struct alignas(64) Counters {
     std::atomic<uint64_t> operations{0}, lost_operations{0}, lost_children{0}, orphans{0}, ignored{0}, contexts{0}, late{0}, forced{0};
   } counters_;

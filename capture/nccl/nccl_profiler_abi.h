@@ -53,6 +53,8 @@ enum EventState : int {
   kProxyStepRecvFlushWait = 11,// recv: waiting for the flush to GPU memory
   kProxyStepRecvGpuWait = 12,  // recv: waiting for the local GPU to consume the data
   kKernelChStop = 22,          // KernelCh: the kernel finished the channel (args: stop pTimer)
+  kGroupStartApiStop = 23,     // GroupApi (v5): ncclGroupStart returned
+  kGroupEndApiStart = 24,      // GroupApi (v5): ncclGroupEnd called
 };
 
 struct EventDescrV5 {

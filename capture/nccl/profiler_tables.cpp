@@ -7,10 +7,10 @@ namespace argus::capture::nccl {
 namespace {
 
 abi::Result initV5(void** context, uint64_t comm_id, int* mask, const char*, int, int nranks, int rank, abi::DebugLogger) {
-  return Plugin::instance().init(context, mask, comm_id, nranks, rank);
+  return Plugin::instance().init(context, mask, comm_id, nranks, rank, true);
 }
 abi::Result initV4(void** context, int* mask, const char*, uint64_t comm_hash, int, int nranks, int rank, abi::DebugLogger) {
-  return Plugin::instance().init(context, mask, comm_hash, nranks, rank);
+  return Plugin::instance().init(context, mask, comm_hash, nranks, rank, false);
 }
 abi::Result startV5(void* context, void** handle, abi::EventDescrV5* d) {
   return Plugin::instance().start(context, handle, d);

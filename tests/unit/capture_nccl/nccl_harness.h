@@ -100,8 +100,33 @@ struct Harness {
     void* op = nullptr;
     int group_mask = 0;
   };
+  // v5 first reports the API calls (ncclGroupStart, ncclAllReduce ...: GroupApi with its
+  // CollApi / P2pApi child, stopped when the call returns); the operation's parent is then
+  // its API event. v4 parents it with the Group.
   Enqueued enqueue(const Operation& op) {
     Enqueued q;
+    void* api = nullptr;
+    void* group_api = nullptr;
+    if constexpr (kVersion == 5) {
+      int api_mask = __atomic_load_n(&mask, __ATOMIC_RELAXED);
+      if (api_mask & abi::kGroupApi) {
+        Descr g{};
+        g.type = abi::kGroupApi;
+        g.groupApi.groupDepth = 1;
+        group_api = start(g);
+      }
+      if (api_mask & (op.p2p ? abi::kP2pApi : abi::kCollApi)) {
+        Descr a{};
+        a.type = op.p2p ? abi::kP2pApi : abi::kCollApi;
+        a.parentObj = group_api;
+        a.collApi.func = op.func;
+        a.collApi.count = op.count;
+        a.collApi.datatype = op.datatype;
+        api = start(a);
+        stop(api);
+      }
+      state(group_api, abi::kGroupEndApiStart);
+    }
     q.group_mask = __atomic_load_n(&mask, __ATOMIC_RELAXED);
     if (q.group_mask & (abi::kColl | abi::kP2p | abi::kProxyOp | abi::kProxyStep)) {
       Descr g{};
@@ -109,7 +134,7 @@ struct Harness {
       q.group = start(g);
     }
     Descr d{};
-    d.parentObj = q.group;
+    d.parentObj = kVersion == 5 ? api : q.group;
     d.rank = 0;
     if (!op.p2p && (q.group_mask & abi::kColl)) {
       d.type = abi::kColl;
@@ -131,6 +156,7 @@ struct Harness {
       q.op = start(d);
     }
     stop(q.op);  // NCCL stops Coll / P2p events once enqueued
+    stop(group_api);
     return q;
   }
 

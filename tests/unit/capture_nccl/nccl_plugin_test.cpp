@@ -38,6 +38,7 @@ TEST_CASE("a v5 all-reduce becomes one collective event with op, bytes, communic
   Harness<5> h;
   REQUIRE(h.init(0xabcdef) == abi::kSuccess);
   CHECK((h.mask & Plugin::kAlwaysMask) == Plugin::kAlwaysMask);
+  CHECK((h.mask & Plugin::kApiMask) == Plugin::kApiMask);  // v5: the API events parent the operations
   CHECK((h.mask & Plugin::kSampledMask) == Plugin::kSampledMask);  // period 1: every group
   int64_t before = nvtx::EpochClock::nowNs();
   Operation op;
