@@ -20,8 +20,23 @@ struct CaptureArgs {
   std::string server;
   std::string job;
   std::string shim;
+  bool preload = true;
   std::vector<std::string> command;
 };
+
+// Prepends the shim to LD_PRELOAD: preloaded, its CUPTI functions come before libcupti's, so
+// that torch.profiler's calls reach the shim, which lends it the Activity API while it traces
+// (docs/capture/cupti.md, "Coexisting with torch.profiler"). Not in a sanitizer build: a
+// sanitized shim loaded before the program's sanitizer runtime stops the program.
+void preloadShim(const std::string& shim) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)shim;
+#else
+  const char* old = std::getenv("LD_PRELOAD");
+  std::string value = old != nullptr && *old != '\0' ? shim + ":" + old : shim;
+  ::setenv("LD_PRELOAD", value.c_str(), 1);
+#endif
+}
 
 // The command's pid, for the signal handlers (0 before the fork).
 volatile sig_atomic_t g_child = 0;
@@ -57,6 +72,7 @@ int runCapture(const CaptureArgs& a) {
   ::setenv("NVTX_INJECTION64_PATH", shim.c_str(), 1);
   ::setenv("CUDA_INJECTION64_PATH", shim.c_str(), 1);
   ::setenv("NCCL_PROFILER_PLUGIN", shim.c_str(), 1);
+  if (a.preload) preloadShim(shim);
   if (!a.server.empty()) ::setenv("ARGUS_SERVER", a.server.c_str(), 1);
   if (!a.job.empty()) ::setenv("ARGUS_JOB", a.job.c_str(), 1);
 
@@ -106,6 +122,7 @@ void addCaptureCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--server", args->server, "argusd ingest address HOST:PORT (default: $ARGUS_SERVER, else 127.0.0.1:7701)");
   sub->add_option("--job", args->job, "job id, 1-128 bytes of [A-Za-z0-9._-] (default: $ARGUS_JOB, else \"default\")");
   sub->add_option("--shim", args->shim, "path of libargus_capture.so (default: next to the argus binary)");
+  sub->add_flag("!--no-preload", args->preload, "do not add the shim to LD_PRELOAD (torch.profiler then stops GPU capture for good)");
   sub->add_option("command", args->command, "the command and its arguments, after --")->required();
   sub->callback([args, exit_code] { *exit_code = runCapture(*args); });
 }

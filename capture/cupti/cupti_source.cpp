@@ -59,6 +59,7 @@ Status CuptiSource::load() {
 
 Status CuptiSource::start() {
   if (running()) return Status::ok();
+  bool guest_at_start = false;
   // A flush loop that ended by switching the source off may still be finishing that.
   if (flusher_.joinable()) flusher_.join();
   Status s = load();
@@ -66,7 +67,9 @@ Status CuptiSource::start() {
     // A driverless machine answers cuptiGetTimestamp; a failure here is not fatal (offset 0).
     clock_.calibrate(api_.getTimestamp, epoch());
     decoder_.setClockOffset(clock_.offset());
-    s = enableAll();
+    // torch.profiler tracing at CUDA's start: its callbacks stay until it stops.
+    guest_at_start = ActivityHandover::instance().guestTracing();
+    s = enableAll(!guest_at_start);
   }
   if (!s) {
     log("GPU tracing off: " + s.message());
@@ -79,14 +82,21 @@ Status CuptiSource::start() {
   tag_failure_logged_ = false;
   consecutive_flush_failures_ = 0;
   running_.store(true, std::memory_order_release);
+  paused_.store(false, std::memory_order_release);
   tagging_.store(options_.launch_attribution, std::memory_order_release);
+  // From here a guest's calls pause and resume us (a guest that started in between is
+  // found by attach: we then pause as if it had just registered).
+  if (ActivityHandover::instance().attach(this) || guest_at_start) pauseForGuest();
   flusher_ = std::thread([this] { flushLoop(); });
   return Status::ok();
 }
 
-Status CuptiSource::enableAll() {
-  Status s = ARGUS_CUPTI_CALL(api_, activityRegisterCallbacks(&ActivityBuffers::onBufferRequested, &ActivityBuffers::onBufferCompleted));
-  if (!s) return s;
+Status CuptiSource::enableAll(bool register_callbacks) {
+  if (register_callbacks) {
+    Status s = ARGUS_CUPTI_CALL(api_, activityRegisterCallbacks(&ActivityBuffers::onBufferRequested, &ActivityBuffers::onBufferCompleted));
+    if (!s) return s;
+  }
+  Status s;
   std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   if (options_.memcpy) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
   if (options_.memset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
@@ -144,6 +154,7 @@ void CuptiSource::disableAll() {
 }
 
 void CuptiSource::stop() {
+  ActivityHandover::instance().detach(this);
   tagging_.store(false, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,12 +163,14 @@ void CuptiSource::stop() {
   wake_.notify_all();
   if (flusher_.joinable()) flusher_.join();
   if (!running_.exchange(false, std::memory_order_acq_rel)) return;
+  if (paused_.exchange(false, std::memory_order_acq_rel)) return;  // the guest's kinds and callbacks: left to it
   disableAll();
   // Forced: also buffers with records CUPTI has not completed; they land in our queue.
   api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 void CuptiSource::switchOff(const std::string& why) {
+  ActivityHandover::instance().detach(this);
   tagging_.store(false, std::memory_order_release);
   if (!running_.exchange(false, std::memory_order_acq_rel)) return;
   disableAll();
@@ -175,7 +188,7 @@ void CuptiSource::flushLoop() {
     wake_.wait_for(lock, interval, [this] { return stop_requested_; });
     if (stop_requested_) break;
     lock.unlock();
-    flushOnce();
+    if (!paused_.load(std::memory_order_acquire)) flushOnce();  // lent: buffers are the guest's
     if (Clock::now() >= next_calibration) {
       clock_.calibrate(api_.getTimestamp, epoch());
       next_calibration = Clock::now() + calibrate_every;
@@ -256,6 +269,40 @@ size_t CuptiSource::drain(EventSink& sink) {
   return events;
 }
 
+void CuptiSource::pauseForGuest() {
+  if (paused_.exchange(true, std::memory_order_acq_rel)) return;
+  guest_pauses_.fetch_add(1, std::memory_order_relaxed);
+  // Tags would reach the guest as records of a kind it does not know; each thread pops its
+  // id at its next range change.
+  tagging_.store(false, std::memory_order_release);
+  // Our buffers come back to our callback before the guest's replaces it.
+  api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  log("GPU tracing lent to another CUPTI client (torch.profiler) until it stops: its GPU work is not in our records");
+}
+
+void CuptiSource::resumeAfterGuest() {
+  if (!paused_.load(std::memory_order_acquire)) return;
+  CUptiResult rc = api_.activityRegisterCallbacks(&ActivityBuffers::onBufferRequested, &ActivityBuffers::onBufferCompleted);
+  // The guest disabled what it enabled; ours stayed on (the handover kept them), but its
+  // DRIVER / RUNTIME disables wiped the per-API selection.
+  for (CUpti_ActivityKind kind : enabled_kinds_) api_.activityEnable(kind);
+  if (launch_apis_ != 0) launch_apis_ = selectLaunchApis(true);
+  if (whole_runtime_kind_) api_.activityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (rc != CUPTI_SUCCESS) {
+    // Stays paused (switchOff would take the handover's lock, held here): no records, no tags.
+    log("GPU tracing stays off: " + cuptiStatus(api_, rc, "cuptiActivityRegisterCallbacks").message() + " after torch.profiler stopped");
+    return;
+  }
+  paused_.store(false, std::memory_order_release);
+  tagging_.store(options_.launch_attribution, std::memory_order_release);
+  log("GPU tracing resumed: the other CUPTI client stopped");
+}
+
+bool CuptiSource::usesKind(CUpti_ActivityKind kind) const {
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME && whole_runtime_kind_) return true;
+  return std::find(enabled_kinds_.begin(), enabled_kinds_.end(), kind) != enabled_kinds_.end();
+}
+
 CuptiSourceStats CuptiSource::stats() const {
   CuptiSourceStats s;
   s.buffers = buffers_.stats();
@@ -266,6 +313,8 @@ CuptiSourceStats CuptiSource::stats() const {
   s.range_changes = range_changes_.load(std::memory_order_relaxed);
   s.tag_failures = tag_failures_.load(std::memory_order_relaxed);
   s.launch_apis = launch_apis_;
+  s.guest_pauses = guest_pauses_.load(std::memory_order_relaxed);
+  s.paused = paused_.load(std::memory_order_relaxed);
   s.clock_offset_ns = clock_.offset();
   s.clock_uncertainty_ns = clock_.uncertainty();
   s.running = running();

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "capture/cupti/activity_buffers.h"
 #include "capture/cupti/activity_decoder.h"
+#include "capture/cupti/activity_handover.h"
 #include "capture/cupti/clock_sync.h"
 #include "capture/cupti/cupti_api.h"
 #include "capture/cupti/launch_contexts.h"
@@ -77,12 +78,16 @@ struct CuptiSourceStats {
   uint64_t range_changes = 0;   // onRangeChange calls that tagged
   uint64_t tag_failures = 0;    // push / pop of our external correlation id failed
   uint32_t launch_apis = 0;     // driver + runtime APIs whose records are enabled
+  uint64_t guest_pauses = 0;    // times another CUPTI client (torch.profiler) took the API
+  bool paused = false;          // ... and has it now
   int64_t clock_offset_ns = 0;  // unix = cupti + offset
   int64_t clock_uncertainty_ns = 0;
   bool running = false;
 };
 
-class CuptiSource {
+// The owner of CUPTI's Activity API for the shim. It lends the API to torch.profiler while a
+// profiler session runs (ActivityHandover, when the shim is preloaded) and resumes after it.
+class CuptiSource : private ActivityHandover::Owner {
  public:
   // `names` is the collector's table (drain() interns into it); it must outlive the source.
   explicit CuptiSource(NameTable& names, CuptiSourceOptions options = {});
@@ -131,7 +136,8 @@ class CuptiSource {
   const CuptiApi& api() const { return api_; }
 
  private:
-  Status enableAll();
+  // `register_callbacks` false: a guest traces now, our callbacks wait for resumeAfterGuest().
+  Status enableAll(bool register_callbacks);
   void disableAll();
   // Enables (or disables) API records for the launch, copy and memset calls of the driver
   // and runtime APIs, chosen by name. Returns the number of APIs.
@@ -141,6 +147,10 @@ class CuptiSource {
   void switchOff(const std::string& why);
   void log(const std::string& line) const;
   ClockSync::EpochFn epoch() const;
+  // ActivityHandover::Owner, on the guest's thread under the handover's lock.
+  void pauseForGuest() override;
+  void resumeAfterGuest() override;
+  bool usesKind(CUpti_ActivityKind kind) const override;
 
   NameTable& names_;
   const CuptiSourceOptions options_;
@@ -156,6 +166,8 @@ class CuptiSource {
 
   std::atomic<bool> running_{false};
   std::atomic<bool> tagging_{false};
+  std::atomic<bool> paused_{false};  // the API is lent to a guest (ActivityHandover)
+  std::atomic<uint64_t> guest_pauses_{0};
   std::atomic<uint64_t> range_changes_{0}, tag_failures_{0}, flushes_{0}, flush_failures_{0}, cupti_dropped_{0};
   std::atomic<int> last_tag_error_{0};
   bool tag_failure_logged_ = false;     // flush thread only

@@ -1,0 +1,77 @@
+#include "capture/cupti/activity_handover.h"
+
+namespace argus::capture::cupti {
+
+ActivityHandover& ActivityHandover::instance() {
+  static ActivityHandover* handover = new ActivityHandover;  // leaked: interposers may run during exit
+  return *handover;
+}
+
+bool ActivityHandover::attach(Owner* owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  owner_ = owner;
+  owner_paused_ = guestTracingLocked();
+  if (owner_paused_) ++stats_.handovers;
+  return owner_paused_;
+}
+
+void ActivityHandover::detach(Owner* owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ != owner) return;
+  owner_ = nullptr;
+  owner_paused_ = false;
+}
+
+bool ActivityHandover::guestTracing() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return guestTracingLocked();
+}
+
+CUptiResult ActivityHandover::guestRegister(const Calls& cupti, CUpti_BuffersCallbackRequestFunc request,
+                                            CUpti_BuffersCallbackCompleteFunc complete) {
+  if (cupti.registerCallbacks == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ != nullptr && !owner_paused_) {
+    // Before the guest's callbacks replace ours: our buffers come back to us.
+    owner_->pauseForGuest();
+    owner_paused_ = true;
+    ++stats_.handovers;
+  }
+  guest_registered_ = true;
+  return cupti.registerCallbacks(request, complete);
+}
+
+CUptiResult ActivityHandover::guestEnable(const Calls& cupti, CUpti_ActivityKind kind) {
+  if (cupti.enable == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> lock(mu_);
+  CUptiResult rc = cupti.enable(kind);
+  if (rc == CUPTI_SUCCESS && static_cast<size_t>(kind) < kKinds) guest_kinds_.set(static_cast<size_t>(kind));
+  return rc;
+}
+
+CUptiResult ActivityHandover::guestDisable(const Calls& cupti, CUpti_ActivityKind kind) {
+  if (cupti.disable == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> lock(mu_);
+  CUptiResult rc = CUPTI_SUCCESS;
+  if (owner_ != nullptr && owner_->usesKind(kind)) {
+    ++stats_.kept_on;  // the owner still needs it: the guest only stops receiving it
+  } else {
+    rc = cupti.disable(kind);
+  }
+  if (static_cast<size_t>(kind) < kKinds) guest_kinds_.reset(static_cast<size_t>(kind));
+  if (owner_ != nullptr && owner_paused_ && !guest_kinds_.any()) {
+    // The guest is done (it disables what it enabled when it stops): the API is ours again.
+    owner_->resumeAfterGuest();
+    owner_paused_ = false;
+    guest_registered_ = false;
+    ++stats_.resumes;
+  }
+  return rc;
+}
+
+ActivityHandover::Stats ActivityHandover::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace argus::capture::cupti

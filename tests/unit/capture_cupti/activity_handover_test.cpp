@@ -1,0 +1,113 @@
+// ActivityHandover: Kineto's sequence of CUPTI calls around a torch.profiler session (register
+// its callbacks, enable its kinds; at the end, disable them) pauses the owner and gives the
+// API back to it afterwards. No driver here, so libcupti's three functions are stood in for
+// by recorders of what reached them (what a real session does is checked on a GPU by
+// bench/gpu/check.sh).
+#include "capture/cupti/activity_handover.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace argus::capture::cupti;
+
+namespace {
+
+// What reached "libcupti".
+std::vector<std::string> g_calls;
+CUptiResult g_enable_result = CUPTI_SUCCESS;
+
+CUptiResult recordRegister(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) {
+  g_calls.push_back("register");
+  return CUPTI_SUCCESS;
+}
+CUptiResult recordEnable(CUpti_ActivityKind kind) {
+  g_calls.push_back("enable " + std::to_string(static_cast<int>(kind)));
+  return g_enable_result;
+}
+CUptiResult recordDisable(CUpti_ActivityKind kind) {
+  g_calls.push_back("disable " + std::to_string(static_cast<int>(kind)));
+  return CUPTI_SUCCESS;
+}
+const ActivityHandover::Calls kCupti{recordRegister, recordEnable, recordDisable};
+
+void CUPTIAPI guestRequest(uint8_t**, size_t*, size_t*) {}
+void CUPTIAPI guestComplete(CUcontext, uint32_t, uint8_t*, size_t, size_t) {}
+
+// An owner using kernels and external correlation, like CuptiSource.
+struct Owner : ActivityHandover::Owner {
+  std::vector<std::string> calls;
+  void pauseForGuest() override { calls.push_back("pause"); }
+  void resumeAfterGuest() override { calls.push_back("resume"); }
+  bool usesKind(CUpti_ActivityKind kind) const override {
+    return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  }
+};
+
+std::string kindText(const char* what, CUpti_ActivityKind kind) { return std::string(what) + " " + std::to_string(static_cast<int>(kind)); }
+
+// Kineto's enableCuptiActivities / disableCuptiActivities for kernels, memcpy, external
+// correlation and the runtime API.
+const CUpti_ActivityKind kKinetoKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME};
+
+}  // namespace
+
+TEST_CASE("a torch.profiler session pauses the owner, keeps the owner's kinds on, and resumes it when it ends") {
+  ActivityHandover h;
+  Owner owner;
+  g_calls.clear();
+  g_enable_result = CUPTI_SUCCESS;
+  CHECK_FALSE(h.attach(&owner));
+
+  CHECK(h.guestRegister(kCupti, guestRequest, guestComplete) == CUPTI_SUCCESS);
+  CHECK(owner.calls == std::vector<std::string>{"pause"});  // before the guest's callbacks replace ours
+  CHECK(g_calls == std::vector<std::string>{"register"});
+  for (CUpti_ActivityKind k : kKinetoKinds) CHECK(h.guestEnable(kCupti, k) == CUPTI_SUCCESS);
+  CHECK(h.guestTracing());
+
+  g_calls.clear();
+  for (CUpti_ActivityKind k : kKinetoKinds) CHECK(h.guestDisable(kCupti, k) == CUPTI_SUCCESS);
+  // Only the kinds the owner does not use reach libcupti; the owner resumes after the last.
+  CHECK(g_calls == std::vector<std::string>{kindText("disable", CUPTI_ACTIVITY_KIND_MEMCPY), kindText("disable", CUPTI_ACTIVITY_KIND_RUNTIME)});
+  CHECK(owner.calls == std::vector<std::string>{"pause", "resume"});
+  CHECK_FALSE(h.guestTracing());
+  CHECK(h.stats().handovers == 1);
+  CHECK(h.stats().resumes == 1);
+  CHECK(h.stats().kept_on == 2);
+
+  // A second session does it again.
+  h.guestRegister(kCupti, guestRequest, guestComplete);
+  h.guestEnable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  h.guestDisable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  CHECK(owner.calls == std::vector<std::string>{"pause", "resume", "pause", "resume"});
+}
+
+TEST_CASE("without an owner every call reaches libcupti unchanged, results included") {
+  ActivityHandover h;
+  g_calls.clear();
+  g_enable_result = CUPTI_ERROR_UNKNOWN;  // what a driverless machine answers
+  CHECK(h.guestRegister(kCupti, guestRequest, guestComplete) == CUPTI_SUCCESS);
+  CHECK(h.guestEnable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_ERROR_UNKNOWN);
+  CHECK_FALSE(h.guestTracing());  // a failed enable is not remembered
+  CHECK(h.guestDisable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS);
+  CHECK(g_calls == std::vector<std::string>{"register", kindText("enable", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                                            kindText("disable", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)});
+  ActivityHandover::Calls none;
+  CHECK(h.guestEnable(none, CUPTI_ACTIVITY_KIND_MEMCPY) == CUPTI_ERROR_NOT_INITIALIZED);
+}
+
+TEST_CASE("an owner that starts while a guest traces starts paused; detaching leaves the guest alone") {
+  ActivityHandover h;
+  Owner owner;
+  g_enable_result = CUPTI_SUCCESS;
+  h.guestRegister(kCupti, guestRequest, guestComplete);
+  h.guestEnable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  CHECK(h.attach(&owner));  // the owner must not register its callbacks now
+  h.detach(&owner);
+  g_calls.clear();
+  h.guestDisable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  CHECK(g_calls == std::vector<std::string>{kindText("disable", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)});
+  CHECK(owner.calls.empty());  // nothing is resumed once detached
+}
