@@ -85,6 +85,14 @@ Collector::Collector(const ShimConfig& config)
   gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
   sink_.assembler = &assembler_;
 #endif
+  if (config.stack_hz > 0) {
+    stacks::StackSamplerOptions so;
+    so.hz = config.stack_hz;
+    so.clock_ns = &nvtx::EpochClock::nowNs;  // sample times on the NVTX clock
+    so.log = [](std::string_view line) { shimLog(line); };
+    stacks_ = std::make_unique<stacks::StackSampler>(so);
+    stacks_->start();
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -122,6 +130,13 @@ void Collector::collectOnce() {
       assembler_.onEvent(e);
       ++events;
     }
+    if (stacks_) {  // new stacks' dictionary entries reach the sender before their samples' records
+      stacks_->drain([this](std::span<const model::StackDictEntry> d) { sender_.addStacks(d); },
+                     [&](const TraceEvent& e) {
+                       assembler_.onEvent(e);
+                       ++events;
+                     });
+    }
     for (const TraceEvent& e : nccl_.drain()) {
       assembler_.onEvent(e);
       ++events;
@@ -146,6 +161,7 @@ uint64_t Collector::sourceDropsNow() {
 #ifdef ARGUS_SHIM_CUPTI
   drops += gpu_->stats().cupti_dropped;
 #endif
+  if (stacks_) drops += stacks_->stats().dropped;
   return drops;
 }
 
@@ -197,6 +213,7 @@ void Collector::onStep(const StepOutput& out) {
 void Collector::goQuiet(const std::string& why) {
   if (quiet_.exchange(true)) return;
   shimLog(why + "; capture off, the job runs on untraced");
+  if (stacks_) stacks_->stop();
   nvtx::Recorder::instance().setEnabled(false);
   nccl::Plugin::instance().setEnabled(false);
 #ifdef ARGUS_SHIM_CUPTI
@@ -220,6 +237,7 @@ void Collector::shutdown() {
     nvtx::Recorder::instance().setRangeListener(nullptr);
     gpu_->stop();  // force-flushes: the last GPU records are queued for the drain below
 #endif
+    if (stacks_) stacks_->stop();  // its last samples go into the drain below
     collectOnce();
     nvtx::Recorder::instance().setEnabled(false);
     nccl::Plugin::instance().setEnabled(false);

@@ -28,6 +28,7 @@
 #include "capture/nccl/nccl_drain.h"
 #include "capture/nvtx/nvtx_drain.h"
 #include "capture/shim/shim_config.h"
+#include "capture/stacks/stack_sampler.h"
 #include "capture/step_assembler.h"
 #include "wire/step_sender.h"
 
@@ -94,6 +95,7 @@ class Collector {
 #endif
   wire::StepSender sender_;
   StepAssembler assembler_;
+  std::unique_ptr<stacks::StackSampler> stacks_;  // CPU stack sampler; null when ARGUS_STACK_HZ=0
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -95,6 +95,11 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
     if (parseUint(v, 600'000, &ms)) c.exit_flush_ms = static_cast<int>(ms);
     else warn(std::string("ARGUS_EXIT_FLUSH_MS=") + v + " is not 0-600000; using 2000");
   }
+  if (const char* v = value("ARGUS_STACK_HZ")) {
+    uint64_t hz = 0;
+    if (parseUint(v, 1000, &hz)) c.stack_hz = static_cast<int>(hz);
+    else warn(std::string("ARGUS_STACK_HZ=") + v + " is not 0-1000; using 50");
+  }
 
   // The first family whose rank variable is set decides rank, local rank and world size.
   struct Family {

@@ -26,6 +26,7 @@ struct ShimConfig {
   size_t max_memory_bytes = size_t{64} << 20;
   int collect_interval_ms = 50;     // ARGUS_COLLECT_INTERVAL_MS
   int exit_flush_ms = 2000;         // ARGUS_EXIT_FLUSH_MS: how long exit waits for acks
+  int stack_hz = 50;                // ARGUS_STACK_HZ: CPU stack samples per second, 0 = off
   // Local spool while argusd is unreachable (docs/wire/spool.md): ARGUS_SPOOL_DIR, else
   // $TMPDIR, else /tmp; at most ARGUS_SPOOL_MAX_MB (default 1024; 0: no spool).
   std::string spool_dir = "/tmp";
