@@ -45,9 +45,10 @@ for f in "$pack"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
 for f in "$pack"/lib/*; do patchelf --set-rpath '$ORIGIN' "$f"; done
 
 # Every non-base library must now resolve inside the pack.
+lib_dir=$(realpath "$pack/lib")
 bad=$(env -i ldd "$pack"/bin/* "$pack"/lib/* | awk '$2 == "=>" {print $1, $3}' |
   while read -r soname path; do
-    if [[ $path == "not" ]] || { ! [[ $soname =~ $base ]] && [[ $path != "$PWD/$pack/lib/"* ]]; }; then echo "$soname => $path"; fi
+    if [[ $path == "not" ]] || { ! [[ $soname =~ $base ]] && [[ $(realpath "$path") != "$lib_dir/"* ]]; }; then echo "$soname => $path"; fi
   done | sort -u)
 if [ -n "$bad" ]; then
   echo "pack.sh: libraries resolved outside $pack/lib:" >&2

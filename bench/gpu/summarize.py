@@ -175,7 +175,7 @@ def store_checks(cfg, server, runs, snapshots, prof_kps):
     record_bytes = d["record_bytes"] / d["records"] if d["records"] else None
     if record_bytes is not None:
         check(f"{cfg}.record_bytes_per_rank_step", f"{record_bytes:.0f}")
-        check(f"{cfg}.wire_bytes_per_rank_step", f"{d['frame_bytes'] / d['records']:.0f}")
+        check(f"{cfg}.session_bytes_per_rank_step", f"{d['frame_bytes'] / d['records']:.0f}")
 
     # Phases: the share of kernel time per stored phase; the share whose stored phase differs
     # from the kernel-name fallback (only a joined launch time can move it); the probe's.
@@ -235,8 +235,8 @@ def report(runs_dir, server):
         prof_kps = profiler_kernels_per_step(runs, cfg, "profiler")
         snaps = []
         for (c, m, rnd) in sorted(runs):
-            if c == cfg and m == "shim":
-                base = os.path.join(runs_dir, f"{c}.{m}.{rnd}")
+            base = os.path.join(runs_dir, f"{c}.{m}.{rnd}")
+            if c == cfg and m == "shim" and os.path.exists(base + ".after"):
                 with open(base + ".before") as b, open(base + ".after") as a:
                     snaps.append((parse_metrics(b.read()), parse_metrics(a.read())))
         results[cfg] = (med, prof_kps, store_checks(cfg, server, runs, snaps, prof_kps))
