@@ -19,8 +19,8 @@ struct ProbeRun {
   std::string output;
 };
 
-ProbeRun runProbe(const std::string& python) {
-  std::string cmd = std::string(ARGUS_TEST_PRELOAD) + " " + python + " " + ARGUS_WALK_PROBE_SCRIPT + " " + ARGUS_STACKS_PROBE_LIBRARY + " 2>&1";
+ProbeRun runProbe(const std::string& python, const std::string& mode = "") {
+  std::string cmd = std::string(ARGUS_TEST_PRELOAD) + " " + python + " " + ARGUS_WALK_PROBE_SCRIPT + " " + ARGUS_STACKS_PROBE_LIBRARY + " " + mode + " 2>&1";
   ProbeRun r;
   std::FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -116,6 +116,33 @@ TEST_CASE("stack sampler: every installed CPython's stacks name the live call ch
       CHECK(worker_samples == 5);
       // The worker sleeps 20 ms at a time: at least one of the five rounds finds it asleep.
       CHECK(worker_asleep >= 1);
+    }
+  }
+}
+
+TEST_CASE("stack sampler: threads starting and ending under it, and a stack past the depth bound") {
+  const std::vector<std::string> found = pythons();
+  if (found.empty()) {
+    MESSAGE("no CPython 3.10-3.13 found at configure time: nothing to check");
+    return;
+  }
+  for (const std::string& python : found) {
+    SUBCASE(python.c_str()) {
+      // Thread states are created and freed while the sampler reads them: reads of freed
+      // memory are errors or stale values, never a crash; every round completes.
+      ProbeRun run = runProbe(python, "churn");
+      INFO(python << " output:\n" << run.output);
+      REQUIRE(run.status == 0);
+      size_t at = run.output.find("churn rounds ");
+      REQUIRE(at != std::string::npos);
+      std::istringstream in(run.output.substr(at));
+      std::string w1, w2, w3, w4, w5;
+      int rounds = 0, samples = 0, deep = 0, deep_ok = 0;
+      in >> w1 >> w2 >> rounds >> w3 >> samples >> w4 >> deep >> w5 >> deep_ok;
+      CHECK(rounds == 200);
+      CHECK(samples >= 600);  // main, the deep thread, the spawner (and short-lived ones, when caught)
+      CHECK(deep == 200);
+      CHECK(deep_ok == deep);
     }
   }
 }

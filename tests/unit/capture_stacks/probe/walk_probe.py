@@ -5,6 +5,9 @@
 #   expect main|worker <frame text>   (the frames the sampler must report, leaf first)
 #   sample ...                        (the probe's output, several rounds)
 #   describe ...
+# With `churn` as argv[2] it instead samples 200 rounds while threads start and end all the
+# time and one thread recurses past the sampler's depth bound, and prints
+#   churn rounds <n> samples <n> deep <samples of the deep thread> deep_ok <those cut right>
 import ctypes
 import sys
 import threading
@@ -47,6 +50,62 @@ class Outer:
     def method(self):
         return level_two()
 
+
+def churn():
+    stop = threading.Event()
+    deep_ready = threading.Event()
+
+    def deep(n):
+        if n == 0:
+            deep_ready.set()
+            stop.wait()
+            return
+        deep(n - 1)
+
+    def short_lived(n):
+        return sum(range(n))
+
+    def spawner():
+        while not stop.is_set():
+            ts = [threading.Thread(target=short_lived, args=(200_000,)) for _ in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+
+    deep_thread = threading.Thread(target=deep, args=(300,))
+    deep_thread.start()
+    deep_ready.wait()
+    spawn_thread = threading.Thread(target=spawner)
+    spawn_thread.start()
+    buf = ctypes.create_string_buffer(1 << 22)
+    rounds = samples = deep_samples = deep_ok = 0
+    for _ in range(200):
+        n = lib.argus_stacks_probe(buf, len(buf))
+        if n < 0:
+            continue
+        rounds += 1
+        for line in buf.raw[:n].decode("utf-8", "replace").splitlines():
+            samples += 1
+            tid, _, frames = line[len("sample "):].partition(" ")
+            if int(tid) != deep_thread.native_id:
+                continue
+            deep_samples += 1
+            parts = frames.split(" | ")
+            # leaf + 128 frames + [truncated]: the innermost 128 of the 300+ frames, which
+            # are Event.wait's and then deep's (qualname "churn.<locals>.deep"; 3.10: "deep").
+            deep_frames = sum(1 for p in parts if p.startswith(("churn.<locals>.deep (", "deep (")))
+            if len(parts) == 130 and parts[-1] == "[truncated]" and deep_frames >= 120:
+                deep_ok += 1
+    stop.set()
+    spawn_thread.join()
+    deep_thread.join()
+    print(f"churn rounds {rounds} samples {samples} deep {deep_samples} deep_ok {deep_ok}")
+
+
+if len(sys.argv) > 2 and sys.argv[2] == "churn":
+    churn()
+    sys.exit(0)
 
 ready, stop = threading.Event(), threading.Event()
 worker = threading.Thread(target=sleeper_loop, args=(ready, stop), name="sleeper")
