@@ -156,6 +156,7 @@ Status StepSender::enqueue(model::StepRecord&& record) {
       // order of send(). An earlier run's file is taken over only by a spool that has none
       // yet: wait for that look (the I/O thread's first act, local disk only).
       space_cv_.wait(lock, [&] { return !adopting_ || stopping_; });
+      if (stopping_) return Status::aborted("StepSender is closed");
       spool_in_use_ = true;
       ++spool_appends_;
       lock.unlock();
@@ -600,9 +601,10 @@ Status StepSender::handleServerFrame(const FrameBody& body) {
     case ServerMessage::Kind::kControl:
       if (m.control.kind == Control::Kind::kDraining) {
         reconnect_after_ = std::chrono::milliseconds(m.control.draining_ms);
+      } else if (m.control.kind == Control::Kind::kDumpFlightRecorder && options_.on_dump_request) {
+        // The sender has no raw events: its owner (capture's Collector) does the dump.
+        options_.on_dump_request(m.control.from_step, m.control.to_step);
       }
-      // Flight-recorder dumps are for capture, which watches the server through its own
-      // hook; the sender itself has no raw events.
       return Status::ok();
     case ServerMessage::Kind::kClose: {
       if (m.close.code == Status::Code::kResourceExhausted) {
