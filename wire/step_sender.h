@@ -89,6 +89,10 @@ struct StepSenderOptions {
   bool spool_adopt = true;
   // Where the sender tells a person about its spool (one line per event); may be empty.
   std::function<void(std::string_view)> log;
+  // Called with (from_step, to_step), inclusive, for each Control{dumpFlightRecorder} argusd
+  // sends (docs/wire/protocol.md); may be empty (the request is then ignored). Runs on the
+  // I/O thread: it must return at once (capture only sets an atomic its collector reads).
+  std::function<void(uint64_t from_step, uint64_t to_step)> on_dump_request;
 };
 
 struct StepSenderStats {
