@@ -404,7 +404,7 @@ PluginCounters Plugin::counters() const {
   c.contexts = counters_.contexts.load(std::memory_order_relaxed);
   c.late = counters_.late.load(std::memory_order_relaxed);
   c.forced = counters_.forced.load(std::memory_order_relaxed);
-  c.in_use = pool_ ? pool_->inUse() : 0;
+  c.in_use = queue_ready_.load(std::memory_order_acquire) ? pool_->inUse() : 0;
   return c;
 }
 
