@@ -51,9 +51,15 @@ per_round = nest(DEPTH, lambda: lib.argus_stacks_bench(rounds, 1 if callgrind el
 wall_round = (time.perf_counter() - wall0) * 1e9 / rounds
 stop.set()
 worker.join()
+buf = ctypes.create_string_buffer(4096)
+lib.argus_stacks_describe(buf, len(buf))
+stats = buf.value.decode().split()
+ticks = int(stats[stats.index("ticks") + 1])
+reads = int(stats[stats.index("memory_reads") + 1])
 if callgrind:
     print(f"callgrind-case\tstack-sample\tsample\t{rounds * THREADS}")
 else:
     print(f"{rounds} rounds x {THREADS} threads of ~{DEPTH} Python frames: sampler CPU {per_round:.0f} ns per round, "
           f"{per_round / THREADS:.0f} ns per sample (wall {wall_round / THREADS:.0f} ns); at 50 Hz "
-          f"{per_round * 50 / 1e6:.3f} ms of CPU per second ({per_round * 50 / 1e7:.4f}% of one core)")
+          f"{per_round * 50 / 1e6:.3f} ms of CPU per second ({per_round * 50 / 1e7:.4f}% of one core); "
+          f"{reads / ticks:.1f} memory-read system calls per round")

@@ -215,6 +215,7 @@ StackSamplerStats StackSampler::stats() const {
   s.walk_failures = walk_failures_.load(std::memory_order_relaxed);
   s.bad_threads = bad_threads_.load(std::memory_order_relaxed);
   s.bad_frames = bad_frames_.load(std::memory_order_relaxed);
+  s.memory_reads = reader_.reads();
   s.read_errors = reader_.errors();
   s.sample_ns = sample_ns_.load(std::memory_order_relaxed);
   s.python = python_found_.load(std::memory_order_relaxed);

@@ -64,6 +64,7 @@ struct StackSamplerStats {
   uint64_t walk_failures = 0; // ticks whose interpreter list did not read
   uint64_t bad_threads = 0;
   uint64_t bad_frames = 0;    // frames or code objects that did not read or check out
+  uint64_t memory_reads = 0;  // MemoryReader system calls (pages, code object batches, strings)
   uint64_t read_errors = 0;   // MemoryReader errors (each a kernel-refused read)
   uint64_t sample_ns = 0;     // time spent in ticks that sampled
   bool python = false;        // an interpreter was found

@@ -85,7 +85,7 @@ extern "C" __attribute__((visibility("default"))) int argus_stacks_describe(char
   auto s = p.sampler.stats();
   std::string text = p.sampler.describe() + "\nticks " + std::to_string(s.ticks) + " samples " + std::to_string(s.samples) +
                      " stacks " + std::to_string(s.stacks) + " bad_frames " + std::to_string(s.bad_frames) + " bad_threads " +
-                     std::to_string(s.bad_threads) + " read_errors " + std::to_string(s.read_errors) + " off " + std::to_string(s.off) + "\n";
+                     std::to_string(s.bad_threads) + " memory_reads " + std::to_string(s.memory_reads) + " read_errors " + std::to_string(s.read_errors) + " off " + std::to_string(s.off) + "\n";
   return copyOut(text, out, cap);
 }
 
