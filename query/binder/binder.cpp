@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <unordered_map>
 
 #include "query/function/cast.h"
 #include "query/function/function_registry.h"
@@ -13,6 +14,7 @@ namespace {
 using L = LogicalType;
 
 constexpr size_t kMaxGroupKeys = 64;  // GroupTable keeps one NULL bit per key in a uint64
+constexpr size_t kMaxCopiedNodes = 100'000;
 
 size_t editDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -60,7 +62,9 @@ enum class Mode : uint8_t { kSource, kAggregate };
 
 class SelectBinder {
  public:
-  SelectBinder(std::string_view sql, const CteScope* ctes) : sql_(sql), ctes_(ctes) {}
+  SelectBinder(std::string_view sql, const CteScope* ctes, size_t* copied_nodes = nullptr) : sql_(sql), ctes_(ctes) {
+    if (copied_nodes) copied_nodes_ = copied_nodes;
+  }
 
   std::unique_ptr<BoundSelect> bind(const SelectStatement& s) {
     out_ = std::make_unique<BoundSelect>();
@@ -137,12 +141,12 @@ class SelectBinder {
     const TableRef& ref = *s.from;
     if (ref.kind == TableRef::Kind::kSubquery) {
       src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, ctes_).bind(*ref.subquery);
+      src.subquery = SelectBinder(sql_, ctes_, copied_nodes_).bind(*ref.subquery);
       alias_ = ref.alias;
       source_desc_ = ref.alias.empty() ? "the subquery in FROM" : "subquery '" + ref.alias + "'";
     } else if (const CteScope* cte = findCte(ref.name)) {
       src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, cte->parent).bind(*cte->cte->query);
+      src.subquery = SelectBinder(sql_, cte->parent, copied_nodes_).bind(*cte->cte->query);
       alias_ = ref.alias.empty() ? ref.name : ref.alias;
       source_desc_ = "WITH query '" + ref.name + "'";
     } else if (const TableInfo* table = findTable(ref.name)) {
@@ -338,7 +342,12 @@ class SelectBinder {
     const FunctionRegistry& reg = FunctionRegistry::instance();
     if (!reg.aggregate(e.op)) return false;
     if (!reg.scalar(e.op) || e.children.empty()) return true;
-    return !yieldsHistogram(*e.children[0]);
+    // Memoized: nested quantile() calls would otherwise cost 2^depth.
+    auto it = aggregate_call_.find(&e);
+    if (it != aggregate_call_.end()) return it->second;
+    bool aggregate = !yieldsHistogram(*e.children[0]);
+    aggregate_call_[&e] = aggregate;
+    return aggregate;
   }
 
   bool yieldsHistogram(const ParsedExpr& e) {
@@ -357,11 +366,30 @@ class SelectBinder {
   }
 
   bool containsAggregate(const ParsedExpr& e) {
-    if (isAggregateCall(e)) return true;
-    for (const auto& c : e.children) {
-      if (containsAggregate(*c)) return true;
+    auto it = contains_aggregate_.find(&e);
+    if (it != contains_aggregate_.end()) return it->second;
+    bool found = isAggregateCall(e);
+    for (size_t i = 0; i < e.children.size() && !found; ++i) found = containsAggregate(*e.children[i]);
+    contains_aggregate_[&e] = found;
+    return found;
+  }
+
+  // copyExpr for the rewrites that repeat an operand (BETWEEN, CASE x WHEN): nested ones
+  // multiply, so the copies of one query are capped.
+  BoundExprPtr copyOperand(const BoundExpr& e, SourcePos pos) {
+    struct Count {
+      static size_t of(const BoundExpr& x) {
+        size_t n = 1;
+        for (const auto& c : x.children) n += of(*c);
+        return n;
+      }
+    };
+    *copied_nodes_ += Count::of(e);
+    if (*copied_nodes_ > kMaxCopiedNodes) {
+      throw BinderError(pos, "query too large: BETWEEN and CASE operands expand to more than " + std::to_string(kMaxCopiedNodes) +
+                                 " expression nodes");
     }
-    return false;
+    return copyExpr(e);
   }
 
   BoundExprPtr bindExpr(const ParsedExpr& e) {
@@ -418,7 +446,7 @@ class SelectBinder {
         BoundExprPtr lo = bindExpr(*e.children[1]);
         BoundExprPtr hi = bindExpr(*e.children[2]);
         std::vector<BoundExprPtr> ge_args, le_args;
-        ge_args.push_back(copyExpr(*v));
+        ge_args.push_back(copyOperand(*v, e.op_pos));
         ge_args.push_back(std::move(lo));
         le_args.push_back(std::move(v));
         le_args.push_back(std::move(hi));
@@ -504,7 +532,7 @@ class SelectBinder {
       BoundExprPtr cond = bindExpr(*e.children[i]);
       if (operand) {
         std::vector<BoundExprPtr> args;
-        args.push_back(copyExpr(*operand));
+        args.push_back(copyOperand(*operand, e.op_pos));
         args.push_back(std::move(cond));
         cond = callScalar("=", std::move(args), e.children[i]->pos, "CASE");
       } else {
@@ -758,6 +786,9 @@ class SelectBinder {
   const char* clause_ = "the query";
   bool allow_aggregates_ = false;
   bool in_aggregate_ = false;
+  std::unordered_map<const ParsedExpr*, bool> aggregate_call_, contains_aggregate_;
+  size_t own_copied_nodes_ = 0;
+  size_t* copied_nodes_ = &own_copied_nodes_;  // shared with the binders of subqueries
 };
 
 }  // namespace

@@ -1,14 +1,18 @@
 #include "query/parser/ast.h"
 
+#include "query/parser/parser.h"
+
 #include <cctype>
 
 namespace argus::query {
 
 namespace {
 
+// A name as the parser reads it back: plain when unquoted text would give the same name
+// (lower case, not a reserved word), quoted otherwise.
 std::string quoteIdent(const std::string& s) {
-  bool plain = !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0]));
-  for (char c : s) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  bool plain = !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) && !isReservedWord(s);
+  for (char c : s) plain = plain && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_');
   if (plain) return s;
   std::string out = "\"";
   for (char c : s) {
