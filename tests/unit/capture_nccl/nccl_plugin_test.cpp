@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <thread>
 #include <vector>
@@ -228,38 +230,58 @@ TEST_CASE("adaptive sampling: a high proxy-step rate lengthens the period, a low
   h.finalize();
 }
 
-TEST_CASE("many user threads and a proxy thread per communicator: every operation arrives once") {
+TEST_CASE("many user threads, a proxy thread per communicator and the collector, all at once: every operation arrives once") {
   NameTable names;
   Drain drain(Plugin::instance(), names, every(2));
   drainAll(drain);
-  constexpr int kThreads = 4, kOps = 150;
+  constexpr int kThreads = 4, kOps = 300;
+  std::atomic<int> running{kThreads};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([t] {
+    threads.emplace_back([t, &running] {
       Harness<5> h;
       REQUIRE(h.init(1000 + t) == abi::kSuccess);
       Operation op;
       op.count = static_cast<size_t>(t + 1) * 256;
       op.kernel_ns = 0;
       op.steps = 1;
+      // The proxy thread takes each operation as soon as the user thread has enqueued it
+      // (NCCL hands it over through its own queue: here a published index).
       std::vector<typename Harness<5>::Enqueued> queued(kOps);
-      for (int i = 0; i < kOps; ++i) queued[i] = h.enqueue(op);
+      std::atomic<int> published{0};
       std::thread proxy([&] {
-        for (int i = 0; i < kOps; ++i) h.progress(queued[i], op);
+        for (int i = 0; i < kOps; ++i) {
+          while (published.load(std::memory_order_acquire) <= i) std::this_thread::yield();
+          h.progress(queued[i], op);
+        }
       });
+      for (int i = 0; i < kOps; ++i) {
+        queued[i] = h.enqueue(op);
+        published.store(i + 1, std::memory_order_release);
+      }
       proxy.join();
       h.finalize();
+      running.fetch_sub(1);
     });
   }
+  // The collector drains (and recycles events) while the others record.
+  std::vector<TraceEvent> all;
+  while (running.load() > 0) {
+    for (const TraceEvent& e : drain.drain()) all.push_back(e);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   for (auto& t : threads) t.join();
+  for (const TraceEvent& e : drain.drain()) all.push_back(e);
   std::map<uint64_t, int> per_comm;
-  std::vector<TraceEvent> all = drainAll(drain);
   REQUIRE(all.size() == size_t{kThreads} * kOps);
   for (const TraceEvent& e : all) {
     ++per_comm[e.id];
     CHECK(e.bytes == (e.id - 1000 + 1) * 256 * 4);
   }
   for (int t = 0; t < kThreads; ++t) CHECK(per_comm[1000 + t] == kOps);
+  PluginCounters c = Plugin::instance().counters();
+  CHECK(c.lost_operations == 0);
+  CHECK(c.late == 0);
 }
 
 }  // namespace
