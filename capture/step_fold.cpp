@@ -274,7 +274,7 @@ bool StepAssembler::coveredByCollective(const Act& k) {
   const std::vector<CollectiveSpan>& c = collective_spans_;
   while (collective_cursor_ < c.size() && c[collective_cursor_].start < k.start - longest_collective_) ++collective_cursor_;
   for (size_t i = collective_cursor_; i < c.size() && c[i].start <= k.end; ++i) {
-    if (c[i].device != k.device || c[i].stream != k.stream) continue;
+    if (c[i].stream != kAnyStream && (c[i].device != k.device || c[i].stream != k.stream)) continue;
     if (std::max(c[i].start, k.start) < std::min(c[i].end, k.end) || c[i].start == k.start) return true;
   }
   return false;

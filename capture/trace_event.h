@@ -33,6 +33,10 @@ enum class EventType : uint8_t {
 enum class CopyKind : uint8_t { kUnknown = 0, kHtoD, kDtoH, kDtoD, kHtoH, kPeer };
 
 inline constexpr int64_t kNoTime = INT64_MIN;  // launch_ns when the source does not know
+// kCollective `stream` of a source that knows neither CUPTI's stream id nor the CUDA device
+// ordinal of the operation's kernels (the NCCL profiler plugin): it covers NCCL kernels on
+// any device and stream that its span overlaps (docs/capture/step-assembler.md).
+inline constexpr uint32_t kAnyStream = UINT32_MAX;
 
 struct TraceEvent {
   int64_t start_ns = 0;

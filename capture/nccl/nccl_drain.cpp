@@ -74,6 +74,7 @@ TraceEvent Drain::convert(const CollectiveRecord& r) {
   e.peer = r.peer;
   e.thread = r.thread;
   e.device = options_.device;
+  e.stream = kAnyStream;  // CUPTI's stream id of its kernels is unknown here
   e.name = nameOf(r);
   e.start_ns = r.host_start_ns;
   e.end_ns = std::max(r.host_end_ns, r.host_start_ns);

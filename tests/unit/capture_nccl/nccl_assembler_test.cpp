@@ -117,6 +117,42 @@ TEST_CASE("sampled operations: the known calls' wait share stands for the entry'
   }
 }
 
+TEST_CASE("with CUPTI's NCCL kernels too: an operation counts once, from the plugin; a kernel it does not cover counts alone") {
+  Run run;
+  record(run, 1, 1, 3);
+  const auto& ops = run.ops_by_step[0];
+  REQUIRE(ops.size() == 3);
+  // CUPTI's record of each operation's kernel: on a stream and device of CUPTI's numbering,
+  // inside the operation's GPU span.
+  auto kernel = [&](int64_t start, int64_t end) {
+    TraceEvent k;
+    k.type = EventType::kKernel;
+    k.name = run.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    k.start_ns = start;
+    k.end_ns = end;
+    k.device = 0;
+    k.stream = 13;
+    k.geometry = {2, 1, 1, 512, 1, 1};
+    run.events.push_back(k);
+  };
+  for (const TraceEvent& e : ops) kernel(e.start_ns + 1, e.end_ns - 1);
+  // One NCCL kernel with no plugin operation over it (an operation the plugin lost): between
+  // the first two operations' spans, or right after the last one inside the step.
+  int64_t gap_start = ops[0].end_ns + 1, gap_end = ops[1].start_ns - 1;
+  REQUIRE(gap_end > gap_start);
+  kernel(gap_start, gap_end);
+  std::stable_sort(run.events.begin(), run.events.end(), [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });
+  auto records = assemble(run);
+  REQUIRE(records.size() == 1);
+  const auto& c = records[0].collectives;
+  REQUIRE(c.size() == 2);
+  for (const model::CollectiveStat& x : c) {
+    CHECK(x.op == model::CollectiveOp::kAllReduce);
+    if (x.communicator == 0x5eed) CHECK(x.count == 3);  // from the plugin: the kernels under it not counted again
+    else CHECK((x.communicator == 0 && x.count == 1 && x.total_ns == gap_end - gap_start));  // the uncovered kernel
+  }
+}
+
 TEST_CASE("no proxy events at all: wait_ns stays unknown") {
   Run run;
   record(run, 0, 1, 4);
