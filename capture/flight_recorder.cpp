@@ -72,6 +72,13 @@ void FlightRecorder::stepEnded(uint64_t step, int64_t begin_ns, int64_t end_ns) 
   steps_.push_back({step, begin_ns, end_ns});
 }
 
+std::vector<uint64_t> FlightRecorder::keptSteps() const {
+  std::vector<uint64_t> out;
+  out.reserve(steps_.size());
+  for (const StepSpan& s : steps_) out.push_back(s.step);
+  return out;
+}
+
 Status FlightRecorder::writeChromeTrace(const NameTable& names, const ChromeTraceOptions& opt, std::string* out) const {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (const StepSpan& s : steps_) {

@@ -44,6 +44,8 @@ class FlightRecorder {
 
   size_t capacityEvents() const { return ring_.size(); }
   size_t sizeEvents() const { return size_; }
+  // The steps whose spans are kept, oldest first (at most max_steps).
+  std::vector<uint64_t> keptSteps() const;
 
   // Appends a Chrome-trace JSON object ({"traceEvents": [...], ...}) for the kept steps in
   // [from_step, to_step] to *out. Kernels, copies, collectives and CPU ranges become "X"

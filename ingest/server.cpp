@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "wire/messages.h"
@@ -116,6 +117,32 @@ void Server::refuse(tcp::socket socket) {
     r->socket.shutdown(tcp::socket::shutdown_send, e);
     r->socket.close(e);
   });
+}
+
+size_t Server::requestFlightRecorderDump(const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from_step,
+                                         uint64_t to_step) {
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return 0;
+    for (auto& [id, weak] : sessions_) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  wire::Control c;
+  c.kind = wire::Control::Kind::kDumpFlightRecorder;
+  c.from_step = from_step;
+  c.to_step = to_step;
+  size_t asked = 0;
+  std::string session_job;
+  uint32_t rank = 0;
+  for (const auto& s : live) {
+    if (!s->streamingFor(&session_job, &rank) || session_job != job) continue;
+    if (!ranks.empty() && std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) continue;
+    s->sendControl(c);
+    ++asked;
+  }
+  return asked;
 }
 
 void Server::onClosed(uint64_t id) {

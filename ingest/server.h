@@ -83,6 +83,12 @@ class Server {
   // For other servers sharing the io threads (HTTP).
   boost::asio::io_context& ioContext() { return io_; }
 
+  // Asks each live session of `job` whose rank is in `ranks` (empty: every rank) to dump its
+  // flight recorder for steps [from_step, to_step] (Control{dumpFlightRecorder},
+  // docs/wire/protocol.md). Any thread; never blocks on a session (the Control is queued on
+  // its strand). Returns how many sessions were asked (0: none of that job is connected).
+  size_t requestFlightRecorderDump(const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from_step, uint64_t to_step);
+
   // Graceful stop: stop accepting; every session stops reading, its queued batches commit,
   // it gets its final Ack, Control{draining} and Close{kOk, "server shutting down"}; then
   // the committer, the sealer and the io threads stop. Blocks; idempotent. Does not seal

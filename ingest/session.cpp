@@ -295,6 +295,12 @@ void Session::handleHello(const wire::Hello& hello) {
   }
   job_id_ = job.value();
   state_ = State::kStreaming;
+  {
+    std::lock_guard lock(identity_mu_);
+    identity_set_ = true;
+    identity_job_ = job_;
+    identity_rank_ = topology_.rank;
+  }
   timer_.cancel();
   chain_.setBlockSteps(ctx_.block_steps);
   queueFrame(wire::encodeWelcome({wire::kProtocolVersion, id_, ctx_.limits.max_frame_bytes, ctx_.block_steps}));
@@ -455,6 +461,10 @@ void Session::reject(RejectReason why, Status::Code code, const std::string& rea
 void Session::closeWith(Status::Code code, const std::string& reason) {
   if (state_ == State::kClosing || state_ == State::kClosed) return;
   state_ = State::kClosing;
+  {
+    std::lock_guard lock(identity_mu_);
+    identity_set_ = false;
+  }
   error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_receive, ec);
   // Acks of what is already durable go out before the Close.
@@ -470,7 +480,26 @@ void Session::closeWith(Status::Code code, const std::string& reason) {
   doWrite();
 }
 
+bool Session::streamingFor(std::string* job, uint32_t* rank) const {
+  std::lock_guard lock(identity_mu_);
+  if (!identity_set_) return false;
+  *job = identity_job_;
+  *rank = identity_rank_;
+  return true;
+}
+
+void Session::sendControl(const wire::Control& control) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), control] {
+    if (self->state_ != State::kStreaming) return;
+    self->queueFrame(wire::encodeControl(control));
+  });
+}
+
 void Session::beginEnding(bool draining) {
+  {
+    std::lock_guard lock(identity_mu_);
+    identity_set_ = false;
+  }
   draining_ = draining;
   state_ = State::kEnding;
   error_code ec;
@@ -527,6 +556,10 @@ void Session::doWrite() {
 void Session::finish() {
   if (finished_) return;
   finished_ = true;
+  {
+    std::lock_guard lock(identity_mu_);
+    identity_set_ = false;
+  }
   state_ = State::kClosed;
   error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

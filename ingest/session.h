@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,13 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   void drain();
   void onCommitted(uint64_t up_to, size_t bytes, const Status& status) override;
   uint64_t id() const { return id_; }
+
+  // The job and rank the session streams for, once Hello was accepted (any thread).
+  // Returns false before that and after the session started ending.
+  bool streamingFor(std::string* job, uint32_t* rank) const;
+  // Sends `control` to the client on the session's strand, if it is still streaming then
+  // (any thread; never blocks).
+  void sendControl(const wire::Control& control);
 
  private:
   enum class State : uint8_t { kAwaitHello, kStreaming, kEnding, kClosing, kClosed };
@@ -139,6 +147,13 @@ class Session : public CommitSink, public std::enable_shared_from_this<Session> 
   // Commits in flight.
   size_t inflight_items_ = 0;
   size_t inflight_bytes_ = 0;
+
+  // What streamingFor() reads from other threads: set on the strand when Hello is accepted,
+  // cleared when the session ends.
+  mutable std::mutex identity_mu_;
+  bool identity_set_ = false;  // GUARDED_BY(identity_mu_)
+  std::string identity_job_;   // GUARDED_BY(identity_mu_)
+  uint32_t identity_rank_ = 0; // GUARDED_BY(identity_mu_)
 
   // Writing.
   std::deque<std::string> wq_;
