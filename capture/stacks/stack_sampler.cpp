@@ -73,25 +73,22 @@ void StackSampler::run() {
   pthread_setname_np(pthread_self(), "argus-stacks");
   using Clock = std::chrono::steady_clock;
   const auto period = std::chrono::nanoseconds(1'000'000'000 / options_.hz);
-  auto next = Clock::now();
+  auto next = Clock::now();  // the first round at once
   std::unique_lock lock(thread_mu_);
   while (!stop_ && !off_.load(std::memory_order_relaxed)) {
-    next += period;
-    auto t = Clock::now();
-    if (next < t) next = t + period;  // fell behind (a stopped process): no burst of catch-up ticks
     if (wake_.wait_until(lock, next, [this] { return stop_; })) break;
     lock.unlock();
     sampleOnce();
     lock.lock();
+    // Until an interpreter is found, look once a second: a process without Python costs
+    // one wake-up a second, not `hz`.
+    next += python_found_.load(std::memory_order_relaxed) ? period : std::chrono::nanoseconds(1'000'000'000);
+    auto t = Clock::now();
+    if (next < t) next = t + period;  // fell behind (a stopped process): no burst of catch-up rounds
   }
 }
 
 bool StackSampler::findInterpreter() {
-  if (ticks_until_find_ > 0) {
-    --ticks_until_find_;
-    return false;
-  }
-  ticks_until_find_ = static_cast<uint64_t>(options_.hz > 0 ? options_.hz : 1);  // again in a second
   if (!reader_.usable()) {
     switchOff("cannot read this process's memory (process_vm_readv and /proc/self/mem refused)");
     return false;

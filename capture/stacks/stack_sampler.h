@@ -11,10 +11,10 @@
 // frame and stack tables; strings are read and built only for code objects and stacks new
 // to it.
 //
-// The interpreter is looked for lazily (once a second) until found: the shim may start
-// before Python initializes. A process without Python is never sampled. An interpreter it
-// cannot read (unsupported version or build), or walks that keep failing, switch it off
-// with one log line.
+// The interpreter is looked for lazily, each round (a second apart until it is found): the
+// shim may start before Python initializes. A process without Python is never sampled. An
+// interpreter it cannot read (unsupported version or build), or walks that keep failing,
+// switch it off with one log line.
 //
 // Threads: start()/stop() from the owner (the Collector), the sampler thread runs
 // sampleOnce(), drain() and stats() from one consumer thread (the collector's).
@@ -122,7 +122,6 @@ class StackSampler {
   std::vector<uint64_t> ids_;
   const uint64_t truncated_id_, overflow_id_;
   bool overflow_described_ = false;
-  uint64_t ticks_until_find_ = 0;
   int failed_ticks_ = 0;
 
   mutable std::mutex pending_mu_;
