@@ -145,8 +145,9 @@ bool layoutFromDebugOffsets(std::span<const uint8_t> bytes, PythonLayout* out, s
       u64At(bytes, 552),  // unicode_object.length
       u64At(bytes, 560),  // unicode_object.asciiobject_size
   };
-  // Each is an offset into a struct well under 64 KiB (the interpreter state is ~100 KiB in
-  // 3.13 only because of its embedded arrays; its fields we use sit in the first 16 KiB).
+  // Each is an offset into one of CPython's structs: garbage (a wrong cookie match, a
+  // corrupted runtime) shows as values far past any of them (the largest used, the
+  // interpreter's thread list, is ~7 KiB into it in 3.13.0).
   for (uint64_t x : v) {
     if (x >= (1u << 20)) {
       *why = "implausible debug offsets";
