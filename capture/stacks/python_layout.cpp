@@ -7,6 +7,8 @@
 namespace argus::capture::stacks {
 namespace {
 
+static_assert(sizeof(void*) == 8, "the layouts are those of 64-bit (LP64) builds");
+
 // Offsets for 64-bit Linux builds (LP64), default (GIL) builds. Each number was read from
 // the CPython sources of the version named (python/cpython, the files below) and checked
 // with offsetof() against the installed headers of 3.10.13, 3.11.2, 3.11.7, 3.12.1 and
