@@ -28,6 +28,7 @@ void checkJob(cli::ArgusdProcess& argusd, const std::string& job, int steps, int
   nlohmann::json body = nlohmann::json::parse(reply->body);
   INFO(reply->body.substr(0, 2000));
   REQUIRE(body["rows"].size() == static_cast<size_t>(steps));
+  int64_t sum_total = 0, sum_wait = 0;
   for (const auto& row : body["rows"]) {
     CHECK(row[2].get<int>() == static_cast<int>(model::CollectiveOp::kAllReduce));
     CHECK(row[3].get<std::string>() == std::to_string(0xC0FFEE));  // id columns travel as decimal strings
@@ -35,10 +36,14 @@ void checkJob(cli::ArgusdProcess& argusd, const std::string& job, int steps, int
     CHECK(row[5].get<uint64_t>() == static_cast<uint64_t>(ops) * (uint64_t{1} << 18) * 4);
     int64_t total = row[6].get<int64_t>(), wait = row[7].is_null() ? -1 : row[7].get<int64_t>();
     CHECK(total > 0);
-    // Every operation sampled (ARGUS_NCCL_SAMPLE=1): most of the time went to the late peer.
-    CHECK(wait > total / 2);
+    CHECK(wait >= 0);  // every operation sampled (ARGUS_NCCL_SAMPLE=1)
     CHECK(wait <= total);
+    sum_total += total;
+    sum_wait += wait;
   }
+  // Most of the time went to the late peer (expected ~0.9). Over all steps: a step in which
+  // the workload was descheduled mid-transfer on this shared machine has a lower share.
+  CHECK(sum_wait > sum_total / 2);
 }
 
 }  // namespace
@@ -52,7 +57,7 @@ TEST_CASE("argus capture: NCCL profiler plugin v5 and v4 collectives land in arg
   for (const char* version : {"", "--v4"}) {
     std::string job = *version ? "ncclv4" : "ncclv5";
     RunResult r = runArgus("capture --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + " --job " + job + " -- " +
-                           ARGUS_NCCL_WORKLOAD + " --steps 8 --ops 3 " + version);
+                           ARGUS_NCCL_WORKLOAD + " --steps 8 --ops 3 --peer-wait-us 1000 " + version);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(r.output.find("argus:") == std::string::npos);
