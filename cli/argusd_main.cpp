@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ingest/auth.h"
 #include "ingest/ingest_metrics.h"
@@ -192,6 +193,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<query::HttpServer> http;
   if (!http_addr.empty()) {
     router = std::make_unique<query::HttpRouter>(*store, [&metrics](std::string* out) { ingest::writePrometheus(metrics, out); });
+    router->setFlightRecorderDumper([srv = server.get()](const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from,
+                                                         uint64_t to) { return srv->requestFlightRecorderDump(job, ranks, from, to); });
     http = std::make_unique<query::HttpServer>(server->ioContext(), *router);
     auto endpoint = http->listen(http_host, http_port);
     if (!endpoint.isOk()) {

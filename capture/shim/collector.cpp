@@ -1,8 +1,14 @@
 #include "capture/shim/collector.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <functional>
+#include <memory>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -20,7 +26,7 @@ nvtx::Recorder& sizedRecorder(const ShimConfig& config) {
   return r;
 }
 
-wire::StepSenderOptions senderOptions(const ShimConfig& config) {
+wire::StepSenderOptions senderOptions(const ShimConfig& config, std::function<void(uint64_t, uint64_t)> on_dump_request) {
   wire::StepSenderOptions o;
   o.host = config.host;
   o.port = config.port;
@@ -34,6 +40,7 @@ wire::StepSenderOptions senderOptions(const ShimConfig& config) {
   if (config.spool_max_bytes > 0) o.spool_dir = config.spool_dir;
   o.spool_max_bytes = config.spool_max_bytes;
   o.log = [](std::string_view line) { shimLog(line); };
+  o.on_dump_request = std::move(on_dump_request);
   return o;  // codec: delta + zstd, the defaults
 }
 
@@ -54,6 +61,52 @@ nccl::DrainOptions ncclOptions(const ShimConfig& config) {
   return o;
 }
 
+std::unique_ptr<FlightRecorder> makeRecorder(const ShimConfig& config) {
+  if (config.flight_recorder_bytes == 0) return nullptr;
+  FlightRecorderOptions o;
+  o.max_bytes = config.flight_recorder_bytes;
+  o.max_steps = config.flight_recorder_steps;
+  try {
+    return std::make_unique<FlightRecorder>(o);
+  } catch (const std::bad_alloc&) {
+    shimLog("flight recorder off: cannot allocate its " + std::to_string(config.flight_recorder_bytes >> 20) + " MiB ring");
+    return nullptr;
+  }
+}
+
+// Writes `data` to `path` through a temporary file renamed into place, so a reader never
+// sees half a dump. Returns "" or what failed (with errno's text).
+std::string writeFileAtomically(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + tmp + ": " + std::strerror(errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = "cannot write " + tmp + ": " + std::strerror(n < 0 ? errno : ENOSPC);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return why;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    std::string why = "cannot write " + tmp + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return why;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return why;
+  }
+  return "";
+}
+
+std::string stepRange(uint64_t from, uint64_t to) { return std::to_string(from) + "-" + std::to_string(to); }
+
 StepAssemblerOptions assemblerOptions(const ShimConfig& config) {
   StepAssemblerOptions o;
   o.rank = config.topology.rank;
@@ -65,6 +118,9 @@ StepAssemblerOptions assemblerOptions(const ShimConfig& config) {
 
 #ifdef ARGUS_SHIM_CUPTI
 void Collector::Sink::onEvents(std::span<const TraceEvent> batch) {
+  if (recorder != nullptr) {
+    for (const TraceEvent& e : batch) recorder->record(e);
+  }
   for (const TraceEvent& e : batch) assembler->onEvent(e);
   events += batch.size();
 }
@@ -75,7 +131,8 @@ Collector::Collector(const ShimConfig& config)
       owner_pid_(::getpid()),
       nvtx_(sizedRecorder(config), names_),
       nccl_(configuredPlugin(config), names_, ncclOptions(config)),
-      sender_(senderOptions(config)),
+      recorder_(makeRecorder(config)),
+      sender_(senderOptions(config, [this](uint64_t from, uint64_t to) { dump_requests_.push(from, to); })),
       assembler_(names_, assemblerOptions(config), [this](const StepOutput& out) { onStep(out); }) {
 #ifdef ARGUS_SHIM_CUPTI
   cupti::CuptiSourceOptions o;
@@ -84,6 +141,7 @@ Collector::Collector(const ShimConfig& config)
   o.log = [](const char* line) { shimLog(line); };
   gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
   sink_.assembler = &assembler_;
+  sink_.recorder = recorder_.get();
 #endif
   if (config.stack_hz > 0) {
     stacks::StackSamplerOptions so;
@@ -118,7 +176,10 @@ void Collector::run() {
     wake_.wait_for(lock, std::chrono::milliseconds(config_.collect_interval_ms));
     if (stop_) break;
     lock.unlock();
-    if (!quiet()) collectOnce();
+    if (!quiet()) {
+      collectOnce();
+      dumpIfRequested();
+    }
     lock.lock();
   }
 }
@@ -127,18 +188,18 @@ void Collector::collectOnce() {
   try {
     uint64_t events = 0;
     for (const TraceEvent& e : nvtx_.drain()) {
-      assembler_.onEvent(e);
+      onEvent(e);
       ++events;
     }
     if (stacks_) {  // new stacks' dictionary entries reach the sender before their samples' records
       stacks_->drain([this](std::span<const model::StackDictEntry> d) { sender_.addStacks(d); },
                      [&](const TraceEvent& e) {
-                       assembler_.onEvent(e);
+                       onEvent(e);
                        ++events;
                      });
     }
     for (const TraceEvent& e : nccl_.drain()) {
-      assembler_.onEvent(e);
+      onEvent(e);
       ++events;
     }
 #ifdef ARGUS_SHIM_CUPTI
@@ -167,6 +228,7 @@ uint64_t Collector::sourceDropsNow() {
 
 void Collector::onStep(const StepOutput& out) {
   if (quiet()) return;
+  if (recorder_) recorder_->stepEnded(out.record.step, out.record.start_ns, out.record.end_ns);
   // Events the sources lost at their rings, and records the sender's full buffer refused,
   // since the previous record: added to this record's dropped-events counter (the
   // assembler's own drops are already in it), so every loss shows in the store.
@@ -207,6 +269,73 @@ void Collector::onStep(const StepOutput& out) {
     shimLogOnce(send_full_logged_, "argusd unreachable and the send buffer full; dropping steps (counted in the next record sent)");
   } else {
     goQuiet("argusd refused this rank: " + s.toString());
+  }
+}
+
+void Collector::DumpRequests::push(uint64_t from, uint64_t to) {
+  uint64_t h = head.load(std::memory_order_relaxed);
+  if (h - tail.load(std::memory_order_acquire) == kSlots) {
+    dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  slots[h % kSlots] = {from, to};
+  head.store(h + 1, std::memory_order_release);
+}
+
+bool Collector::DumpRequests::pop(Range* out) {
+  uint64_t t = tail.load(std::memory_order_relaxed);
+  if (t == head.load(std::memory_order_acquire)) return false;
+  *out = slots[t % kSlots];
+  tail.store(t + 1, std::memory_order_release);
+  return true;
+}
+
+void Collector::dumpIfRequested() {
+  DumpRequests::Range r;
+  while (dump_requests_.pop(&r)) dumpSteps(r.from, r.to);
+  uint64_t dropped = dump_requests_.dropped.load(std::memory_order_relaxed);
+  if (dropped > dumps_dropped_logged_) {
+    shimLog("flight recorder: " + std::to_string(dropped - dumps_dropped_logged_) + " dump requests dropped (more than " +
+            std::to_string(DumpRequests::kSlots) + " pending at once)");
+    std::lock_guard lock(mu_);
+    stats_.dumps_failed += dropped - dumps_dropped_logged_;
+    dumps_dropped_logged_ = dropped;
+  }
+}
+
+void Collector::dumpSteps(uint64_t from, uint64_t to) {
+  const std::string what = "flight recorder: steps " + stepRange(from, to);
+  auto failed = [&](const std::string& why) {
+    shimLog(what + ": " + why);
+    std::lock_guard lock(mu_);
+    ++stats_.dumps_failed;
+  };
+  if (!recorder_) return failed("not written, the flight recorder is off (ARGUS_FLIGHT_RECORDER_MB=0)");
+  try {
+    // Which of the requested steps the ring still (or already) holds.
+    std::vector<uint64_t> kept = recorder_->keptSteps();
+    uint64_t first = 0, last = 0, n = 0;
+    for (uint64_t step : kept) {
+      if (step < from || step > to) continue;
+      if (n++ == 0) first = step;
+      last = step;
+    }
+    std::string held = kept.empty() ? "none" : stepRange(kept.front(), kept.back());
+    if (n == 0) return failed("not written, none of them is in the ring (it holds steps " + held + ")");
+    std::string json;
+    Status st = recorder_->writeChromeTrace(names_, {config_.topology.rank, from, to}, &json);
+    if (!st.isOk()) return failed("not written: " + st.toString());
+    std::string path = config_.dump_dir + "/argus-" + config_.job + "-rank" + std::to_string(config_.topology.rank) + "-steps" +
+                       std::to_string(from) + "-" + std::to_string(to) + "-" + std::to_string(::getpid()) + ".json";
+    if (std::string why = writeFileAtomically(path, json); !why.empty()) return failed("not written, " + why);
+    std::string line = "flight recorder: wrote " + path + " (steps " + stepRange(first, last) + ", " + std::to_string(n) +
+                       (n == 1 ? " step" : " steps");
+    if (to - from + 1 != n) line += "; of the requested " + stepRange(from, to) + " the ring holds only " + held;
+    shimLog(line + ")");
+    std::lock_guard lock(mu_);
+    ++stats_.dumps_written;
+  } catch (const std::exception& e) {
+    failed(std::string("not written: ") + e.what());  // e.g. no memory for the JSON: the job runs on
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include "capture/flight_recorder.h"
 #include "capture/name_table.h"
 #include "capture/nccl/nccl_drain.h"
 #include "capture/nvtx/nvtx_drain.h"
@@ -45,6 +47,8 @@ struct CollectorStats {
   uint64_t steps = 0;               // steps handed to the sender
   uint64_t records_dropped = 0;     // refused by the sender (buffer and spool full, or no spool)
   uint64_t source_drops = 0;        // NVTX + CUPTI events lost at their rings, NCCL operations lost
+  uint64_t dumps_written = 0;       // flight-recorder dumps written on argusd's request
+  uint64_t dumps_failed = 0;        // requests that wrote no file (nothing kept, I/O error)
 };
 
 class Collector {
@@ -78,6 +82,29 @@ class Collector {
   // Logs `why` (once) and turns the shim off; the job runs on.
   void goQuiet(const std::string& why);
   uint64_t sourceDropsNow();
+  // Collector thread: writes the flight-recorder dumps argusd asked for, if any are pending.
+  void dumpIfRequested();
+  void dumpSteps(uint64_t from, uint64_t to);
+  // Feeds one event to the assembler and the flight recorder. Collector thread.
+  void onEvent(const TraceEvent& e) {
+    if (recorder_) recorder_->record(e);
+    assembler_.onEvent(e);
+  }
+
+  // Dump requests, pushed by the sender's I/O thread and popped by the collector thread: a
+  // single-producer single-consumer ring, so neither side ever waits. Full: dropped, counted.
+  struct DumpRequests {
+    static constexpr size_t kSlots = 8;
+    struct Range {
+      uint64_t from = 0, to = 0;
+    };
+    std::array<Range, kSlots> slots;
+    std::atomic<uint64_t> head{0};  // next slot to fill (producer)
+    std::atomic<uint64_t> tail{0};  // next slot to read (consumer)
+    std::atomic<uint64_t> dropped{0};
+    void push(uint64_t from, uint64_t to);
+    bool pop(Range* out);
+  };
 
   const ShimConfig config_;
   const pid_t owner_pid_;
@@ -87,12 +114,16 @@ class Collector {
 #ifdef ARGUS_SHIM_CUPTI
   struct Sink : cupti::EventSink {
     StepAssembler* assembler = nullptr;
+    FlightRecorder* recorder = nullptr;
     uint64_t events = 0;
     void onEvents(std::span<const TraceEvent> events) override;
   };
   std::unique_ptr<cupti::CuptiSource> gpu_;
   Sink sink_;
 #endif
+  std::unique_ptr<FlightRecorder> recorder_;  // null when ARGUS_FLIGHT_RECORDER_MB=0
+  DumpRequests dump_requests_;
+  uint64_t dumps_dropped_logged_ = 0;  // collector thread
   wire::StepSender sender_;
   StepAssembler assembler_;
   std::unique_ptr<stacks::StackSampler> stacks_;  // CPU stack sampler; null when ARGUS_STACK_HZ=0

@@ -100,6 +100,22 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
     if (parseUint(v, 1000, &hz)) c.stack_hz = static_cast<int>(hz);
     else warn(std::string("ARGUS_STACK_HZ=") + v + " is not 0-1000; using 50");
   }
+  if (const char* v = value("ARGUS_FLIGHT_RECORDER_MB")) {
+    uint64_t mb = 0;
+    if (parseUint(v, 1 << 16, &mb)) c.flight_recorder_bytes = size_t{mb} << 20;
+    else warn(std::string("ARGUS_FLIGHT_RECORDER_MB=") + v + " is not 0-65536; using 16");
+  }
+  if (const char* v = value("ARGUS_FLIGHT_RECORDER_STEPS")) {
+    uint64_t n = 0;
+    if (parseUint(v, 1 << 16, &n) && n >= 1) c.flight_recorder_steps = n;
+    else warn(std::string("ARGUS_FLIGHT_RECORDER_STEPS=") + v + " is not 1-65536; using 8");
+  }
+  if (const char* v = value("ARGUS_DUMP_DIR")) {
+    c.dump_dir = v;
+  } else {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) c.dump_dir = cwd;
+  }
 
   // The first family whose rank variable is set decides rank, local rank and world size.
   struct Family {

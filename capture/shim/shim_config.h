@@ -34,6 +34,13 @@ struct ShimConfig {
   // ARGUS_SEND_BUFFER_RECORDS: records held in memory until acknowledged (also bounded by
   // the memory budget); the ones beyond go to the spool.
   size_t send_buffer_records = size_t{1} << 16;
+  // Flight recorder (docs/capture/shim.md, "Flight recorder"): the raw events of the last
+  // flight_recorder_steps steps in a ring of ARGUS_FLIGHT_RECORDER_MB (default 16; 0: off),
+  // outside the memory budget above; dumps on argusd's request go to ARGUS_DUMP_DIR
+  // (default: the working directory at start, i.e. next to the job).
+  size_t flight_recorder_bytes = size_t{16} << 20;
+  size_t flight_recorder_steps = 8;  // ARGUS_FLIGHT_RECORDER_STEPS
+  std::string dump_dir = ".";
   uint32_t nccl_sample_period = 16; // ARGUS_NCCL_SAMPLE: NCCL proxy events for 1 in N operations (0: never)
   bool enabled = true;              // ARGUS_DISABLE=1 turns the shim into a no-op
 };

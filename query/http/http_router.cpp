@@ -144,7 +144,15 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
   std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
 
   HttpResponse response;
-  if (path == "/api/v1/query") {
+  constexpr std::string_view kJobs = "/api/v1/jobs/", kFlightRecorder = "/flight-recorder";
+  if (path.starts_with(kJobs) && path.ends_with(kFlightRecorder) && path.size() > kJobs.size() + kFlightRecorder.size()) {
+    std::string job = percentDecode(path.substr(kJobs.size(), path.size() - kJobs.size() - kFlightRecorder.size()));
+    if (request.method == "POST") {
+      response = flightRecorder(job, parseQueryString(query));
+    } else {
+      response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path) + " (POST to request a dump)");
+    }
+  } else if (path == "/api/v1/query") {
     if (request.method == "POST") {
       response = this->query(parseQueryString(query), request.body);
     } else {
@@ -306,6 +314,41 @@ HttpResponse HttpRouter::scan(const std::map<std::string, std::string>& params) 
   w.key("head_rows_read").value(stats.head_rows_read);
   w.endObject().endObject();
   scan_rows_ += rows;
+  return r;
+}
+
+HttpResponse HttpRouter::flightRecorder(const std::string& job, const std::map<std::string, std::string>& params) {
+  uint64_t from = 0, to = 0;
+  auto from_it = params.find("from_step");
+  auto to_it = params.find("to_step");
+  if (from_it == params.end() || to_it == params.end() || !parseU64(from_it->second, &from) || !parseU64(to_it->second, &to)) {
+    return jsonError(400, "flight-recorder: parameters 'from_step' and 'to_step' (non-negative integers) are required");
+  }
+  if (from > to) {
+    return jsonError(400, "flight-recorder: 'from_step' " + std::to_string(from) + " is after 'to_step' " + std::to_string(to));
+  }
+  std::vector<uint32_t> ranks;
+  if (auto it = params.find("ranks"); it != params.end()) {
+    for (std::string_view part : splitCommas(it->second)) {
+      uint64_t rank;
+      if (!parseU64(part, &rank) || rank > UINT32_MAX) {
+        return jsonError(400, "flight-recorder: bad rank '" + std::string(part) + "' in 'ranks'");
+      }
+      ranks.push_back(static_cast<uint32_t>(rank));
+    }
+    if (ranks.empty()) return jsonError(400, "flight-recorder: 'ranks' is empty (leave it out for every rank)");
+  }
+  if (!dumper_) return jsonError(503, "flight-recorder: this server has no ingest sessions to ask");
+  size_t asked = dumper_(job, ranks, from, to);
+  if (asked == 0) {
+    bool known = store_.findJob(job).isOk();
+    return jsonError(404, "flight-recorder: " + (known ? "job '" + job + "' has no live capture session" +
+                                                             (ranks.empty() ? std::string() : " of the ranks asked")
+                                                       : "unknown job '" + job + "'"));
+  }
+  HttpResponse r;
+  r.status = 202;
+  JsonWriter(&r.body).beginObject().key("sessions").value(static_cast<uint64_t>(asked)).endObject();
   return r;
 }
 

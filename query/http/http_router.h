@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/store.h"
 
@@ -34,6 +35,13 @@ class HttpRouter {
   using MetricsWriter = std::function<void(std::string*)>;
 
   HttpRouter(storage::Store& store, MetricsWriter extra_metrics);
+  // Asks the live capture sessions of a job (ranks; empty: all) to dump their flight
+  // recorders for steps [from, to]; returns how many were asked (ingest::Server's
+  // requestFlightRecorderDump). Unset: the endpoint answers 503.
+  using FlightRecorderDumper =
+      std::function<size_t(const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from_step, uint64_t to_step)>;
+  void setFlightRecorderDumper(FlightRecorderDumper dumper) { dumper_ = std::move(dumper); }
+
   HttpResponse handle(const HttpRequest& request);
   // Transport-level refusals (oversized requests, bad HTTP) count here too.
   void countRefusal(int status);
@@ -44,10 +52,12 @@ class HttpRouter {
   HttpResponse scan(const std::map<std::string, std::string>& params);
   HttpResponse kernel(const std::map<std::string, std::string>& params);
   HttpResponse query(const std::map<std::string, std::string>& params, const std::string& sql);
+  HttpResponse flightRecorder(const std::string& job, const std::map<std::string, std::string>& params);
   void count(int status);
 
   storage::Store& store_;
   MetricsWriter extra_metrics_;
+  FlightRecorderDumper dumper_;
   std::atomic<uint64_t> requests_2xx_{0}, requests_4xx_{0}, requests_5xx_{0};
   std::atomic<uint64_t> scan_rows_{0};
   std::atomic<uint64_t> queries_{0}, query_errors_{0};

@@ -117,6 +117,7 @@ TEST_CASE("the ring is bounded by bytes and keeps the newest events; steps by co
   }
   CHECK(fr.sizeEvents() == 10);
   for (uint64_t step = 0; step < 5; ++step) fr.stepEnded(step, static_cast<int64_t>(step) * 500, static_cast<int64_t>(step + 1) * 500);
+  CHECK(fr.keptSteps() == std::vector<uint64_t>{3, 4});
   std::string json;
   REQUIRE(fr.writeChromeTrace(names, {}, &json).isOk());
   Json doc = Json::parse(json);
