@@ -110,17 +110,25 @@ TEST_CASE("wait share: a late peer shows as waiting, a slow network as transfer"
   Operation slow = late;  // credits on time; the wire is slow both ways
   slow.send_step = {0, 200'000, 8'000'000, 1 << 20};
   slow.recv_step = {0, 0, 8'000'000, 1 << 20};
-  h.run(late);
-  h.run(slow);
-  auto events = drainAll(drain);
-  REQUIRE(events.size() == 2);
-  auto share = [](const TraceEvent& e) { return static_cast<double>(e.wait_ns) / static_cast<double>(e.end_ns - e.start_ns); };
-  INFO("late peer share " << share(events[0]) << ", slow network share " << share(events[1]));
-  // Expected 0.88 and 0.01; the bounds leave room for a preempted spin (the send rate that
-  // splits the receive waits is measured on the same, noisy, operation).
-  CHECK(share(events[0]) > 0.4);
-  CHECK(share(events[1]) < 0.3);
-  CHECK(share(events[0]) - share(events[1]) > 0.3);
+  // Three of each, judged by the median: a spin descheduled on a loaded machine skews its
+  // own operation (the send rate that splits the receive waits is measured on it).
+  std::vector<double> late_shares, slow_shares;
+  for (int i = 0; i < 3; ++i) {
+    h.run(late);
+    h.run(slow);
+    auto events = drainAll(drain);
+    REQUIRE(events.size() == 2);
+    auto share = [](const TraceEvent& e) { return static_cast<double>(e.wait_ns) / static_cast<double>(e.end_ns - e.start_ns); };
+    late_shares.push_back(share(events[0]));
+    slow_shares.push_back(share(events[1]));
+  }
+  std::sort(late_shares.begin(), late_shares.end());
+  std::sort(slow_shares.begin(), slow_shares.end());
+  INFO("late peer shares " << late_shares[0] << " " << late_shares[1] << " " << late_shares[2] << ", slow network shares "
+                           << slow_shares[0] << " " << slow_shares[1] << " " << slow_shares[2]);
+  // Expected 0.88 and 0.01.
+  CHECK(late_shares[1] > 0.6);
+  CHECK(slow_shares[1] < 0.2);
   h.finalize();
 }
 
