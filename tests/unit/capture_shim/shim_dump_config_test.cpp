@@ -7,19 +7,13 @@
 #include <string>
 
 #include "capture/shim/shim_config.h"
+#include "config_env.h"
 
 using namespace argus::capture::shim;
 
 namespace {
 
-ShimConfig read(const std::map<std::string, std::string>& env, std::string* warnings) {
-  return readShimConfig(
-      [&](const char* name) -> const char* {
-        auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      warnings);
-}
+ShimConfig read(const std::map<std::string, std::string>& env, std::string* warnings) { return testing::readFromEnv(env, warnings); }
 
 }  // namespace
 
