@@ -82,6 +82,7 @@ std::vector<SpoolLine> spoolLines(const std::string& output) {
 // The environment every rank of the job inherits (through argus capture).
 void setShimEnv(const std::string& spool_dir, const char* exit_flush_ms) {
   ::setenv("ARGUS_SPOOL_DIR", spool_dir.c_str(), 1);
+  ::setenv("ARGUS_SPOOL_MAX_MB", "1024", 1);  // on (CTest turns it off for the other tests)
   ::setenv("ARGUS_SEND_BUFFER_RECORDS", "4", 1);  // a few steps in memory: the spool carries the rest
   ::setenv("ARGUS_EXIT_FLUSH_MS", exit_flush_ms, 1);
 }
