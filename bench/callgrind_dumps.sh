@@ -17,3 +17,20 @@ callgrind_dumps() {
     printf '%s\t%s\n' "$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")" "$(sed -n 's/^totals: //p' "$f")"
   done >"$out/dumps.tsv"
 }
+
+# callgrind_cases OUT PROGRAM ARGS...: callgrind_dumps, then a table of instructions per unit,
+# one row per case the program printed as "callgrind-case<TAB>label<TAB>unit<TAB>iterations"
+# (the label being its dump's trigger).
+callgrind_cases() {
+  local out=$1
+  shift
+  callgrind_dumps "$out" "$@"
+  awk -F'\t' '
+    NR == FNR { ir[$1] = $2; next }
+    $1 == "callgrind-case" {
+      n = ir[$2]
+      if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
+      printf "%-58s %5s %12.1f\n", $2, $3, n / $4
+    }
+    BEGIN { printf "%-58s %5s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/stdout.tsv"
+}

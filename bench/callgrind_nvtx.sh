@@ -15,12 +15,4 @@ mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
 source "$(dirname "$0")/callgrind_dumps.sh"
 # stdout.tsv: "callgrind-case<TAB>label<TAB>unit<TAB>iterations".
-callgrind_dumps "$out" "$build/bench/bench_nvtx_source" --callgrind "$n"
-awk -F'\t' '
-  NR == FNR { ir[$1] = $2; next }
-  $1 == "callgrind-case" {
-    n = ir[$2]
-    if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
-    printf "%-58s %5s %12.1f\n", $2, $3, n / $4
-  }
-  BEGIN { printf "%-58s %5s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/stdout.tsv"
+callgrind_cases "$out" "$build/bench/bench_nvtx_source" --callgrind "$n"

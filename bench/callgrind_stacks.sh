@@ -16,12 +16,5 @@ out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
 source "$(dirname "$0")/callgrind_dumps.sh"
-callgrind_dumps "$out" "$python" "$(dirname "$0")/stack_sample.py" "$build/tests/unit/capture_stacks/probe/libargus_stacks_probe.so" "$n" --callgrind
-awk -F'\t' '
-  NR == FNR { ir[$1] = $2; next }
-  $1 == "callgrind-case" {
-    n = ir[$2]
-    if (n == "") { printf "no dump for %s\n", $2 > "/dev/stderr"; exit 1 }
-    printf "%-20s %8s %12.1f\n", $2, $3, n / $4
-  }
-  BEGIN { printf "%-20s %8s %12s\n", "case", "per", "instructions" }' "$out/dumps.tsv" "$out/stdout.tsv"
+# stdout.tsv: "callgrind-case<TAB>label<TAB>unit<TAB>iterations".
+callgrind_cases "$out" "$python" "$(dirname "$0")/stack_sample.py" "$build/tests/unit/capture_stacks/probe/libargus_stacks_probe.so" "$n" --callgrind
