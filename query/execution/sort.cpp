@@ -111,7 +111,10 @@ void Sort::consume() {
   consumed_ = true;
   buffer_.resize(types.size());
   for (size_t c = 0; c < types.size(); ++c) buffer_[c].reset(types[c], 0);
-  const size_t keep = limit_ < 0 ? SIZE_MAX : static_cast<size_t>(limit_ + offset_);
+  // Rows the top-N must keep: limit + offset, saturating (both may be near 2^63).
+  const uint64_t lim = static_cast<uint64_t>(limit_), off = static_cast<uint64_t>(offset_);
+  const size_t keep = limit_ < 0 || lim > SIZE_MAX - off ? SIZE_MAX : static_cast<size_t>(lim + off);
+  const bool bounded = keep <= (SIZE_MAX - kVectorSize) / 2;
   if (keep == 0) return;
   DataChunk in;
   while (children_[0]->next(in)) {
@@ -119,7 +122,7 @@ void Sort::consume() {
     size_t n = in.size();
     for (size_t c = 0; c < buffer_.size(); ++c) append(in.columns[c], in.selData(), n, buffer_[c], arena_);
     rows_ += n;
-    if (keep != SIZE_MAX && rows_ > 2 * keep + kVectorSize) compact(keep);
+    if (bounded && rows_ > 2 * keep + kVectorSize) compact(keep);
     size_t bytes = arena_.bytes();
     for (const Vector& v : buffer_) bytes += memoryBytes(v);
     memory_.set(bytes);
