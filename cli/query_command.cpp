@@ -156,10 +156,8 @@ int runRemote(const QueryCommandOptions& o, const query::QueryOptions& qo) {
         } else if (cell.is_string()) {
           cells.push_back(cell.get<std::string>());
         } else if (cell.is_object()) {
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "count=%llu p50=%.0f p90=%.0f p99=%.0f", cell["count"].get<unsigned long long>(),
-                        cell["p50"].get<double>(), cell["p90"].get<double>(), cell["p99"].get<double>());
-          cells.push_back(buf);
+          cells.push_back(query::histogramText(cell["count"].get<uint64_t>(), cell["p50"].get<double>(), cell["p90"].get<double>(),
+                                               cell["p99"].get<double>()));
         } else if (cell.is_number_float()) {
           cells.push_back(query::doubleText(cell.get<double>()));
         } else {

@@ -9,12 +9,6 @@ namespace argus::query {
 
 namespace {
 
-std::string histText(const model::DurationHistogram& h) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "count=%" PRIu64 " p50=%.0f p90=%.0f p99=%.0f", h.count(), h.quantile(0.5), h.quantile(0.9), h.quantile(0.99));
-  return buf;
-}
-
 void statsJson(JsonWriter& w, const QueryStats& s) {
   w.key("stats").beginObject();
   w.key("rows").value(s.rows);
@@ -31,6 +25,12 @@ void statsJson(JsonWriter& w, const QueryStats& s) {
 
 }  // namespace
 
+std::string histogramText(uint64_t count, double p50, double p90, double p99) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "count=%" PRIu64 " p50=%.0f p90=%.0f p99=%.0f", count, p50, p90, p99);
+  return buf;
+}
+
 std::string cellText(const Vector& v, size_t row) {
   if (!v.isValid(row)) return "NULL";
   size_t r = v.constant ? 0 : row;
@@ -41,7 +41,10 @@ std::string cellText(const Vector& v, size_t row) {
     case LogicalType::kId: return std::to_string(static_cast<uint64_t>(v.i64[r]));
     case LogicalType::kDouble: return doubleText(v.f64[r]);
     case LogicalType::kVarchar: return std::string(v.str[r]);
-    case LogicalType::kHistogram: return histText(*v.hist[r]);
+    case LogicalType::kHistogram: {
+      const model::DurationHistogram& h = *v.hist[r];
+      return histogramText(h.count(), h.quantile(0.5), h.quantile(0.9), h.quantile(0.99));
+    }
   }
   return "?";
 }

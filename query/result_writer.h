@@ -16,6 +16,9 @@ namespace argus::query {
 // IDs unsigned, histograms as "count=N p50=.. p90=.. p99=..".
 std::string cellText(const Vector& v, size_t row);
 
+// "count=N p50=.. p90=.. p99=.." (ns, rounded): how a histogram cell reads in tables and CSV.
+std::string histogramText(uint64_t count, double p50, double p90, double p99);
+
 void writeCsv(const QueryResult& r, std::string* out);
 void writeJson(const QueryResult& r, std::string* out);
 // {"error": what(), "kind": "parser"|"binder"|"execution", "line": L, "column": C}.
