@@ -96,6 +96,7 @@ abi::Result Plugin::init(void** context, int* activation_mask, uint64_t comm_has
   // More communicators than contexts: this one runs unprofiled (null context, refused events).
   bump(counters_.contexts);
   if (v5) api_events_.store(true, std::memory_order_relaxed);
+  live_inits_.fetch_add(1, std::memory_order_relaxed);
   mask_.store(activation_mask, std::memory_order_release);
   uint32_t period = period_.load(std::memory_order_relaxed);
   int mask = enabled() ? baseMask() | (period == 1 ? kSampledMask : 0) : 0;
@@ -105,6 +106,12 @@ abi::Result Plugin::init(void** context, int* activation_mask, uint64_t comm_has
 
 abi::Result Plugin::finalize(void* context) {
   if (context != nullptr) static_cast<Context*>(context)->used.store(false, std::memory_order_release);
+  // Once every communicator is finalized the mask may be gone with its owner (NCCL's is a
+  // global, a harness's need not be): stop writing to it.
+  uint32_t live = live_inits_.load(std::memory_order_relaxed);
+  while (live > 0 && !live_inits_.compare_exchange_weak(live, live - 1, std::memory_order_acq_rel)) {
+  }
+  if (live == 1) mask_.store(nullptr, std::memory_order_release);
   return abi::kSuccess;
 }
 

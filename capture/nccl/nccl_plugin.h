@@ -120,7 +120,8 @@ class Plugin {
   std::atomic<bool> queue_ready_{false};
   std::atomic<bool> alloc_failed_{false};
   std::unique_ptr<Context[]> contexts_;
-  std::atomic<int*> mask_{nullptr};
+  std::atomic<int*> mask_{nullptr};  // the last init's activation mask; null once all are finalized
+  std::atomic<uint32_t> live_inits_{0};  // inits not yet finalized
   std::atomic<bool> enabled_{true};
   std::atomic<bool> api_events_{false};  // a v5 init was seen
   std::atomic<uint32_t> period_{16};
