@@ -103,6 +103,15 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   std::map<std::pair<int, int>, nlohmann::json> rows;
   for (const auto& row : body["rows"]) rows[{row[0].get<int>(), row[1].get<int>()}] = row;
   std::map<int, std::vector<int64_t>> compute, comm;  // rank -> stored per-step values
+  // A stored range and the workload's own clock reads around it agree within 200 us unless
+  // the rank was descheduled between the NVTX call and its clock read (4 busy ranks share 2
+  // cores): a few rows may miss by a time slice, none by more than 50 ms.
+  int misses = 0;
+  auto close = [&](int64_t stored, int64_t own) {
+    int64_t diff = std::llabs(stored - own);
+    CHECK(diff < 50'000'000);
+    if (diff >= 200'000) ++misses;
+  };
   for (int rank = 0; rank < kRanks; ++rank) {
     for (int step = 0; step < kSteps; ++step) {
       auto it = rows.find({rank, step});
@@ -111,17 +120,18 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
       const WorkloadStep& own = steps[rank][step];
       // iter_ns is the ProfilerStep range, which the workload's own clock brackets within
       // a few clock reads; so are the forward range and the allreduce range.
-      CHECK(std::llabs(row[2].get<int64_t>() - own.iter_ns) < 200'000);
+      close(row[2].get<int64_t>(), own.iter_ns);
       // No device: phase columns from the NVTX ranges, and the record says so.
       CHECK(row[6].get<uint32_t>() == model::kStepCpuPhases);
-      CHECK(std::llabs(row[3].get<int64_t>() - own.fwd_ns) < 200'000);
-      CHECK(std::llabs(row[5].get<int64_t>() - own.allreduce_ns) < 200'000);
+      close(row[3].get<int64_t>(), own.fwd_ns);
+      close(row[5].get<int64_t>(), own.allreduce_ns);
       // compute = forward + backward + optimizer (sequential ranges, the collective outside them).
       CHECK(row[7].get<int64_t>() >= row[3].get<int64_t>() + row[4].get<int64_t>());
       compute[rank].push_back(row[7].get<int64_t>());
       comm[rank].push_back(row[5].get<int64_t>());
     }
   }
+  CHECK(misses <= 3 * kRanks * kSteps / 50);  // at most 2% of the values compared
   // What the issue asks of the stored steps: the slow rank computes ~3x longer than each
   // peer, and each peer waits in the allreduce for it far longer than it waits itself.
   // Means over steps, as the workload's own check above: on a loaded machine a rank is
