@@ -18,33 +18,16 @@
 #include "base/bytes.h"
 #include "simulate/synthetic_steps.h"
 #include "wire/step_spool.h"
+#include "temp_dir.h"
 
 using namespace argus;
 using namespace argus::wire;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string t = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/argus-spool-test-XXXXXX";
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() {
-    for (const auto& f : files()) ::unlink((path + "/" + f).c_str());
-    ::rmdir(path.c_str());
-  }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(path.c_str());
-    while (dirent* e = d != nullptr ? ::readdir(d) : nullptr) {
-      if (e->d_name[0] != '.') out.emplace_back(e->d_name);
-    }
-    if (d != nullptr) ::closedir(d);
-    return out;
-  }
+// Each test's own directory, named for this file.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("argus-spool-test") {}
 };
 
 struct Log {
