@@ -29,18 +29,6 @@ using argus::testing::runArgus;
 #ifdef ARGUS_CAPTURE_WORKLOAD
 namespace {
 
-uint16_t freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string workload(const std::string& args) { return std::string(ARGUS_CAPTURE_WORKLOAD) + " " + args; }
 
 int spoolFiles(const std::string& dir) {
@@ -93,7 +81,7 @@ TEST_CASE("argusd absent at start, then SIGKILLed and restarted mid-run: the job
   constexpr int kRanks = 2, kSteps = 250;
   std::string spool = cli::makeTempDir("argus-spool");
   setShimEnv(spool, "60000");
-  uint16_t port = freePort();
+  uint16_t port = argus::testing::freeLoopbackPort();
   std::atomic<bool> done{false};
   RunResult r;
   std::thread job([&] {
@@ -154,7 +142,7 @@ TEST_CASE("a run that ends while argusd is away leaves its spool; the next run o
   constexpr int kRanks = 2, kFirst = 60;
   std::string spool = cli::makeTempDir("argus-spool");
   setShimEnv(spool, "300");
-  uint16_t port = freePort();
+  uint16_t port = argus::testing::freeLoopbackPort();
   RunResult first = runArgus("capture --server 127.0.0.1:" + std::to_string(port) + " --job leftover -- " +
                              workload("--ranks 2 --steps 60 --work 2 --exit-code 4"));
   INFO(first.output);

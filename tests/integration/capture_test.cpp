@@ -46,18 +46,6 @@ std::map<int, std::vector<WorkloadStep>> readWorkload(const std::string& dir, in
   return out;
 }
 
-uint16_t freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string workload(const std::string& args) { return std::string(ARGUS_CAPTURE_WORKLOAD) + " " + args; }
 
 }  // namespace
@@ -155,7 +143,7 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
 }
 
 TEST_CASE("argus capture: argusd absent at start, started mid-run; the job is unaffected and its steps arrive") {
-  uint16_t port = freePort();
+  uint16_t port = argus::testing::freeLoopbackPort();
   RunResult r;
   std::thread job([&] {
     r = runArgus("capture --server 127.0.0.1:" + std::to_string(port) + " --job late -- " +

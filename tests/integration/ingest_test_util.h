@@ -3,7 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -177,6 +181,20 @@ struct RunResult {
 };
 
 // Runs the `argus` binary under test (ARGUS_BIN, set by CTest) with `args`.
+// A loopback port free now (bound, read and released): for a server a test starts, stops
+// and starts again on the same port.
+inline uint16_t freeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 inline RunResult runArgus(const std::string& args, bool with_stderr = true) {
   const char* bin = std::getenv("ARGUS_BIN");
   REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
