@@ -22,6 +22,7 @@
 #include "capture/nccl/nccl_plugin.h"
 #include "capture/nvtx/epoch_clock.h"
 
+#include "bench/bench_case.h"
 #include "bench/callgrind_section.h"
 
 namespace {
@@ -29,15 +30,11 @@ namespace {
 using namespace argus::capture;
 using namespace argus::capture::nccl;
 using Clock = std::chrono::steady_clock;
+using argus::bench::Case;
+using argus::bench::median;
 
 int g_mask = 0;
 void* g_context = nullptr;
-
-struct Case {
-  const char* label;
-  const char* unit;
-  std::function<void(long)> run;
-};
 
 void* start(abi::EventDescrV5& d) {
   void* h = nullptr;
@@ -116,18 +113,8 @@ std::vector<Case> cases() {
          profilerV5().stopEvent(proxy);
          profilerV5().stopEvent(op);
        }},
-      {"EpochClock::nowNs (one clock read, reference)", "call",
-       [](long n) {
-         int64_t sum = 0;
-         for (long i = 0; i < n; ++i) sum += nvtx::EpochClock::nowNs();
-         if (sum == 42) std::puts("");
-       }},
+      argus::bench::clockReadCase(),
   };
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ extern "C" int (*InitializeInjectionNvtx2_fnptr)(const void* (*)(uint32_t));
 #include "capture/nvtx/nvtx_injection.h"
 #include "capture/nvtx/nvtx_recorder.h"
 
+#include "bench/bench_case.h"
 #include "bench/callgrind_section.h"
 
 extern "C" {
@@ -48,12 +49,8 @@ namespace {
 
 using namespace argus::capture;
 using Clock = std::chrono::steady_clock;
-
-struct Case {
-  const char* label;
-  const char* unit;  // what one iteration is
-  std::function<void(long)> run;
-};
+using argus::bench::Case;
+using argus::bench::median;
 
 std::vector<Case> cases(const std::vector<std::string>& unique_names) {
   static nvtxDomainHandle_t domain = nvtxDomainCreateA("argus");
@@ -111,18 +108,8 @@ std::vector<Case> cases(const std::vector<std::string>& unique_names) {
            nvtxRangePop();
          }
        }},
-      {"EpochClock::nowNs (one clock read, reference)", "call",
-       [](long n) {
-         int64_t sum = 0;
-         for (long i = 0; i < n; ++i) sum += nvtx::EpochClock::nowNs();
-         if (sum == 42) std::puts("");
-       }},
+      argus::bench::clockReadCase(),
   };
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int callgrindMode(long n, const std::vector<std::string>& unique_names) {
