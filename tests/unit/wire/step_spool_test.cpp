@@ -89,6 +89,16 @@ std::vector<size_t> entryOffsets(const std::string& bytes) {
   return out;
 }
 
+// Takes n records from the spool, checking them against written[0, n).
+void takeAndCheck(StepSpool& spool, const std::vector<model::StepRecord>& written, int n) {
+  model::StepRecord rec;
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(spool.peek(&rec));
+    CHECK(rec == written[i]);
+    spool.take();
+  }
+}
+
 }  // namespace
 
 TEST_CASE("round trip: records come back in order, leave only when acknowledged, and the empty file goes") {
@@ -190,12 +200,7 @@ TEST_CASE("an earlier process's file is taken over whole: dictionary, records in
   StepSpool third(optionsFor(dir, &log));
   CHECK(third.adoptOrphan(&none) == 0);
 
-  model::StepRecord rec;
-  for (int i = 0; i < 10; ++i) {
-    REQUIRE(spool.peek(&rec));
-    CHECK(rec == written[i]);
-    spool.take();
-  }
+  takeAndCheck(spool, written, 10);
   CHECK(spool.stats().records_adopted == 10);
   REQUIRE(spool.acknowledge(10));
   CHECK(spool.removeIfDrained());
@@ -222,12 +227,8 @@ TEST_CASE("a torn tail is truncated with one log line; the whole records before 
   struct stat st{};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK(static_cast<size_t>(st.st_size) == offsets.back());
+  takeAndCheck(spool, written, 7);
   model::StepRecord rec;
-  for (int i = 0; i < 7; ++i) {
-    REQUIRE(spool.peek(&rec));
-    CHECK(rec == written[i]);
-    spool.take();
-  }
   CHECK_FALSE(spool.peek(&rec));
 }
 
@@ -246,12 +247,8 @@ TEST_CASE("a corrupt record fails its checksum: it and everything after it go, t
   Dictionary dict;
   REQUIRE(spool.adoptOrphan(&dict) == 4);
   CHECK(log.has("checksum mismatch"));
+  takeAndCheck(spool, written, 4);
   model::StepRecord rec;
-  for (int i = 0; i < 4; ++i) {
-    REQUIRE(spool.peek(&rec));
-    CHECK(rec == written[i]);
-    spool.take();
-  }
   CHECK_FALSE(spool.peek(&rec));
 }
 
