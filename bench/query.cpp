@@ -8,59 +8,21 @@
 //
 // The store is written through Store::write (head entries) and sealed into chunks, as ingest
 // and the sealer would; the query runs embedded, single-threaded.
-#include <time.h>
-
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <string>
-#include <vector>
 
+#include "bench/query_store.h"
 #include "query/engine.h"
-#include "simulate/synthetic_steps.h"
 #include "storage/store.h"
 
 using namespace argus;
-using Clock = std::chrono::steady_clock;
+using bench::Timing;
+using bench::timeRuns;
 
 namespace {
-
-double cpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-struct Timing {
-  double wall_s = 0;  // median over runs
-  double cpu_s = 0;   // median over runs
-  uint64_t values = 0;
-  uint64_t rows = 0;
-  uint64_t result_rows = 0;
-  uint64_t chunks_read = 0;
-  uint64_t chunks_skipped = 0;
-};
-
-template <typename Fn>
-Timing timeRuns(int runs, Fn&& fn) {
-  std::vector<double> wall, cpu;
-  Timing t;
-  for (int i = 0; i < runs; ++i) {
-    auto w0 = Clock::now();
-    double c0 = cpuSeconds();
-    fn(&t);
-    cpu.push_back(cpuSeconds() - c0);
-    wall.push_back(std::chrono::duration<double>(Clock::now() - w0).count());
-  }
-  std::sort(wall.begin(), wall.end());
-  std::sort(cpu.begin(), cpu.end());
-  t.wall_s = wall[wall.size() / 2];
-  t.cpu_s = cpu[cpu.size() / 2];
-  return t;
-}
 
 void print(const char* what, const Timing& t, const Timing* base) {
   std::printf("%-44s %9.2f ms  %7.1f M rows/s  %7.1f M values/s/core", what, t.wall_s * 1e3, static_cast<double>(t.rows) / t.wall_s / 1e6,
@@ -83,63 +45,18 @@ Timing runQuery(const storage::Store& store, const std::string& sql, int runs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    size_t eq = a.find('=');
-    if (eq == std::string::npos) {
-      std::fprintf(stderr, "usage: bench_query [ranks=256] [steps=2000] [runs=5] [dir=/tmp/argus-bench-query] [keep=0]\n");
-      return 2;
-    }
-    args[a.substr(0, eq)] = a.substr(eq + 1);
-  }
-  auto num = [&](const char* k, long def) { return args.count(k) ? std::atol(args[k].c_str()) : def; };
-  const int ranks = static_cast<int>(num("ranks", 256));
-  const int steps = static_cast<int>(num("steps", 2000));
-  const int runs = static_cast<int>(num("runs", 5));
-  const std::string dir = args.count("dir") ? args["dir"] : "/tmp/argus-bench-query";
-  const bool keep = num("keep", 0) != 0;
+  bench::Args args(argc, argv, "bench_query [ranks=256] [steps=2000] [runs=5] [dir=/tmp/argus-bench-query] [keep=0]");
+  bench::GeneratedStore shape;
+  shape.ranks = static_cast<int>(args.num("ranks", 256));
+  shape.steps = static_cast<int>(args.num("steps", 2000));
+  const int ranks = shape.ranks, steps = shape.steps;
+  const int runs = static_cast<int>(args.num("runs", 5));
+  const std::string dir = args.str("dir", "/tmp/argus-bench-query");
+  const bool keep = args.num("keep", 0) != 0;
 
-  std::filesystem::remove_all(dir);
-  storage::StoreOptions so;
-  so.sync_wal = false;
-  auto opened = storage::Store::open(dir, so);
-  if (!opened.isOk()) {
-    std::fprintf(stderr, "open %s: %s\n", dir.c_str(), opened.status().toString().c_str());
-    return 1;
-  }
-  std::unique_ptr<storage::Store> store = std::move(opened).value();
-  auto job = store->ensureJob("bench");
-  auto t0 = Clock::now();
-  simulate::SyntheticOptions gen_options;
-  gen_options.signatures = 2;
-  gen_options.collectives = 1;
-  gen_options.stacks = 1;
-  gen_options.recompile_rate = 0;
-  for (int r = 0; r < ranks; ++r) {
-    simulate::SyntheticSteps gen(static_cast<uint32_t>(r), gen_options);
-    std::vector<model::StepRecord> recs;
-    for (int s = 0; s < steps; ++s) {
-      recs.push_back(gen.next());
-      if (recs.size() == 256 || s + 1 == steps) {
-        storage::WriteRequest w;
-        w.job = *job;
-        w.records = recs;
-        Status st = store->write(w);
-        if (!st.isOk()) {
-          std::fprintf(stderr, "write: %s\n", st.toString().c_str());
-          return 1;
-        }
-        recs.clear();
-      }
-    }
-  }
-  Status sealed = store->sealAll();
-  if (!sealed.isOk()) {
-    std::fprintf(stderr, "seal: %s\n", sealed.toString().c_str());
-    return 1;
-  }
-  double build_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto t0 = bench::Clock::now();
+  std::unique_ptr<storage::Store> store = bench::buildStore(dir, "bench", shape);
+  double build_s = std::chrono::duration<double>(bench::Clock::now() - t0).count();
   const uint64_t rows = static_cast<uint64_t>(ranks) * static_cast<uint64_t>(steps);
   std::printf("store: %d ranks x %d steps = %llu step rows, written and sealed in %.1f s (%s)\n", ranks, steps,
               static_cast<unsigned long long>(rows), build_s, dir.c_str());
