@@ -45,21 +45,24 @@ Status RocksScanCursor::init() {
   snapshot_ = h_.db->GetSnapshot();
   ro_.snapshot = snapshot_;
   if (spec_.from_step >= spec_.to_step) return Status::ok();
-  std::map<uint32_t, std::vector<ChunkSet>> ranks;
+  std::map<uint32_t, RankPlan> ranks;
   ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
   ARGUS_RETURN_IF_ERROR(discoverHeadRanks(&ranks));
   plan_.reserve(ranks.size());
-  for (auto& [rank, sets] : ranks) plan_.push_back(RankPlan{rank, std::move(sets)});
+  for (auto& [rank, plan] : ranks) {
+    plan.rank = rank;
+    plan_.push_back(std::move(plan));
+  }
   return Status::ok();
 }
 
-Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, std::vector<ChunkSet>>* out) {
+Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, RankPlan>* out) {
   uint64_t first_base = h_.blockBase(spec_.from_step);
   uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
-  auto add = [&](const ChunkKey& k) { (*out)[k.rank].push_back(ChunkSet{k.step_base, k.attempt}); };
+  auto add = [&](const ChunkKey& k) { (*out)[k.rank].sets.push_back(ChunkSet{k.step_base, k.attempt}); };
   ChunkKey k;
   if (spec_.ranks.empty()) {
     for (it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, first_base)); inRange(); it->Next()) {
@@ -88,7 +91,7 @@ Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, std::vector<ChunkSe
   return fromRocks(it->status(), "scan: listing chunks");
 }
 
-Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSet>>* out) {
+Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, RankPlan>* out) {
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
   HeadKey k;
   auto hit = [&](uint32_t rank) {
@@ -98,7 +101,7 @@ Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSe
   };
   if (!spec_.ranks.empty()) {
     for (uint32_t r : spec_.ranks) {
-      if (hit(r)) (*out)[r];
+      if (hit(r)) (*out)[r].in_head = true;
     }
     return fromRocks(it->status(), "scan: listing head entries");
   }
@@ -113,19 +116,26 @@ Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSe
       r = k.rank;  // the first rank at or after r; its entries may start before from_step
       continue;
     }
-    if (k.block_base < spec_.to_step) (*out)[k.rank];
+    if (k.block_base < spec_.to_step) (*out)[k.rank].in_head = true;
     ++r;
   }
   return fromRocks(it->status(), "scan: listing head entries");
 }
 
-Status RocksScanCursor::loadHeadRows(uint32_t rank) {
+Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   head_.clear();
-  head_rows_ = nullptr;
-  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
-  std::string prefix = headPrefix(job_, rank);
+  head_rows_ = &head_.sorted();
+  // Sealed ranks have no head entries, only the tombstones sealing left: a seek there would
+  // walk every later rank's tombstones too (quadratic in ranks until compaction drops them).
+  if (!plan.in_head) return Status::ok();
+  std::string prefix = headPrefix(job_, plan.rank);
+  std::string bound = prefixSuccessor(prefix);
+  rocksdb::Slice upper(bound);
+  rocksdb::ReadOptions ro = ro_;
+  if (!bound.empty()) ro.iterate_upper_bound = &upper;  // stop at the rank's end, tombstones or not
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
   HeadKey k;
-  for (it->Seek(headPrefix(job_, rank, h_.blockBase(spec_.from_step))); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+  for (it->Seek(headPrefix(job_, plan.rank, h_.blockBase(spec_.from_step))); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
     if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
     if (k.block_base >= spec_.to_step) break;
     ARGUS_RETURN_IF_ERROR(head_.add(k, view(it->value()), spec_.from_step, spec_.to_step));
@@ -241,7 +251,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
   while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < plan_.size()) {
     const RankPlan& plan = plan_[rank_ix_];
     if (!rank_started_) {
-      ARGUS_RETURN_IF_ERROR(loadHeadRows(plan.rank));
+      ARGUS_RETURN_IF_ERROR(loadHeadRows(plan));
       blocks_.clear();
       for (const ChunkSet& s : plan.sets) blocks_.push_back(s.base);
       for (const model::StepRecord* r : *head_rows_) blocks_.push_back(h_.blockBase(r->step));

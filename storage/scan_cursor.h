@@ -37,11 +37,12 @@ class RocksScanCursor final : public ScanCursor {
   struct RankPlan {
     uint32_t rank;
     std::vector<ChunkSet> sets;  // sorted by (base, attempt)
+    bool in_head = false;        // the snapshot holds head entries of the rank in range
   };
 
-  Status discoverChunkSets(std::map<uint32_t, std::vector<ChunkSet>>* out);
-  Status discoverHeadRanks(std::map<uint32_t, std::vector<ChunkSet>>* out);
-  Status loadHeadRows(uint32_t rank);
+  Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);
+  Status discoverHeadRanks(std::map<uint32_t, RankPlan>* out);
+  Status loadHeadRows(const RankPlan& plan);
   // Emits the rows of block `base` of the current rank into pending_.
   Status emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix);
   bool wantRank(uint32_t rank) const;
