@@ -9,6 +9,7 @@
 #include "cli/import_command.h"
 #include "cli/jobs_command.h"
 #include "cli/query_command.h"
+#include "cli/shell_command.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   argus::cli::addDemoCommand(app, &exit_code);
   argus::cli::addJobsCommand(app, &exit_code);
   argus::cli::addQueryCommand(app, &exit_code);
+  argus::cli::addShellCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
   argus::cli::addCaptureCommand(app, &exit_code);

@@ -2,15 +2,11 @@
 
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/duration_text.h"
-#include "cli/http_client.h"
-#include "cli/table_printer.h"
-#include "query/engine.h"
+#include "cli/query_target.h"
 #include "query/result_writer.h"
-#include "storage/store.h"
 #include "wire/tcp.h"
 
 namespace argus::cli {
@@ -55,17 +51,6 @@ int usageError(const std::string& what) {
   return 2;
 }
 
-void printTable(const query::QueryResult& r) {
-  TablePrinter table(r.names);
-  for (size_t row = 0; row < r.rows; ++row) {
-    std::vector<std::string> cells;
-    for (const query::Vector& v : r.columns) cells.push_back(query::cellText(v, row));
-    table.addRow(std::move(cells));
-  }
-  table.print(stdout);
-  std::printf("(%zu row%s)\n", r.rows, r.rows == 1 ? "" : "s");
-}
-
 void printStats(const query::QueryStats& s) {
   double secs = static_cast<double>(s.elapsed_ns) / 1e9;
   std::fprintf(stderr, "%llu rows in %s; scanned %llu rows, %llu values (%.1f M values/s) in %llu jobs; chunks read %llu, skipped %llu; peak memory %s\n",
@@ -76,109 +61,10 @@ void printStats(const query::QueryStats& s) {
                query::bytesText(s.peak_memory_bytes).c_str());
 }
 
-int runEmbedded(const QueryCommandOptions& o, const query::QueryOptions& qo) {
-  storage::StoreOptions so;
-  so.create_if_missing = false;
-  so.read_only = true;
-  auto store = storage::Store::open(o.data_dir, so);
-  if (!store.isOk()) {
-    std::fprintf(stderr, "argus query: cannot open %s: %s\n", o.data_dir.c_str(), store.status().toString().c_str());
-    return 1;
-  }
-  query::QueryResult r;
-  try {
-    r = query::QueryEngine(**store).run(o.sql, qo);
-  } catch (const query::QueryError& e) {
-    std::fprintf(stderr, "argus query: %s\n%s", e.what(), query::caretText(o.sql, e.pos()).c_str());
-    return 1;
-  }
-  std::string out;
-  if (o.format == "json") {
-    query::writeJson(r, &out);
-    out.push_back('\n');
-  } else if (o.format == "csv") {
-    query::writeCsv(r, &out);
-  } else {
-    printTable(r);
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (o.stats) printStats(r.stats);
-  return 0;
-}
-
-int runRemote(const QueryCommandOptions& o, const query::QueryOptions& qo) {
-  std::string host;
-  uint16_t port = 0;
-  if (Status s = wire::parseHostPort(o.server, &host, &port); !s.isOk()) return usageError("--server: " + s.message());
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(qo.deadline).count();
-  std::string target = "/api/v1/query?format=" + std::string(o.format == "csv" ? "csv" : "json") + "&timeout_ms=" + std::to_string(ms) +
-                       "&memory_limit=" + std::to_string(qo.memory_limit_bytes) + (qo.pushdown ? "" : "&pushdown=off");
-  auto reply = httpRequest(host, port, "POST", target, o.sql, std::chrono::milliseconds(ms + 5000));
-  if (!reply.isOk()) {
-    std::fprintf(stderr, "argus query: %s: %s\n", o.server.c_str(), reply.status().toString().c_str());
-    return 1;
-  }
-  if (reply->status != 200) {
-    std::string message = reply->body;
-    try {
-      auto j = nlohmann::json::parse(reply->body);
-      if (j.contains("error")) message = j["error"].get<std::string>();
-      if (j.contains("line") && j.contains("column")) {
-        query::SourcePos p{j["line"].get<uint32_t>(), j["column"].get<uint32_t>(), 0};
-        // Offset from line and column, for the caret.
-        size_t off = 0;
-        for (uint32_t l = 1; l < p.line && off != std::string::npos; ++l) off = o.sql.find('\n', off) + 1;
-        p.offset = static_cast<uint32_t>(off + p.column - 1);
-        message += "\n" + query::caretText(o.sql, p);
-        if (message.back() == '\n') message.pop_back();
-      }
-    } catch (const nlohmann::json::exception&) {
-    }
-    std::fprintf(stderr, "argus query: %s\n", message.c_str());
-    return 1;
-  }
-  if (o.format != "table") {
-    std::fwrite(reply->body.data(), 1, reply->body.size(), stdout);
-    if (o.format == "json") std::fputc('\n', stdout);
-    return 0;
-  }
-  try {
-    auto j = nlohmann::json::parse(reply->body);
-    std::vector<std::string> header;
-    for (const auto& c : j["columns"]) header.push_back(c["name"].get<std::string>());
-    TablePrinter table(header);
-    size_t rows = 0;
-    for (const auto& row : j["rows"]) {
-      std::vector<std::string> cells;
-      for (const auto& cell : row) {
-        if (cell.is_null()) {
-          cells.push_back("NULL");
-        } else if (cell.is_string()) {
-          cells.push_back(cell.get<std::string>());
-        } else if (cell.is_object()) {
-          cells.push_back(query::histogramText(cell["count"].get<uint64_t>(), cell["p50"].get<double>(), cell["p90"].get<double>(),
-                                               cell["p99"].get<double>()));
-        } else if (cell.is_number_float()) {
-          cells.push_back(query::doubleText(cell.get<double>()));
-        } else {
-          cells.push_back(cell.dump());
-        }
-      }
-      table.addRow(std::move(cells));
-      ++rows;
-    }
-    table.print(stdout);
-    std::printf("(%zu row%s)\n", rows, rows == 1 ? "" : "s");
-  } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "argus query: %s answered with JSON this client cannot read: %s\n", o.server.c_str(), e.what());
-    return 1;
-  }
-  return 0;
-}
-
 int runQuery(const QueryCommandOptions& o) {
   if (o.data_dir.empty() == o.server.empty()) return usageError("give exactly one of --data DIR and --server HOST:PORT");
-  if (o.format != "table" && o.format != "csv" && o.format != "json") return usageError("--format must be table, csv or json");
+  OutputFormat format = OutputFormat::kTable;
+  if (!parseOutputFormat(o.format, &format)) return usageError("--format must be table, csv or json");
   query::QueryOptions qo;
   auto timeout = parseDurationNs(o.timeout);
   if (!timeout.isOk()) return usageError("--timeout: " + timeout.status().message());
@@ -187,7 +73,18 @@ int runQuery(const QueryCommandOptions& o) {
   if (!memory.isOk()) return usageError("--memory: " + memory.status().message());
   qo.memory_limit_bytes = *memory;
   qo.pushdown = !o.no_pushdown;
-  return o.server.empty() ? runEmbedded(o, qo) : runRemote(o, qo);
+  std::string host;
+  uint16_t port = 0;
+  if (Status s = wire::parseHostPort(o.server, &host, &port); !o.server.empty() && !s.isOk()) return usageError("--server: " + s.message());
+  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server);
+  query::QueryStats stats;
+  Status s = target.isOk() ? (*target)->run(o.sql, format, qo, &stats) : target.status();
+  if (!s.isOk()) {
+    std::fprintf(stderr, "argus query: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (o.stats && o.server.empty()) printStats(stats);
+  return 0;
 }
 
 }  // namespace
