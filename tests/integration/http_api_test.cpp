@@ -30,20 +30,6 @@ Json getJson(uint16_t port, const std::string& target, int expect_status = 200) 
   return body;
 }
 
-// Streams kSteps records from each of kRanks ranks and waits for their acks.
-std::vector<model::KernelDictEntry> fill(uint16_t ingest_port) {
-  std::vector<model::KernelDictEntry> kernels;
-  for (uint32_t rank = 0; rank < kRanks; ++rank) {
-    simulate::SyntheticSteps gen(rank, 16);
-    wire::StepSender sender(testing::senderOptions(ingest_port, "http-job", rank));
-    testing::addDictionary(sender, gen);
-    for (uint32_t i = 0; i < kSteps; ++i) REQUIRE(sender.send(gen.next()).isOk());
-    REQUIRE(sender.close(std::chrono::seconds(30)).isOk());
-    kernels = gen.dictionary().kernels;
-  }
-  return kernels;
-}
-
 }  // namespace
 
 TEST_CASE("HTTP API answers health, metrics, jobs, scans and kernel names, and refuses bad requests") {
@@ -52,7 +38,7 @@ TEST_CASE("HTTP API answers health, metrics, jobs, scans and kernel names, and r
   REQUIRE(argusd.start().isOk());
   const uint16_t http = argusd.httpPort();
   REQUIRE(http != 0);
-  std::vector<model::KernelDictEntry> kernels = fill(argusd.ingestPort());
+  std::vector<model::KernelDictEntry> kernels = testing::sendSyntheticSteps(argusd.ingestPort(), "http-job", kRanks, kSteps);
 
   SUBCASE("health and metrics") {
     cli::HttpReply health = get(http, "/healthz");

@@ -175,6 +175,22 @@ inline void addDictionary(wire::StepSender& sender, const SyntheticSteps& gen) {
   sender.addStrings(gen.dictionary().strings);
 }
 
+// Streams `steps` synthetic records from each of `ranks` ranks of `job` (`signatures` kernel
+// signatures per step) and waits for their acks; returns the last rank's kernel dictionary.
+inline std::vector<model::KernelDictEntry> sendSyntheticSteps(uint16_t port, const std::string& job, uint32_t ranks,
+                                                              uint32_t steps, uint32_t signatures = 16) {
+  std::vector<model::KernelDictEntry> kernels;
+  for (uint32_t rank = 0; rank < ranks; ++rank) {
+    SyntheticSteps gen(rank, signatures);
+    wire::StepSender sender(senderOptions(port, job, rank));
+    addDictionary(sender, gen);
+    for (uint32_t i = 0; i < steps; ++i) REQUIRE(sender.send(gen.next()).isOk());
+    REQUIRE(sender.close(std::chrono::seconds(30)).isOk());
+    kernels = gen.dictionary().kernels;
+  }
+  return kernels;
+}
+
 struct RunResult {
   int exit_code = -1;
   std::string output;  // stdout, and stderr unless left out

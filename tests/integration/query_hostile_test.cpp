@@ -1,0 +1,126 @@
+// Hostile queries against a real argusd over POST /api/v1/query: deep nesting of every kind,
+// a huge IN list, oversized text, queries past their memory cap or deadline. Each gets a
+// clean 4xx with a message, a normal query keeps being answered while they run, and the
+// server is up and right afterwards.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/http_client.h"
+#include "tests/integration/ingest_test_util.h"
+
+using namespace argus;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr uint32_t kRanks = 8;
+constexpr uint32_t kSteps = 40;
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  out.reserve(s.size() * static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+cli::HttpReply post(uint16_t port, const std::string& sql, const std::string& params = "") {
+  Result<cli::HttpReply> reply = cli::httpRequest("127.0.0.1", port, "POST", "/api/v1/query" + params, sql, std::chrono::seconds(120));
+  REQUIRE_MESSAGE(reply.isOk(), reply.status().toString());
+  return *reply;
+}
+
+// The query fails with `status` and an error whose text contains `cause`.
+void refused(uint16_t port, const std::string& sql, int status, const std::string& cause, const std::string& params = "") {
+  cli::HttpReply r = post(port, sql, params);
+  INFO(sql.substr(0, 120) << " -> " << r.body.substr(0, 300));
+  CHECK(r.status == status);
+  if (status == 413) return;  // refused by the transport, before the query layer
+  Json body = Json::parse(r.body, nullptr, false);
+  REQUIRE(body.is_object());
+  CHECK(body["error"].get<std::string>().find(cause) != std::string::npos);
+}
+
+int64_t count(uint16_t port, const std::string& sql) {
+  cli::HttpReply r = post(port, sql);
+  INFO(sql.substr(0, 120) << " -> " << r.body.substr(0, 300));
+  REQUIRE(r.status == 200);
+  Json body = Json::parse(r.body);
+  REQUIRE(body["rows"].size() == 1);
+  return body["rows"][0][0].get<int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("hostile queries get clean errors and leave argusd answering") {
+  cli::ArgusdProcess argusd;
+  argusd.setHttp(true);
+  REQUIRE(argusd.start().isOk());
+  const uint16_t http = argusd.httpPort();
+  testing::sendSyntheticSteps(argusd.ingestPort(), "hostile", kRanks, kSteps);
+  const std::string all_steps = "SELECT count(*) FROM steps WHERE job = 'hostile'";
+  REQUIRE(count(http, all_steps) == kRanks * kSteps);
+
+  SUBCASE("nesting of every kind stops at the documented depth") {
+    refused(http, "SELECT " + repeat("(", 100000) + "1" + repeat(")", 100000), 400, "nested too deeply");
+    refused(http, "SELECT " + repeat("- ", 100000) + "1", 400, "nested too deeply");
+    refused(http, "SELECT " + repeat("NOT ", 100000) + "true", 400, "nested too deeply");
+    refused(http, "SELECT " + repeat("abs(", 50000) + "1" + repeat(")", 50000), 400, "nested too deeply");
+    refused(http, "SELECT " + repeat("CASE WHEN true THEN ", 20000) + "1" + repeat(" END", 20000), 400, "nested too deeply");
+    refused(http, "SELECT * FROM " + repeat("(SELECT * FROM ", 5000) + "steps" + repeat(")", 5000), 400, "nested too deeply");
+    refused(http, "SELECT " + repeat("1 + ", 50000) + "1", 400, "nested too deeply");
+  }
+
+  SUBCASE("a 100,000-value IN list is answered, and right") {
+    std::string list;
+    for (int i = 0; i < 100000; ++i) list += (i ? "," : "") + std::to_string(i % 2 == 0 ? i / 2 : 1000000 + i);
+    // Ranks 0..kRanks-1 are all in the list (the even entries count 0, 1, 2, ...).
+    CHECK(count(http, all_steps + " AND rank IN (" + list + ")") == kRanks * kSteps);
+    CHECK(count(http, all_steps + " AND rank NOT IN (" + list + ")") == 0);
+  }
+
+  SUBCASE("thousands of CTEs, a long CTE chain") {
+    std::string ctes = "WITH ";
+    for (int i = 0; i < 5000; ++i) ctes += (i ? ", a" : "a") + std::to_string(i) + " AS (SELECT 1)";
+    CHECK(count(http, ctes + " SELECT 7") == 7);
+    std::string chain = "WITH a0 AS (SELECT 3 AS x)";
+    for (int i = 1; i < 3000; ++i) chain += ", a" + std::to_string(i) + " AS (SELECT x FROM a" + std::to_string(i - 1) + ")";
+    CHECK(count(http, chain + " SELECT x FROM a2999") == 3);
+  }
+
+  SUBCASE("query text past the request body limit") {
+    refused(http, "SELECT 1 " + repeat("-- padding\n", 200000), 413, "");
+  }
+
+  SUBCASE("memory cap and deadline cancel cleanly") {
+    std::string wide = "SELECT " + repeat("iter_ns, ", 2000) + "step FROM steps";
+    refused(http, wide, 422, "memory limit", "?memory_limit=1000000");
+    refused(http, "SELECT rank, step, signature FROM kernels ORDER BY total_ns", 422, "ORDER BY needs more than the memory limit",
+            "?memory_limit=20000");
+    refused(http, "SELECT rank, step, signature, count(*) FROM kernels GROUP BY rank, step, signature", 422,
+            "GROUP BY needs more than the memory limit", "?memory_limit=20000");
+    refused(http, "SELECT * FROM kernels k0 ORDER BY total_ns", 422, "deadline", "?timeout_ms=1");
+  }
+
+  SUBCASE("a normal query is answered while hostile ones run") {
+    std::string wide = "SELECT " + repeat("iter_ns * 2, ", 3000) + "step FROM steps";
+    std::vector<std::future<cli::HttpReply>> heavy;
+    for (int i = 0; i < 3; ++i) heavy.push_back(std::async(std::launch::async, [&] { return post(http, wide, "?memory_limit=200000000"); }));
+    for (int i = 0; i < 5; ++i) CHECK(count(http, all_steps) == kRanks * kSteps);
+    for (auto& f : heavy) {
+      cli::HttpReply r = f.get();
+      CHECK((r.status == 200 || r.status == 422));
+    }
+  }
+
+  // Whatever came before, the server is up and still right.
+  Result<cli::HttpReply> health = cli::httpRequest("127.0.0.1", http, "GET", "/healthz");
+  REQUIRE(health.isOk());
+  CHECK(health->status == 200);
+  CHECK(count(http, all_steps) == kRanks * kSteps);
+  CHECK(argusd.stop() == 0);
+}
