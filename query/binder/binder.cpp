@@ -15,6 +15,9 @@ using L = LogicalType;
 
 constexpr size_t kMaxGroupKeys = 64;  // GroupTable keeps one NULL bit per key in a uint64
 constexpr size_t kMaxCopiedNodes = 100'000;
+// Window results are bound as column refs from here on, and moved behind the window
+// stage's input columns once every clause is bound (aggregates may still be added before).
+constexpr size_t kWindowColumnBase = size_t{1} << 40;
 
 size_t editDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -89,7 +92,7 @@ class SelectBinder {
       throw BinderError(s.group_by[kMaxGroupKeys]->pos, "GROUP BY takes at most " + std::to_string(kMaxGroupKeys) + " expressions");
     }
 
-    setClause("the select list", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_);
+    setClause("the select list", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_, true);
     for (const SelectItem& item : s.select_list) {
       if (item.expr->type == ExprType::kStar) {
         expandStar(*item.expr);
@@ -117,6 +120,12 @@ class SelectBinder {
       }
     }
     bindOrder(s);
+    const size_t window_base = aggregated_ ? out_->groups.size() + out_->aggregates.size() : out_->source.names.size();
+    for (auto& e : out_->projection) {
+      visitExpr(*e, [&](BoundExpr& n) {
+        if (n.kind == BoundExprKind::kColumnRef && n.column >= kWindowColumnBase) n.column = window_base + (n.column - kWindowColumnBase);
+      });
+    }
     out_->limit = s.limit;
     out_->offset = s.offset;
     return std::move(out_);
@@ -180,10 +189,11 @@ class SelectBinder {
   }
 
   // --- clauses ---
-  void setClause(const char* clause, Mode mode, bool allow_aggregates) {
+  void setClause(const char* clause, Mode mode, bool allow_aggregates, bool allow_windows = false) {
     clause_ = clause;
     mode_ = mode;
     allow_aggregates_ = allow_aggregates;
+    allow_windows_ = allow_windows;
   }
 
   BoundExprPtr requireBoolean(BoundExprPtr e, const char* clause) {
@@ -244,7 +254,7 @@ class SelectBinder {
   }
 
   void bindOrder(const SelectStatement& s) {
-    setClause("ORDER BY", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_);
+    setClause("ORDER BY", aggregated_ ? Mode::kAggregate : Mode::kSource, aggregated_, true);
     for (const OrderItem& o : s.order_by) {
       OrderKey key;
       key.desc = o.desc;
@@ -338,7 +348,7 @@ class SelectBinder {
   // Whether a call is an aggregate. quantile() is both: the aggregate over numbers and the
   // scalar over a histogram; its first argument decides.
   bool isAggregateCall(const ParsedExpr& e) {
-    if (e.type != ExprType::kFunction) return false;
+    if (e.type != ExprType::kFunction || e.window) return false;
     const FunctionRegistry& reg = FunctionRegistry::instance();
     if (!reg.aggregate(e.op)) return false;
     if (!reg.scalar(e.op) || e.children.empty()) return true;
@@ -370,8 +380,20 @@ class SelectBinder {
     if (it != contains_aggregate_.end()) return it->second;
     bool found = isAggregateCall(e);
     for (size_t i = 0; i < e.children.size() && !found; ++i) found = containsAggregate(*e.children[i]);
+    if (e.window) {
+      for (const auto& p : e.window->partition_by) found = found || containsAggregate(*p);
+      for (const OrderItem& o : e.window->order_by) found = found || containsAggregate(*o.expr);
+    }
     contains_aggregate_[&e] = found;
     return found;
+  }
+
+  static bool containsWindow(const ParsedExpr& e) {
+    if (e.window) return true;
+    for (const auto& c : e.children) {
+      if (containsWindow(*c)) return true;
+    }
+    return false;
   }
 
   // copyExpr for the rewrites that repeat an operand (BETWEEN, CASE x WHEN): nested ones
@@ -393,9 +415,10 @@ class SelectBinder {
   }
 
   BoundExprPtr bindExpr(const ParsedExpr& e) {
+    if (e.window) return bindWindowCall(e);
     if (mode_ == Mode::kAggregate) {
       if (isAggregateCall(e)) return bindAggregateCall(e);
-      if (!containsAggregate(e)) {
+      if (!containsAggregate(e) && !containsWindow(e)) {
         BoundExprPtr b;
         {
           ModeGuard guard(this, Mode::kSource);
@@ -579,9 +602,33 @@ class SelectBinder {
       for (const auto& c : e.children) args.push_back(bindExpr(*c));
       in_aggregate_ = false;
     }
+    BoundAggregate agg;
+    agg.function = resolveAggregate(e, *candidates, args, &agg.args, &agg.constants);
+    agg.distinct = e.distinct;
+    agg.pos = e.op_pos;
+    agg.text = textOf(e);
+    agg.type = agg.function->ret;
+    if (agg.distinct && !agg.args.empty() && agg.args[0]->type == L::kHistogram) {
+      throw BinderError(e.op_pos, "DISTINCT cannot compare HISTOGRAM values");
+    }
+    size_t index = out_->aggregates.size();
+    for (size_t i = 0; i < out_->aggregates.size(); ++i) {
+      if (sameAggregate(out_->aggregates[i], agg)) {
+        index = i;
+        break;
+      }
+    }
+    if (index == out_->aggregates.size()) out_->aggregates.push_back(std::move(agg));
+    return makeColumnRef(out_->groups.size() + index, out_->aggregates[index].type, e.pos);
+  }
+
+  // The overload of aggregate e.op for args: the per-row arguments coerced into *row_args,
+  // the constant ones (quantile's q) into *constants.
+  const AggregateFunction* resolveAggregate(const ParsedExpr& e, const std::vector<AggregateFunction>& candidates, std::vector<BoundExprPtr>& args,
+                                            std::vector<BoundExprPtr>* row_args, std::vector<Value>* constants) {
     const AggregateFunction* best = nullptr;
     int best_cost = -1;
-    for (const AggregateFunction& f : *candidates) {
+    for (const AggregateFunction& f : candidates) {
       if (f.args.size() != args.size()) continue;
       int cost = 0;
       for (size_t k = 0; k < args.size() && cost >= 0; ++k) {
@@ -596,38 +643,175 @@ class SelectBinder {
     if (!best) {
       std::vector<L> types;
       for (const auto& a : args) types.push_back(a->type);
-      throw BinderError(e.op_pos, "no aggregate " + e.op + "(" + joinTypes(types) + ")" + signatures(*candidates));
+      throw BinderError(e.op_pos, "no aggregate " + e.op + "(" + joinTypes(types) + ")" + signatures(candidates));
     }
-    BoundAggregate agg;
-    agg.function = best;
-    agg.distinct = e.distinct;
-    agg.pos = e.op_pos;
-    agg.text = textOf(e);
-    agg.type = best->ret;
     for (size_t k = 0; k < args.size(); ++k) {
       BoundExprPtr a = coerce(std::move(args[k]), best->args[k]);
       if (k < best->row_args) {
-        agg.args.push_back(std::move(a));
+        row_args->push_back(std::move(a));
         continue;
       }
       if (a->kind != BoundExprKind::kConstant) throw BinderError(e.children[k]->pos, e.op + "(): argument " + std::to_string(k + 1) + " must be a constant");
       if (e.op.starts_with("quantile") && (a->value.isNull() || !(a->value.doubleValue() >= 0 && a->value.doubleValue() <= 1))) {
         throw BinderError(e.children[k]->pos, e.op + "(): the quantile must be a constant between 0 and 1, got " + a->value.toSql());
       }
-      agg.constants.push_back(a->value);
+      constants->push_back(a->value);
     }
-    if (agg.distinct && !agg.args.empty() && agg.args[0]->type == L::kHistogram) {
-      throw BinderError(e.op_pos, "DISTINCT cannot compare HISTOGRAM values");
+    return best;
+  }
+
+  // --- window functions ---
+  struct FlagGuard {
+    FlagGuard(bool* flag, bool v) : flag_(flag), saved_(*flag) { *flag_ = v; }
+    ~FlagGuard() { *flag_ = saved_; }
+    bool* flag_;
+    bool saved_;
+  };
+
+  // f(args) OVER (...): binds the call and its window over the window stage's input and
+  // returns a reference to its result (moved into place at the end of bind()).
+  BoundExprPtr bindWindowCall(const ParsedExpr& e) {
+    if (in_window_) throw BinderError(e.op_pos, "window function calls cannot be nested");
+    if (in_aggregate_) throw BinderError(e.op_pos, "window function " + e.op + "() is not allowed inside an aggregate function");
+    if (!allow_windows_) {
+      throw BinderError(e.op_pos, "window function " + e.op + "() is not allowed in " + clause_ + " (only in the select list and ORDER BY)");
     }
-    size_t index = out_->aggregates.size();
-    for (size_t i = 0; i < out_->aggregates.size(); ++i) {
-      if (sameAggregate(out_->aggregates[i], agg)) {
+    if (e.distinct) throw BinderError(e.op_pos, "DISTINCT is not supported in window functions");
+    const FunctionRegistry& reg = FunctionRegistry::instance();
+    BoundWindow w;
+    w.call.pos = e.op_pos;
+    w.text = textOf(e);
+    const bool window_only = windowFunctionKind(e.op, &w.call.kind);
+    const auto* aggregates = reg.aggregate(e.op);
+    if (!window_only && !aggregates) {
+      if (reg.scalar(e.op)) throw BinderError(e.op_pos, e.op + "() is not a window function or an aggregate; it cannot take OVER");
+      std::vector<std::string> names = {"row_number", "rank", "dense_rank", "lag", "lead", "first_value", "last_value", "zscore", "mad"};
+      for (const std::string& n : reg.names()) names.push_back(n);
+      throw BinderError(e.op_pos, "no window function '" + e.op + "'" + suggestion(e.op, names));
+    }
+    if (e.star_arg && e.op != "count") throw BinderError(e.op_pos, "only count(*) takes '*'");
+    std::vector<BoundExprPtr> args;
+    {
+      FlagGuard guard(&in_window_, true);
+      for (const auto& c : e.children) args.push_back(bindExpr(*c));
+      for (const auto& p : e.window->partition_by) {
+        BoundExprPtr b = bindExpr(*p);
+        if (b->type == L::kHistogram) throw BinderError(p->pos, "cannot PARTITION BY a HISTOGRAM");
+        w.partitions.push_back(std::move(b));
+      }
+      for (const OrderItem& o : e.window->order_by) {
+        BoundExprPtr b = bindExpr(*o.expr);
+        if (b->type == L::kHistogram) throw BinderError(o.expr->pos, "cannot ORDER BY a HISTOGRAM");
+        w.orders.push_back(std::move(b));
+        w.desc.push_back(o.desc);
+        w.nulls_first.push_back(o.nulls == OrderItem::Nulls::kDefault ? o.desc : o.nulls == OrderItem::Nulls::kFirst);
+      }
+    }
+    if (window_only) {
+      bindWindowOnlyArgs(e, std::move(args), &w);
+    } else {
+      w.call.aggregate = resolveAggregate(e, *aggregates, args, &w.args, &w.call.constants);
+      w.call.type = w.call.aggregate->ret;
+    }
+    if (e.window->has_frame) {
+      w.frame = e.window->frame;
+    } else if (w.orders.empty()) {
+      w.frame = WindowFrame{FrameUnit::kRows, {FrameBoundKind::kUnboundedPreceding, 0, {}}, {FrameBoundKind::kUnboundedFollowing, 0, {}}};
+    }
+    if (w.frame.unit == FrameUnit::kRange) {
+      for (const FrameBound* b : {&w.frame.start, &w.frame.end}) {
+        if ((b->kind == FrameBoundKind::kPreceding || b->kind == FrameBoundKind::kFollowing) &&
+            (w.orders.size() != 1 || !isNumeric(w.orders[0]->type))) {
+          throw BinderError(b->pos, "a RANGE frame with an offset needs exactly one ORDER BY key of type BIGINT or DOUBLE");
+        }
+      }
+    }
+    const LogicalType type = w.call.type;
+    size_t index = out_->windows.size();
+    for (size_t i = 0; i < out_->windows.size(); ++i) {
+      if (sameWindow(out_->windows[i], w)) {
         index = i;
         break;
       }
     }
-    if (index == out_->aggregates.size()) out_->aggregates.push_back(std::move(agg));
-    return makeColumnRef(out_->groups.size() + index, best->ret, e.pos);
+    if (index == out_->windows.size()) out_->windows.push_back(std::move(w));
+    return makeColumnRef(kWindowColumnBase + index, type, e.pos);
+  }
+
+  // Arguments of row_number, rank, dense_rank, lag, lead, first_value, last_value, zscore, mad.
+  void bindWindowOnlyArgs(const ParsedExpr& e, std::vector<BoundExprPtr> args, BoundWindow* w) {
+    using K = WindowFunctionKind;
+    auto arity = [&](size_t lo, size_t hi, const char* shape) {
+      if (args.size() < lo || args.size() > hi) throw BinderError(e.op_pos, e.op + "() takes " + shape);
+    };
+    auto constantArg = [&](size_t k, const char* what) -> const Value& {
+      if (args[k]->kind != BoundExprKind::kConstant) throw BinderError(e.children[k]->pos, e.op + "(): " + what + " must be a constant");
+      return args[k]->value;
+    };
+    switch (w->call.kind) {
+      case K::kRowNumber:
+      case K::kRank:
+      case K::kDenseRank:
+        arity(0, 0, "no arguments");
+        w->call.type = L::kBigInt;
+        return;
+      case K::kLag:
+      case K::kLead: {
+        arity(1, 3, "(x[, offset[, default]])");
+        LogicalType type = args[0]->type;
+        int64_t offset = 1;
+        if (args.size() >= 2) {
+          const Value& v = constantArg(1, "the offset");
+          if (v.type() != L::kBigInt || v.isNull() || v.bigintValue() < 0) {
+            throw BinderError(e.children[1]->pos, e.op + "(): the offset must be a non-negative BIGINT constant, got " + v.toSql());
+          }
+          offset = v.bigintValue();
+        }
+        w->call.constants.push_back(Value::bigint(offset));
+        if (args.size() == 3) {
+          constantArg(2, "the default");
+          // The result takes the wider type: lag(bigint_col, 1, 0.5) is a DOUBLE.
+          if (type == L::kNull || (type == L::kBigInt && args[2]->type == L::kDouble)) type = args[2]->type;
+          w->call.constants.push_back(coerce(std::move(args[2]), type)->value);
+        }
+        w->call.type = type;
+        w->args.push_back(coerce(std::move(args[0]), type));
+        return;
+      }
+      case K::kFirstValue:
+      case K::kLastValue:
+        arity(1, 1, "one argument");
+        w->call.type = args[0]->type;
+        w->args.push_back(std::move(args[0]));
+        return;
+      case K::kZscore:
+      case K::kMad: {
+        arity(1, 1, "one argument");
+        if (args[0]->type == L::kNull) args[0] = coerce(std::move(args[0]), L::kDouble);
+        if (!isNumeric(args[0]->type)) throw BinderError(e.op_pos, "no window function " + e.op + "(" + typeName(args[0]->type) + "); " + e.op + " takes (BIGINT) or (DOUBLE)");
+        w->call.type = L::kDouble;
+        w->args.push_back(std::move(args[0]));
+        return;
+      }
+      case K::kAggregate: break;
+    }
+    throw BinderError(e.op_pos, "BUG: not a window-only function: " + e.op);
+  }
+
+  static bool sameExprs(const std::vector<BoundExprPtr>& a, const std::vector<BoundExprPtr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!sameExpr(*a[i], *b[i])) return false;
+    }
+    return true;
+  }
+
+  static bool sameWindow(const BoundWindow& a, const BoundWindow& b) {
+    auto sameBound = [](const FrameBound& x, const FrameBound& y) { return x.kind == y.kind && x.offset == y.offset; };
+    return a.call.kind == b.call.kind && a.call.aggregate == b.call.aggregate && a.call.constants == b.call.constants && a.call.type == b.call.type &&
+           sameExprs(a.args, b.args) && sameExprs(a.partitions, b.partitions) && sameExprs(a.orders, b.orders) && a.desc == b.desc &&
+           a.nulls_first == b.nulls_first && a.frame.unit == b.frame.unit && sameBound(a.frame.start, b.frame.start) &&
+           sameBound(a.frame.end, b.frame.end);
   }
 
   static bool sameAggregate(const BoundAggregate& a, const BoundAggregate& b) {
@@ -786,6 +970,8 @@ class SelectBinder {
   const char* clause_ = "the query";
   bool allow_aggregates_ = false;
   bool in_aggregate_ = false;
+  bool allow_windows_ = false;
+  bool in_window_ = false;
   std::unordered_map<const ParsedExpr*, bool> aggregate_call_, contains_aggregate_;
   size_t own_copied_nodes_ = 0;
   size_t* copied_nodes_ = &own_copied_nodes_;  // shared with the binders of subqueries

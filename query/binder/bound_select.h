@@ -10,6 +10,8 @@
 #include "query/binder/bound_expression.h"
 #include "query/binder/catalog.h"
 #include "query/function/aggregate_function.h"
+#include "query/function/window_functions.h"
+#include "query/parser/ast.h"
 
 namespace argus::query {
 
@@ -23,6 +25,19 @@ struct BoundAggregate {
   SourcePos pos;
   std::string text;  // as written, for EXPLAIN and column names
   LogicalType type = LogicalType::kNull;
+};
+
+// f(args) OVER (PARTITION BY ... ORDER BY ... frame), over the columns of the window
+// stage's input: the source's, or [groups..., aggregates...] when aggregated.
+struct BoundWindow {
+  WindowCall call;
+  std::vector<BoundExprPtr> args;  // per-row arguments
+  std::vector<BoundExprPtr> partitions;
+  std::vector<BoundExprPtr> orders;
+  std::vector<bool> desc, nulls_first;  // per ORDER BY key
+  WindowFrame frame;                    // the default one filled in
+  bool presorted = false;               // the planner found the input in the window's order
+  std::string text;                     // as written, for EXPLAIN and column names
 };
 
 struct BoundSource {
@@ -47,8 +62,11 @@ struct BoundSelect {
   std::vector<std::string> group_names;
   std::vector<BoundAggregate> aggregates;
   BoundExprPtr having;  // over [groups..., aggregates...]
-  // Over the source's columns, or over [groups..., aggregates...] when aggregated. The first
-  // `visible` are the result; the rest are ORDER BY keys not in the select list.
+  // Evaluated after HAVING; window i's result is column (width of the input) + i.
+  std::vector<BoundWindow> windows;
+  // Over the source's columns, or over [groups..., aggregates...] when aggregated, then the
+  // windows' results. The first `visible` are the result; the rest are ORDER BY keys not in
+  // the select list.
   std::vector<BoundExprPtr> projection;
   std::vector<std::string> names;
   size_t visible = 0;

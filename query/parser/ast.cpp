@@ -22,7 +22,43 @@ std::string quoteIdent(const std::string& s) {
   return out + "\"";
 }
 
+std::string orderText(const OrderItem& o) {
+  std::string out = toString(*o.expr) + (o.desc ? " DESC" : " ASC");
+  if (o.nulls == OrderItem::Nulls::kFirst) out += " NULLS FIRST";
+  if (o.nulls == OrderItem::Nulls::kLast) out += " NULLS LAST";
+  return out;
+}
+
+std::string boundText(const FrameBound& b) {
+  switch (b.kind) {
+    case FrameBoundKind::kUnboundedPreceding: return "UNBOUNDED PRECEDING";
+    case FrameBoundKind::kPreceding: return Value::dbl(b.offset).toSql() + " PRECEDING";
+    case FrameBoundKind::kCurrentRow: return "CURRENT ROW";
+    case FrameBoundKind::kFollowing: return Value::dbl(b.offset).toSql() + " FOLLOWING";
+    case FrameBoundKind::kUnboundedFollowing: return "UNBOUNDED FOLLOWING";
+  }
+  return "?";
+}
+
+std::string windowText(const WindowSpec& w) {
+  std::string out = " OVER (";
+  if (!w.partition_by.empty()) {
+    out += "PARTITION BY ";
+    for (size_t i = 0; i < w.partition_by.size(); ++i) out += (i ? ", " : "") + toString(*w.partition_by[i]);
+  }
+  if (!w.order_by.empty()) {
+    out += std::string(w.partition_by.empty() ? "" : " ") + "ORDER BY ";
+    for (size_t i = 0; i < w.order_by.size(); ++i) out += (i ? ", " : "") + orderText(w.order_by[i]);
+  }
+  if (w.has_frame) out += std::string(w.partition_by.empty() && w.order_by.empty() ? "" : " ") + frameText(w.frame);
+  return out + ")";
+}
+
 }  // namespace
+
+std::string frameText(const WindowFrame& f) {
+  return std::string(f.unit == FrameUnit::kRows ? "ROWS" : "RANGE") + " BETWEEN " + boundText(f.start) + " AND " + boundText(f.end);
+}
 
 std::string toString(const ParsedExpr& e) {
   auto child = [&](size_t i) { return toString(*e.children[i]); };
@@ -41,7 +77,7 @@ std::string toString(const ParsedExpr& e) {
       if (e.distinct) out += "DISTINCT ";
       if (e.star_arg) out += "*";
       for (size_t i = 0; i < e.children.size(); ++i) out += (i ? ", " : "") + child(i);
-      return out + ")";
+      return out + ")" + (e.window ? windowText(*e.window) : "");
     }
     case ExprType::kCase: {
       std::string out = "CASE";
@@ -91,12 +127,7 @@ std::string toString(const SelectStatement& s) {
   if (s.having) out += " HAVING " + toString(*s.having);
   if (!s.order_by.empty()) {
     out += " ORDER BY ";
-    for (size_t i = 0; i < s.order_by.size(); ++i) {
-      const OrderItem& o = s.order_by[i];
-      out += (i ? ", " : "") + toString(*o.expr) + (o.desc ? " DESC" : " ASC");
-      if (o.nulls == OrderItem::Nulls::kFirst) out += " NULLS FIRST";
-      if (o.nulls == OrderItem::Nulls::kLast) out += " NULLS LAST";
-    }
+    for (size_t i = 0; i < s.order_by.size(); ++i) out += (i ? ", " : "") + orderText(s.order_by[i]);
   }
   if (s.limit >= 0) out += " LIMIT " + std::to_string(s.limit);
   if (s.offset > 0) out += " OFFSET " + std::to_string(s.offset);

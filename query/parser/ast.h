@@ -19,7 +19,7 @@ enum class ExprType : uint8_t {
   kConstant,  // value
   kUnary,     // op: "-", "+", "NOT"; children[0]
   kBinary,    // op: + - * / // % = <> < <= > >= || AND OR; children[0..1]  ("==" and "!=" come as "=" and "<>")
-  kFunction,  // op: lower-case name; children: arguments; distinct; star_arg for f(*)
+  kFunction,  // op: lower-case name; children: arguments; distinct; star_arg for f(*); window for f(...) OVER (...)
   kCase,      // children: [operand] (when, then)... [else]; has_operand, has_else
   kCast,      // children[0] AS cast_type
   kIsNull,    // children[0] IS [NOT] NULL (negated)
@@ -27,6 +27,8 @@ enum class ExprType : uint8_t {
   kIn,        // children[0] [NOT] IN (children[1..])
   kLike,      // children[0] [NOT] LIKE children[1]
 };
+
+struct WindowSpec;
 
 struct ParsedExpr {
   ExprType type = ExprType::kConstant;
@@ -44,6 +46,7 @@ struct ParsedExpr {
   bool has_operand = false;
   bool has_else = false;
   std::vector<std::unique_ptr<ParsedExpr>> children;
+  std::unique_ptr<WindowSpec> window;  // kFunction called with OVER
 };
 using ParsedExprPtr = std::unique_ptr<ParsedExpr>;
 
@@ -59,6 +62,30 @@ struct OrderItem {
   ParsedExprPtr expr;
   bool desc = false;
   enum class Nulls : uint8_t { kDefault, kFirst, kLast } nulls = Nulls::kDefault;
+};
+
+// A window frame (docs/query/language.md, "Window functions"). Offsets are non-negative:
+// whole numbers for ROWS, any number for RANGE.
+enum class FrameUnit : uint8_t { kRows, kRange };
+enum class FrameBoundKind : uint8_t { kUnboundedPreceding, kPreceding, kCurrentRow, kFollowing, kUnboundedFollowing };
+struct FrameBound {
+  FrameBoundKind kind = FrameBoundKind::kCurrentRow;
+  double offset = 0;  // kPreceding, kFollowing
+  SourcePos pos;
+};
+struct WindowFrame {
+  FrameUnit unit = FrameUnit::kRange;
+  FrameBound start{FrameBoundKind::kUnboundedPreceding, 0, {}};
+  FrameBound end{FrameBoundKind::kCurrentRow, 0, {}};
+};
+
+// OVER ([PARTITION BY ...] [ORDER BY ...] [frame]).
+struct WindowSpec {
+  SourcePos pos;  // OVER
+  std::vector<ParsedExprPtr> partition_by;
+  std::vector<OrderItem> order_by;
+  bool has_frame = false;  // false: the default frame (see WindowFrame's defaults and the doc)
+  WindowFrame frame;
 };
 
 struct TableRef {
@@ -97,5 +124,7 @@ struct Statement {
 // Canonical text, every operator parenthesized: for tests of precedence and round trips.
 std::string toString(const ParsedExpr& e);
 std::string toString(const SelectStatement& s);
+// "ROWS BETWEEN 10 PRECEDING AND CURRENT ROW".
+std::string frameText(const WindowFrame& f);
 
 }  // namespace argus::query

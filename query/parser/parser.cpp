@@ -186,25 +186,8 @@ class Parser {
     if (isKeyword("UNION") || isKeyword("EXCEPT") || isKeyword("INTERSECT")) fail("set operations are not supported in version 1 of the language");
     if (acceptKeyword("ORDER")) {
       expectKeyword("BY", "after ORDER");
-      do {
-        OrderItem o;
-        o.expr = parseExpr();
-        if (acceptKeyword("DESC")) {
-          o.desc = true;
-        } else {
-          acceptKeyword("ASC");
-        }
-        if (acceptKeyword("NULLS")) {
-          if (acceptKeyword("FIRST")) {
-            o.nulls = OrderItem::Nulls::kFirst;
-          } else if (acceptKeyword("LAST")) {
-            o.nulls = OrderItem::Nulls::kLast;
-          } else {
-            fail("expected FIRST or LAST after NULLS");
-          }
-        }
-        s->order_by.push_back(std::move(o));
-      } while (acceptSymbol(","));
+      do s->order_by.push_back(parseOrderItem());
+      while (acceptSymbol(","));
     }
     if (acceptKeyword("LIMIT")) {
       s->limit = parseCount("LIMIT");
@@ -213,6 +196,26 @@ class Parser {
       s->offset = parseCount("OFFSET");
     }
     return s;
+  }
+
+  OrderItem parseOrderItem() {
+    OrderItem o;
+    o.expr = parseExpr();
+    if (acceptKeyword("DESC")) {
+      o.desc = true;
+    } else {
+      acceptKeyword("ASC");
+    }
+    if (acceptKeyword("NULLS")) {
+      if (acceptKeyword("FIRST")) {
+        o.nulls = OrderItem::Nulls::kFirst;
+      } else if (acceptKeyword("LAST")) {
+        o.nulls = OrderItem::Nulls::kLast;
+      } else {
+        fail("expected FIRST or LAST after NULLS");
+      }
+    }
+    return o;
   }
 
   int64_t parseCount(const char* clause) {
@@ -572,8 +575,95 @@ class Parser {
       while (acceptSymbol(","));
     }
     expectSymbol(")", "to close the argument list");
+    // OVER is not reserved: `f(x) over` stays an alias unless a '(' follows.
+    if (isKeyword("OVER") && peekTok().kind == TokenKind::kSymbol && peekTok().text == "(") e->window = parseWindowSpec();
     e->end = prevEnd();
     return seal(std::move(e));
+  }
+
+  std::unique_ptr<WindowSpec> parseWindowSpec() {
+    auto w = std::make_unique<WindowSpec>();
+    w->pos = next().pos;
+    expectSymbol("(", "after OVER");
+    if (acceptKeyword("PARTITION")) {
+      expectKeyword("BY", "after PARTITION");
+      do w->partition_by.push_back(parseExpr());
+      while (acceptSymbol(","));
+    }
+    if (acceptKeyword("ORDER")) {
+      expectKeyword("BY", "after ORDER");
+      do w->order_by.push_back(parseOrderItem());
+      while (acceptSymbol(","));
+    }
+    if (isKeyword("ROWS") || isKeyword("RANGE")) {
+      w->has_frame = true;
+      w->frame.unit = isKeyword("ROWS") ? FrameUnit::kRows : FrameUnit::kRange;
+      next();
+      if (acceptKeyword("BETWEEN")) {
+        w->frame.start = parseFrameBound();
+        expectKeyword("AND", "between the frame's bounds");
+        w->frame.end = parseFrameBound();
+      } else {
+        // The short form names the start; the frame ends at the current row.
+        w->frame.start = parseFrameBound();
+        w->frame.end = FrameBound{FrameBoundKind::kCurrentRow, 0, w->frame.start.pos};
+      }
+      checkFrame(w->frame);
+    }
+    expectSymbol(")", "to close OVER (...)");
+    return w;
+  }
+
+  FrameBound parseFrameBound() {
+    FrameBound b;
+    b.pos = cur().pos;
+    if (acceptKeyword("UNBOUNDED")) {
+      if (acceptKeyword("PRECEDING")) {
+        b.kind = FrameBoundKind::kUnboundedPreceding;
+      } else if (acceptKeyword("FOLLOWING")) {
+        b.kind = FrameBoundKind::kUnboundedFollowing;
+      } else {
+        fail("expected PRECEDING or FOLLOWING after UNBOUNDED");
+      }
+      return b;
+    }
+    if (acceptKeyword("CURRENT")) {
+      expectKeyword("ROW", "after CURRENT");
+      b.kind = FrameBoundKind::kCurrentRow;
+      return b;
+    }
+    if (cur().kind != TokenKind::kInteger && cur().kind != TokenKind::kFloat) {
+      fail("expected UNBOUNDED, CURRENT ROW or a non-negative number for the frame bound");
+    }
+    b.offset = std::strtod(std::string(next().text).c_str(), nullptr);
+    if (acceptKeyword("PRECEDING")) {
+      b.kind = FrameBoundKind::kPreceding;
+    } else if (acceptKeyword("FOLLOWING")) {
+      b.kind = FrameBoundKind::kFollowing;
+    } else {
+      fail("expected PRECEDING or FOLLOWING after the frame offset");
+    }
+    return b;
+  }
+
+  // Frames whose end could lie before their start by construction, as SQL refuses them.
+  static void checkFrame(const WindowFrame& f) {
+    using K = FrameBoundKind;
+    if (f.start.kind == K::kUnboundedFollowing) throw ParserError(f.start.pos, "a frame cannot start at UNBOUNDED FOLLOWING");
+    if (f.end.kind == K::kUnboundedPreceding) throw ParserError(f.end.pos, "a frame cannot end at UNBOUNDED PRECEDING");
+    if (f.start.kind == K::kCurrentRow && f.end.kind == K::kPreceding) {
+      throw ParserError(f.end.pos, "a frame starting at the current row cannot end at a preceding row");
+    }
+    if (f.start.kind == K::kFollowing && (f.end.kind == K::kPreceding || f.end.kind == K::kCurrentRow)) {
+      throw ParserError(f.end.pos, "a frame starting at a following row cannot end at the current row or a preceding row");
+    }
+    if (f.unit == FrameUnit::kRows) {
+      for (const FrameBound* b : {&f.start, &f.end}) {
+        if ((b->kind == K::kPreceding || b->kind == K::kFollowing) && (b->offset != std::floor(b->offset) || b->offset > 1e15)) {
+          throw ParserError(b->pos, "a ROWS frame offset must be a whole number of rows");
+        }
+      }
+    }
   }
 
   ParsedExprPtr parseCase() {

@@ -26,7 +26,7 @@ struct ScanPredicates {
   }
 };
 
-enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kAggregate, kProjection, kDistinct, kOrder, kLimit };
+enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;
@@ -43,6 +43,8 @@ struct LogicalOperator {
   // kAggregate: output is [groups..., aggregates...]
   std::vector<BoundExprPtr> groups;
   std::vector<BoundAggregate> aggregates;
+  // kWindow: output is [input..., one column per window]
+  std::vector<BoundWindow> windows;
   // kProjection
   std::vector<BoundExprPtr> exprs;
   // kOrder

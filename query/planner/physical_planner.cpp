@@ -6,6 +6,7 @@
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
 #include "query/execution/table_scan.h"
+#include "query/execution/window_operator.h"
 
 namespace argus::query {
 
@@ -19,6 +20,7 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
     case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));
     case LogicalOpType::kAggregate:
       return std::make_unique<HashAggregate>(ctx, child(0), std::move(op.groups), std::move(op.aggregates), op.names, false);
+    case LogicalOpType::kWindow: return std::make_unique<WindowOperator>(ctx, child(0), std::move(op.windows), op.names);
     case LogicalOpType::kProjection: return std::make_unique<Projection>(ctx, child(0), std::move(op.exprs), op.names);
     case LogicalOpType::kDistinct: {
       std::vector<BoundExprPtr> keys;

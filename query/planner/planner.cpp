@@ -41,9 +41,59 @@ std::vector<BoundExpr*> sourceExpressions(BoundSelect& s) {
     for (auto& arg : a.args) out.push_back(arg.get());
   }
   if (!s.aggregated) {
+    for (auto& w : s.windows) {
+      for (auto* list : {&w.args, &w.partitions, &w.orders}) {
+        for (auto& e : *list) out.push_back(e.get());
+      }
+    }
     for (auto& p : s.projection) out.push_back(p.get());
   }
   return out;
+}
+
+// Whether the rows reaching a window already come in its order, so it need not sort them:
+// a store table's scan yields them by job (name order), rank, step (storage/store.h), and
+// filters keep that order. A column the scan is restricted to one value of orders nothing
+// and may appear anywhere; the others must be a prefix of (job, rank, step): first the
+// PARTITION BY columns (in any order), then the ORDER BY columns, ascending.
+bool inputInWindowOrder(const LogicalOperator& input, const BoundWindow& w) {
+  if (w.partitions.empty() && w.orders.empty()) return true;
+  const LogicalOperator* op = &input;
+  while (op->type == LogicalOpType::kFilter) op = op->children[0].get();
+  if (op->type != LogicalOpType::kGet || op->table->kind == TableInfo::Kind::kJobs) return false;
+  const ScanPredicates& p = op->predicates;
+  auto fixed = [&](const std::string& c) {
+    if (c == "job") return p.jobs_restricted && p.jobs.size() == 1;
+    if (c == "rank") return p.ranks_restricted && p.ranks.size() == 1;
+    return c == "step" && p.to_step != UINT64_MAX && p.from_step + 1 == p.to_step;
+  };
+  std::vector<std::string> scan_order;
+  for (const char* c : {"job", "rank", "step"}) {
+    if (!fixed(c)) scan_order.push_back(c);
+  }
+  auto nameOf = [&](const BoundExpr& e) -> std::string {
+    if (e.kind != BoundExprKind::kColumnRef) return "";
+    return op->table->columns[op->column_ids[e.column]].name;
+  };
+  std::vector<std::string> partitions;
+  for (const auto& e : w.partitions) {
+    std::string n = nameOf(*e);
+    if (n.empty()) return false;
+    if (!fixed(n) && std::find(partitions.begin(), partitions.end(), n) == partitions.end()) partitions.push_back(n);
+  }
+  size_t next = partitions.size();
+  if (next > scan_order.size()) return false;
+  for (const std::string& n : partitions) {
+    if (std::find(scan_order.begin(), scan_order.begin() + static_cast<ptrdiff_t>(next), n) == scan_order.begin() + static_cast<ptrdiff_t>(next)) return false;
+  }
+  for (size_t i = 0; i < w.orders.size(); ++i) {
+    std::string n = nameOf(*w.orders[i]);
+    if (n.empty()) return false;
+    if (fixed(n)) continue;
+    if (w.desc[i] || next >= scan_order.size() || scan_order[next] != n) return false;
+    ++next;
+  }
+  return true;
 }
 
 LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
@@ -57,7 +107,8 @@ LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
   // Only the columns the query reads leave the scan.
   std::vector<bool> used(src.names.size(), false);
   for (BoundExpr* e : sourceExpressions(s)) collectColumns(e, &used);
-  std::vector<size_t> map(src.names.size(), 0);
+  // Window results follow the source's columns (BoundSelect::windows).
+  std::vector<size_t> map(src.names.size() + (s.aggregated ? 0 : s.windows.size()), 0);
   for (size_t i = 0; i < used.size(); ++i) {
     if (!used[i]) continue;
     map[i] = get->column_ids.size();
@@ -65,6 +116,7 @@ LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
     get->names.push_back(src.names[i]);
     get->types.push_back(src.types[i]);
   }
+  for (size_t i = src.names.size(); i < map.size(); ++i) map[i] = get->column_ids.size() + (i - src.names.size());
   for (BoundExpr* e : sourceExpressions(s)) remapColumns(e, map);
   return get;
 }
@@ -94,6 +146,16 @@ LogicalOperatorPtr planSelect(BoundSelect& s, const QueryOptions& options) {
       op = makeOp(LogicalOpType::kFilter, std::move(op));
       op->predicate = std::move(s.having);
     }
+  }
+  if (!s.windows.empty()) {
+    auto win = makeOp(LogicalOpType::kWindow, std::move(op));
+    for (BoundWindow& w : s.windows) {
+      w.presorted = inputInWindowOrder(*win->children[0], w);
+      win->names.push_back(w.text);
+      win->types.push_back(w.call.type);
+    }
+    win->windows = std::move(s.windows);
+    op = std::move(win);
   }
   auto proj = makeOp(LogicalOpType::kProjection, std::move(op));
   proj->names = s.names;

@@ -1,0 +1,104 @@
+// SlidingOrderStat: the non-NULL values of a sliding window frame kept sorted, so that the
+// order statistics of every frame (median, quantiles, MAD, min, max) come without sorting
+// each frame anew. The frame moves by insert (binary search, then a shift) and erase: for a
+// rolling median over w rows that is O(log w + w) word moves per row against O(w log w) for
+// a sort, and no allocation once the vector has grown to the largest frame. Values added in
+// a burst (a frame's first rows) are sorted once and merged. NaN sorts above every number,
+// as in ORDER BY and min/max.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace argus::query {
+
+template <typename T>
+class SlidingOrderStat {
+ public:
+  void clear() {
+    values_.clear();
+    pending_.clear();
+  }
+  void insert(T x) { pending_.push_back(x); }
+  // REQUIRES: x is in the frame.
+  void erase(T x) {
+    flush();
+    values_.erase(std::lower_bound(values_.begin(), values_.end(), x, less));
+  }
+  size_t size() {
+    flush();
+    return values_.size();
+  }
+  // The k-th smallest. REQUIRES: k < size().
+  T at(size_t k) {
+    flush();
+    return values_[k];
+  }
+  // Interpolated between the two nearest ranks (quantile_cont). REQUIRES: size() > 0.
+  double quantileCont(double q) {
+    flush();
+    double pos = q * static_cast<double>(values_.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    double frac = pos - static_cast<double>(lo);
+    double lo_v = static_cast<double>(values_[lo]);
+    if (frac == 0 || lo + 1 >= values_.size()) return lo_v;
+    return lo_v + (static_cast<double>(values_[lo + 1]) - lo_v) * frac;
+  }
+  // The value at rank ceil(q * n) (quantile_disc). REQUIRES: size() > 0.
+  T quantileDisc(double q) {
+    flush();
+    size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(values_.size())));
+    return values_[k == 0 ? 0 : k - 1];
+  }
+  // Median absolute deviation, median(|x - median(x)|): the deviations, walked outward from
+  // the median, come in increasing order from two sorted runs, so no second sort is needed
+  // (O(n) per call). REQUIRES: size() > 0.
+  double mad() {
+    flush();
+    const double m = quantileCont(0.5);
+    const size_t n = values_.size();
+    // left: the values below the median, walked downward; right: the rest, upward.
+    size_t right = static_cast<size_t>(std::lower_bound(values_.begin(), values_.end(), m,
+                                                        [](T v, double t) { return static_cast<double>(v) < t; }) -
+                                       values_.begin());
+    size_t left = right;  // values_[left - 1] is the next one below
+    const size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+    double lo_dev = 0, dev = 0;
+    for (size_t k = 0; k <= hi_rank; ++k) {
+      bool take_left = right >= n || (left > 0 && m - static_cast<double>(values_[left - 1]) <= static_cast<double>(values_[right]) - m);
+      dev = take_left ? m - static_cast<double>(values_[--left]) : static_cast<double>(values_[right++]) - m;
+      if (k == lo_rank) lo_dev = dev;
+    }
+    return (lo_dev + dev) / 2;
+  }
+  size_t memoryBytes() const { return (values_.capacity() + pending_.capacity()) * sizeof(T); }
+
+ private:
+  static bool less(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a)) return false;
+      return std::isnan(b) || a < b;
+    } else {
+      return a < b;
+    }
+  }
+  void flush() {
+    if (pending_.empty()) return;
+    if (pending_.size() <= 8) {
+      for (T x : pending_) values_.insert(std::upper_bound(values_.begin(), values_.end(), x, less), x);
+    } else {
+      std::sort(pending_.begin(), pending_.end(), less);
+      size_t mid = values_.size();
+      values_.insert(values_.end(), pending_.begin(), pending_.end());
+      std::inplace_merge(values_.begin(), values_.begin() + static_cast<ptrdiff_t>(mid), values_.end(), less);
+    }
+    pending_.clear();
+  }
+
+  std::vector<T> values_;   // sorted
+  std::vector<T> pending_;  // inserted, not yet merged
+};
+
+}  // namespace argus::query

@@ -1,0 +1,37 @@
+// WindowLayout: where each buffered row stands in one window (docs/query/language.md,
+// "Window functions"): the rows in the window's order (partition keys, then ORDER BY keys,
+// ties in input order), and per position its partition, its peers (equal ORDER BY keys) and
+// its frame, as position ranges [start, end). Within a partition a frame's start and end
+// never decrease from one row to the next, so window functions slide over the frames.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "query/common/vector.h"
+#include "query/parser/ast.h"
+
+namespace argus::query {
+
+struct WindowLayout {
+  std::vector<uint32_t> order;  // position -> buffered row
+  std::vector<uint32_t> partition_start, partition_end;
+  std::vector<uint32_t> peer_start, peer_end;
+  std::vector<uint32_t> frame_start, frame_end;  // start <= end; empty frames are possible
+
+  size_t size() const { return order.size(); }
+  size_t memoryBytes() const { return order.capacity() * 4 * 7; }
+};
+
+struct WindowKeys {
+  std::vector<const Vector*> partitions;  // flat, `rows` rows each
+  std::vector<const Vector*> orders;
+  std::vector<bool> desc, nulls_first;  // per ORDER BY key
+};
+
+// Fills *out for `rows` buffered rows. presorted: the rows already come in the window's order
+// (the scan's), so they are not sorted. REQUIRES: a RANGE frame with an offset has exactly
+// one numeric ORDER BY key (the binder checks).
+void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, size_t rows, WindowLayout* out);
+
+}  // namespace argus::query
