@@ -1,5 +1,6 @@
 #include "base/prometheus.h"
 
+#include <cassert>
 #include <cstdio>
 
 namespace argus::prometheus {
@@ -20,6 +21,26 @@ void sample(std::string* out, std::string_view name, std::string_view labels, do
 void metric(std::string* out, std::string_view name, std::string_view type, std::string_view help, double value) {
   header(out, name, type, help);
   sample(out, name, {}, value);
+}
+
+void histogram(std::string* out, std::string_view name, std::string_view help, std::span<const double> bounds_s,
+               std::span<const uint64_t> counts, double sum_s) {
+  assert(counts.size() == bounds_s.size() + 1 && "one count per bucket, +Inf included");
+  header(out, name, "histogram", help);
+  const std::string bucket = std::string(name) + "_bucket";
+  uint64_t cumulative = 0;
+  char le[48];
+  for (size_t i = 0; i < counts.size(); ++i) {
+    cumulative += counts[i];
+    if (i < bounds_s.size()) {
+      std::snprintf(le, sizeof le, "le=\"%g\"", bounds_s[i]);
+    } else {
+      std::snprintf(le, sizeof le, "le=\"+Inf\"");
+    }
+    sample(out, bucket, le, static_cast<double>(cumulative));
+  }
+  sample(out, std::string(name) + "_sum", {}, sum_s);
+  sample(out, std::string(name) + "_count", {}, static_cast<double>(cumulative));
 }
 
 }  // namespace argus::prometheus

@@ -2,6 +2,8 @@
 // (ingest counters, store and HTTP gauges).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -13,5 +15,11 @@ void header(std::string* out, std::string_view name, std::string_view type, std:
 void sample(std::string* out, std::string_view name, std::string_view labels, double value);
 // A metric with one unlabelled sample: header() then sample().
 void metric(std::string* out, std::string_view name, std::string_view type, std::string_view help, double value);
+
+// A histogram: header(), cumulative NAME_bucket{le="..."} samples for `bounds_s` (upper
+// bounds in seconds) and +Inf, NAME_sum and NAME_count. counts[i] is the number of
+// observations in bucket i alone. REQUIRES: counts.size() == bounds_s.size() + 1.
+void histogram(std::string* out, std::string_view name, std::string_view help, std::span<const double> bounds_s,
+               std::span<const uint64_t> counts, double sum_s);
 
 }  // namespace argus::prometheus

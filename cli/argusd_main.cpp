@@ -19,6 +19,7 @@
 #include "ingest/server.h"
 #include "query/http/http_router.h"
 #include "query/http/http_server.h"
+#include "query/http/http_tokens.h"
 #include "storage/store.h"
 #include "wire/tcp.h"
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   std::string ingest_addr = "127.0.0.1:7701";
   std::string http_addr;
   std::string auth_file;
+  std::string http_tokens_file;
   std::string sync_wal = "on";
   std::string seal_on_exit = "all";
   uint32_t block_steps = 256;
@@ -67,6 +69,10 @@ int main(int argc, char** argv) {
   app.add_option("--auth", auth_file,
                  "Auth file, lines `JOB TOKEN` (`*` as JOB: any other job). With it, unknown jobs and wrong tokens "
                  "are refused; without it every job is accepted")
+      ->check(CLI::ExistingFile);
+  app.add_option("--http-tokens", http_tokens_file,
+                 "HTTP tokens file, lines `ROLE TOKEN` (ROLE read or control). With it, /api/ requests need "
+                 "`Authorization: Bearer TOKEN`; /healthz and /metrics stay open")
       ->check(CLI::ExistingFile);
   app.add_option("--sync-wal", sync_wal,
                  "on: fsync the WAL in every group commit before acknowledging (survives power loss); off: an "
@@ -143,6 +149,14 @@ int main(int argc, char** argv) {
   if (!http_addr.empty()) {
     if (Status s = wire::parseHostPort(http_addr, &http_host, &http_port); !s.isOk()) return fail("--http: " + s.message(), 2);
   }
+  std::optional<query::HttpTokens> http_tokens;
+  if (!http_tokens_file.empty()) {
+    if (http_addr.empty()) return fail("--http-tokens needs --http", 2);
+    auto tokens = query::HttpTokens::load(http_tokens_file);
+    if (!tokens.isOk()) return fail(tokens.status().message(), 2);
+    std::fprintf(stderr, "argusd: http tokens file %s: %zu tokens\n", http_tokens_file.c_str(), tokens->entries());
+    http_tokens = std::move(tokens.value());
+  }
   if (!auth_file.empty()) {
     auto table = ingest::AuthTable::load(auth_file);
     if (!table.isOk()) return fail(table.status().message(), 2);
@@ -195,6 +209,7 @@ int main(int argc, char** argv) {
     router = std::make_unique<query::HttpRouter>(*store, [&metrics](std::string* out) { ingest::writePrometheus(metrics, out); });
     router->setFlightRecorderDumper([srv = server.get()](const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from,
                                                          uint64_t to) { return srv->requestFlightRecorderDump(job, ranks, from, to); });
+    if (http_tokens) router->setTokens(std::move(*http_tokens));
     http = std::make_unique<query::HttpServer>(server->ioContext(), *router);
     auto endpoint = http->listen(http_host, http_port);
     if (!endpoint.isOk()) {

@@ -14,7 +14,7 @@ using tcp = boost::asio::ip::tcp;
 
 Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std::string& method,
                               const std::string& target, const std::string& body,
-                              std::chrono::milliseconds timeout) {
+                              std::chrono::milliseconds timeout, const std::string& bearer_token) {
   const std::string where = "http://" + host + ":" + std::to_string(port) + target;
   boost::asio::io_context io;
   beast::tcp_stream stream(io);
@@ -26,6 +26,7 @@ Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std:
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, host);
   req.set(http::field::user_agent, "argus-cli");
+  if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
   if (!body.empty()) {
     req.set(http::field::content_type, "application/json");
     req.body() = body;

@@ -15,8 +15,10 @@ struct HttpReply {
   std::string body;
 };
 
+// `bearer_token` non-empty: sent as `Authorization: Bearer TOKEN` (argusd --http-tokens).
 Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std::string& method,
                               const std::string& target, const std::string& body = {},
-                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                              const std::string& bearer_token = {});
 
 }  // namespace argus::cli

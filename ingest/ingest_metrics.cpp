@@ -1,8 +1,6 @@
 // Prometheus text for IngestMetrics (see ingest_metrics.h).
 #include "ingest/ingest_metrics.h"
 
-#include <cstdio>
-
 #include "base/prometheus.h"
 
 namespace argus::ingest {
@@ -63,21 +61,12 @@ void writePrometheus(const IngestMetrics& m, std::string* out) {
   metric(out, "argus_ingest_forced_seals_total", "counter", "Seal passes run at once because head was over --max-head-bytes.",
          load(m.forced_seals));
 
-  const char* latency = "argus_ingest_commit_latency_seconds";
-  prometheus::header(out, latency, "histogram", "Latency of one group commit (Store::writeGroup).");
-  uint64_t cumulative = 0;
-  char le[48];
-  for (size_t i = 0; i <= kCommitLatencyBucketsMs.size(); ++i) {
-    cumulative += m.commit_latency_buckets[i].load(std::memory_order_relaxed);
-    if (i < kCommitLatencyBucketsMs.size()) {
-      std::snprintf(le, sizeof le, "le=\"%g\"", kCommitLatencyBucketsMs[i] / 1000.0);
-    } else {
-      std::snprintf(le, sizeof le, "le=\"+Inf\"");
-    }
-    prometheus::sample(out, "argus_ingest_commit_latency_seconds_bucket", le, static_cast<double>(cumulative));
-  }
-  prometheus::sample(out, "argus_ingest_commit_latency_seconds_sum", {}, load(m.commit_latency_ns_sum) / 1e9);
-  prometheus::sample(out, "argus_ingest_commit_latency_seconds_count", {}, static_cast<double>(cumulative));
+  std::array<double, kCommitLatencyBucketsMs.size()> bounds_s;
+  for (size_t i = 0; i < bounds_s.size(); ++i) bounds_s[i] = kCommitLatencyBucketsMs[i] / 1000.0;
+  std::array<uint64_t, kCommitLatencyBucketsMs.size() + 1> counts;
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = m.commit_latency_buckets[i].load(std::memory_order_relaxed);
+  prometheus::histogram(out, "argus_ingest_commit_latency_seconds", "Latency of one group commit (Store::writeGroup).", bounds_s, counts,
+                        load(m.commit_latency_ns_sum) / 1e9);
 
   const char* rejected = "argus_ingest_rejected_sessions_total";
   prometheus::header(out, rejected, "counter", "Sessions closed by the server for bad input, by reason.");

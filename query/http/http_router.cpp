@@ -17,13 +17,6 @@ constexpr size_t kMaxScanLimit = 1'000'000;
 constexpr uint64_t kMaxQueryTimeoutMs = 300'000;          // a query runs at most 5 minutes
 constexpr uint64_t kMaxQueryMemoryBytes = uint64_t{4} << 30;  // and holds at most 4 GiB
 
-HttpResponse jsonError(int status, std::string_view message) {
-  HttpResponse r;
-  r.status = status;
-  JsonWriter(&r.body).beginObject().key("error").value(message).endObject();
-  return r;
-}
-
 int hexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -144,6 +137,11 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
   std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
 
   HttpResponse response;
+  if (std::optional<HttpResponse> refusal = refuseUnauthorized(request, path)) {
+    count(refusal->status);
+    return *refusal;
+  }
+  constexpr std::string_view kGrafana = "/api/v1/grafana";
   constexpr std::string_view kJobs = "/api/v1/jobs/", kFlightRecorder = "/flight-recorder";
   if (path.starts_with(kJobs) && path.ends_with(kFlightRecorder) && path.size() > kJobs.size() + kFlightRecorder.size()) {
     std::string job = percentDecode(path.substr(kJobs.size(), path.size() - kJobs.size() - kFlightRecorder.size()));
@@ -152,6 +150,8 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
     } else {
       response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path) + " (POST to request a dump)");
     }
+  } else if (path.starts_with(kGrafana) && (path.size() == kGrafana.size() || path[kGrafana.size()] == '/')) {
+    response = grafana_.handle(request.method, path.substr(kGrafana.size()), request.body);
   } else if (path == "/api/v1/query") {
     if (request.method == "POST") {
       response = this->query(parseQueryString(query), request.body);
@@ -178,6 +178,21 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
   return response;
 }
 
+std::optional<HttpResponse> HttpRouter::refuseUnauthorized(const HttpRequest& request, std::string_view path) const {
+  if (!tokens_ || !path.starts_with("/api/")) return std::nullopt;
+  std::optional<HttpRole> role = tokens_->roleOf(request.authorization);
+  if (!role) {
+    HttpResponse r = jsonError(401, request.authorization.empty() ? "this argusd needs `Authorization: Bearer TOKEN` (--http-tokens)"
+                                                                    : "unknown token");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"argusd\"");
+    return r;
+  }
+  // Control: what acts on running jobs (flight-recorder dumps); everything else only reads.
+  bool control = request.method == "POST" && path.starts_with("/api/v1/jobs/");
+  if (control && *role != HttpRole::kControl) return jsonError(403, "a read token may not " + request.method + " " + std::string(path) + " (needs a control token)");
+  return std::nullopt;
+}
+
 HttpResponse HttpRouter::metrics() {
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
@@ -195,6 +210,8 @@ HttpResponse HttpRouter::metrics() {
   prometheus::metric(&out, "argus_http_scan_rows_total", "counter", "Rows returned by /api/v1/scan.", count(scan_rows_.load()));
   prometheus::metric(&out, "argus_http_queries_total", "counter", "Queries run by /api/v1/query.", count(queries_.load()));
   prometheus::metric(&out, "argus_http_query_errors_total", "counter", "Queries of /api/v1/query that failed.", count(query_errors_.load()));
+  query_metrics_.write(&out);
+  grafana_.writeMetrics(&out);
   if (extra_metrics_) extra_metrics_(&out);
   return r;
 }
@@ -382,7 +399,7 @@ HttpResponse HttpRouter::query(const std::map<std::string, std::string>& params,
   }
   HttpResponse r;
   try {
-    QueryResult result = QueryEngine(store_).run(sql, options);
+    QueryResult result = query_metrics_.run(store_, sql, options);
     if (format && *format == "csv") {
       r.content_type = "text/csv";
       writeCsv(result, &r.body);

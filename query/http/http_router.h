@@ -6,25 +6,18 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "query/http/grafana_api.h"
+#include "query/http/http_message.h"
+#include "query/http/http_tokens.h"
+#include "query/http/query_metrics.h"
 #include "storage/store.h"
 
 namespace argus::query {
-
-struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // path and query string, as sent
-  std::string body;
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
 
 // Splits "a=1&b=x%20y" into a map, percent-decoding keys and values.
 std::map<std::string, std::string> parseQueryString(std::string_view query);
@@ -41,6 +34,10 @@ class HttpRouter {
   using FlightRecorderDumper =
       std::function<size_t(const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from_step, uint64_t to_step)>;
   void setFlightRecorderDumper(FlightRecorderDumper dumper) { dumper_ = std::move(dumper); }
+  // With tokens, every /api/v1/ request needs `Authorization: Bearer TOKEN` (401 without a
+  // known token, 403 for a read token on a control endpoint); /healthz and /metrics stay
+  // open. Set before serving.
+  void setTokens(HttpTokens tokens) { tokens_ = std::move(tokens); }
 
   HttpResponse handle(const HttpRequest& request);
   // Transport-level refusals (oversized requests, bad HTTP) count here too.
@@ -54,10 +51,15 @@ class HttpRouter {
   HttpResponse query(const std::map<std::string, std::string>& params, const std::string& sql);
   HttpResponse flightRecorder(const std::string& job, const std::map<std::string, std::string>& params);
   void count(int status);
+  // nullopt when the request may go on, else the refusal.
+  std::optional<HttpResponse> refuseUnauthorized(const HttpRequest& request, std::string_view path) const;
 
   storage::Store& store_;
   MetricsWriter extra_metrics_;
   FlightRecorderDumper dumper_;
+  std::optional<HttpTokens> tokens_;
+  QueryMetrics query_metrics_;
+  GrafanaApi grafana_{store_, query_metrics_};
   std::atomic<uint64_t> requests_2xx_{0}, requests_4xx_{0}, requests_5xx_{0};
   std::atomic<uint64_t> scan_rows_{0};
   std::atomic<uint64_t> queries_{0}, query_errors_{0};

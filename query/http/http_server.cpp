@@ -68,12 +68,14 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
     auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
     // The router may scan for a long time: answer on the query pool, write on our strand.
     asio::post(shared_->pool, [self = shared_from_this(), req] {
-      HttpRequest request{std::string(req->method_string()), std::string(req->target()), std::move(req->body())};
+      HttpRequest request{std::string(req->method_string()), std::string(req->target()), std::move(req->body()),
+                          std::string((*req)[http::field::authorization])};
       auto answer = std::make_shared<HttpResponse>(self->router_.handle(request));
       asio::post(self->stream_.get_executor(), [self, req, answer] {
         auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer->status), req->version());
         res->set(http::field::server, "argusd");
         res->set(http::field::content_type, answer->content_type);
+        for (const auto& [name, value] : answer->headers) res->set(name, value);
         res->keep_alive(req->keep_alive());
         res->body() = std::move(answer->body);
         res->prepare_payload();

@@ -51,6 +51,12 @@ class JsonWriter {
     out_->append(v ? "true" : "false");
     return *this;
   }
+  // Appends `json`, already valid JSON text, as one value.
+  JsonWriter& raw(std::string_view json) {
+    separate();
+    out_->append(json);
+    return *this;
+  }
   JsonWriter& null() {
     separate();
     out_->append("null");
