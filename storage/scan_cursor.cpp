@@ -147,12 +147,6 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
 }
 
 Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
-  struct Source {
-    TableBlock block;
-    uint16_t attempt;
-    bool head;
-    std::vector<size_t> offsets;
-  };
   std::vector<Source> sources;
   ChunkGetter get = [this](const std::string& key, std::string* value) -> Status {
     rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, value);
@@ -195,6 +189,17 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     if (src.head) src.offsets = src.block.rowOffsets();
   }
 
+  if (sources.size() == 1) {
+    // One source (the usual case: a sealed block, no replay): its steps ascend without
+    // repeats, so the rows in range are one run, copied column by column.
+    const std::vector<int64_t>& steps = sources[0].block.steps;
+    auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
+    size_t first = std::lower_bound(steps.begin(), steps.end(), spec_.from_step, below) - steps.begin();
+    size_t last = std::lower_bound(steps.begin() + first, steps.end(), spec_.to_step, below) - steps.begin();
+    appendRun(plan.rank, sources[0], first, last);
+    return Status::ok();
+  }
+
   // Winner per step: highest attempt; head before chunk for the same attempt.
   struct Cand {
     uint64_t step;
@@ -219,35 +224,50 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   });
   for (size_t c = 0; c < cands.size(); ++c) {
     if (c > 0 && cands[c].step == cands[c - 1].step) continue;
-    const Cand& w = cands[c];
-    Source& src = sources[w.source];
-    size_t lo = src.offsets[w.index], hi = src.offsets[w.index + 1];
-    size_t n = hi - lo;
-    if (n == 0) continue;
-    for (size_t o = 0; o < columns_.size(); ++o) {
-      Column& out = pending_.columns[o];
-      uint8_t id = columns_[o]->id;
-      if (id == 0) {
-        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(plan.rank));
-      } else if (id == 1) {
-        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(w.step));
-      } else if (id == 2) {
-        out.ints.insert(out.ints.end(), n, static_cast<int64_t>(w.attempt));
-      } else if (out.type == ColumnType::kHistogram) {
-        // Each (source, step) is emitted once: its histograms can move.
-        auto& h = src.block.columns[id].hists;
-        out.hists.insert(out.hists.end(), std::make_move_iterator(h.begin() + lo), std::make_move_iterator(h.begin() + hi));
-      } else {
-        const auto& v = src.block.columns[id].ints;
-        out.ints.insert(out.ints.end(), v.begin() + lo, v.begin() + hi);
-      }
-    }
-    pending_.rows += n;
+    appendRun(plan.rank, sources[cands[c].source], cands[c].index, cands[c].index + 1);
   }
   return Status::ok();
 }
 
+void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t last) {
+  size_t lo = src.offsets[first], hi = src.offsets[last];
+  size_t n = hi - lo;
+  if (n == 0) return;
+  for (size_t o = 0; o < columns_.size(); ++o) {
+    Column& out = pending_.columns[o];
+    uint8_t id = columns_[o]->id;
+    if (id == 0) {
+      out.ints.insert(out.ints.end(), n, static_cast<int64_t>(rank));
+    } else if (id == 1) {
+      for (size_t i = first; i < last; ++i) out.ints.insert(out.ints.end(), src.offsets[i + 1] - src.offsets[i], src.block.steps[i]);
+    } else if (id == 2) {
+      out.ints.insert(out.ints.end(), n, static_cast<int64_t>(src.attempt));
+    } else if (out.type == ColumnType::kHistogram) {
+      // Each (source, step) is emitted once: its histograms can move.
+      auto& h = src.block.columns[id].hists;
+      out.hists.insert(out.hists.end(), std::make_move_iterator(h.begin() + lo), std::make_move_iterator(h.begin() + hi));
+    } else {
+      const auto& v = src.block.columns[id].ints;
+      out.ints.insert(out.ints.end(), v.begin() + lo, v.begin() + hi);
+    }
+  }
+  pending_.rows += n;
+}
+
 Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
+  if (pending_off_ > 0) {
+    // Drop the rows already handed out (fewer than a batch remain): otherwise the buffers
+    // would keep every row of the scan whenever blocks do not add up to whole batches.
+    for (Column& c : pending_.columns) {
+      if (c.type == ColumnType::kHistogram) {
+        c.hists.erase(c.hists.begin(), c.hists.begin() + static_cast<ptrdiff_t>(pending_off_));
+      } else {
+        c.ints.erase(c.ints.begin(), c.ints.begin() + static_cast<ptrdiff_t>(pending_off_));
+      }
+    }
+    pending_.rows -= pending_off_;
+    pending_off_ = 0;
+  }
   while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < plan_.size()) {
     const RankPlan& plan = plan_[rank_ix_];
     if (!rank_started_) {

@@ -34,6 +34,12 @@ class RocksScanCursor final : public ScanCursor {
     uint64_t base;
     uint16_t attempt;
   };
+  struct Source {  // one chunk set or one attempt's head records of a block
+    TableBlock block;
+    uint16_t attempt;
+    bool head;
+    std::vector<size_t> offsets;  // block.rowOffsets()
+  };
   struct RankPlan {
     uint32_t rank;
     std::vector<ChunkSet> sets;  // sorted by (base, attempt)
@@ -45,6 +51,8 @@ class RocksScanCursor final : public ScanCursor {
   Status loadHeadRows(const RankPlan& plan);
   // Emits the rows of block `base` of the current rank into pending_.
   Status emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix);
+  // Appends the rows of src's steps [first, last) to pending_.
+  void appendRun(uint32_t rank, Source& src, size_t first, size_t last);
   bool wantRank(uint32_t rank) const;
   std::string getChunk(const std::string& key, Status* s);
 
