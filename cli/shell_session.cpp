@@ -132,7 +132,11 @@ void ShellSession::describe(const std::string& table) {
   // The target answers for itself (a server may run another version than this binary).
   if (!isIdentifier(table)) return fail("\\describe: '" + table + "' is not a table name; \\tables lists them");
   auto columns = target_->columns("SELECT * FROM " + table + " LIMIT 0", options_);
-  if (!columns.isOk()) return fail(columns.status().message());
+  if (!columns.isOk()) {
+    // Without the caret: it would point into the statement the shell wrote, not the user.
+    const std::string& message = columns.status().message();
+    return fail(message.substr(0, message.find('\n')));
+  }
   TablePrinter printer({"column", "type"});
   for (const ColumnInfo& c : *columns) printer.addRow({c.name, c.type});
   printer.print(stdout);

@@ -145,6 +145,15 @@ TEST_CASE("keys edit, recall and abandon lines in the real shell") {
   CHECK(shell.expect("seven\r\n  -----\r\n      7\r\n(1 row)"));
   REQUIRE(shell.expect("argus> "));
 
+  // Ctrl-C on a continuation line drops the whole unfinished statement.
+  shell.type("SELECT 8\r");
+  REQUIRE(shell.expect("..> "));
+  shell.type("\x03");
+  REQUIRE(shell.expect("argus> "));
+  shell.type("SELECT 9 AS nine;\r");
+  CHECK(shell.expect("nine\r\n  ----\r\n     9\r\n(1 row)"));
+  REQUIRE(shell.expect("argus> "));
+
   shell.type("\x04");  // Ctrl-D on an empty line
   CHECK(shell.wait() == 0);
   INFO(shell.output());
@@ -153,7 +162,7 @@ TEST_CASE("keys edit, recall and abandon lines in the real shell") {
 
   std::ifstream in(history);
   std::string text(std::istreambuf_iterator<char>(in), {});
-  CHECK(text == "SELECT 132 AS x;\nSELECT 7\\n AS seven;\nSELECT 1320 AS y;\nSELECT 7\\n AS seven;\n");
+  CHECK(text == "SELECT 132 AS x;\nSELECT 7\\n AS seven;\nSELECT 1320 AS y;\nSELECT 7\\n AS seven;\nSELECT 9 AS nine;\n");
 }
 
 TEST_CASE("a signal while the shell reads a line restores the terminal") {

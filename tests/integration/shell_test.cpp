@@ -65,6 +65,7 @@ void checkScript(const RunResult& r) {
   CHECK(contains(r.output, "  signature  ID\n"));
   CHECK(contains(r.output, "  hist       HISTOGRAM\n"));
   CHECK(contains(r.output, "no table 'nope'"));
+  CHECK_FALSE(contains(r.output, "SELECT * FROM nope"));  // no caret into the shell's own statement
   CHECK(contains(r.output, "\\describe TABLE"));
   CHECK(contains(r.output, "unknown meta-command '\\bogus'; \\help lists them\n"));
   CHECK_FALSE(contains(r.output, "never runs"));
