@@ -31,7 +31,8 @@ for arg in "$@"; do
 done
 
 all_targets=(step_decoder_fuzz duration_histogram_fuzz wire_client_fuzz wire_server_fuzz chunk_format_fuzz
-             column_codec_fuzz hist_codec_fuzz sealed_block_fuzz meta_records_fuzz dump_fuzz auth_fuzz query_parser_fuzz)
+             column_codec_fuzz hist_codec_fuzz sealed_block_fuzz meta_records_fuzz dump_fuzz auth_fuzz query_parser_fuzz
+             grafana_fuzz)
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
 seconds=${ARGUS_FUZZ_SECONDS:-20}
