@@ -15,6 +15,7 @@ using L = LogicalType;
 
 constexpr size_t kMaxGroupKeys = 64;  // GroupTable keeps one NULL bit per key in a uint64
 constexpr size_t kMaxCopiedNodes = 100'000;
+constexpr int64_t kMaxHopWindows = 1024;  // windows one row may fall into: hop(step, size, slide) copies it size / slide times
 // Window results are bound as column refs from here on, and moved behind the window
 // stage's input columns once every clause is bound (aggregates may still be added before).
 constexpr size_t kWindowColumnBase = size_t{1} << 40;
@@ -120,6 +121,7 @@ class SelectBinder {
       }
     }
     bindOrder(s);
+    refuseStrayHops(s);
     const size_t window_base = aggregated_ ? out_->groups.size() + out_->aggregates.size() : out_->source.names.size();
     for (auto& e : out_->projection) {
       visitExpr(*e, [&](BoundExpr& n) {
@@ -538,7 +540,68 @@ class SelectBinder {
     if (e.star_arg) throw BinderError(e.op_pos, "only count(*) takes '*'");
     std::vector<BoundExprPtr> args;
     for (const auto& c : e.children) args.push_back(bindExpr(*c));
+    if (e.op == "tumble" || e.op == "hop") checkStepWindow(e, args);
     return callScalar(e.op, std::move(args), e.op_pos, e.op);
+  }
+
+  // tumble(step, n) and hop(step, size, slide) take positive BIGINT constants; a hop's size
+  // is a whole number of slides (each row then lands in size / slide windows).
+  static void checkStepWindow(const ParsedExpr& e, const std::vector<BoundExprPtr>& args) {
+    const size_t want = e.op == "tumble" ? 2 : 3;
+    if (args.size() != want) throw BinderError(e.op_pos, e.op + (want == 2 ? "() takes (step, width)" : "() takes (step, size, slide)"));
+    static const char* kWhat[] = {"", "the window size", "the slide"};
+    for (size_t k = 1; k < args.size(); ++k) {
+      const BoundExpr& a = *args[k];
+      if (a.kind != BoundExprKind::kConstant || a.type != L::kBigInt || a.value.isNull() || a.value.bigintValue() <= 0) {
+        std::string got = a.kind == BoundExprKind::kConstant ? a.value.toSql() : "an expression";
+        throw BinderError(e.children[k]->pos, e.op + "(): " + kWhat[k] + " must be a positive BIGINT constant, got " + got);
+      }
+    }
+    if (want == 3) {
+      const int64_t size = args[1]->value.bigintValue(), slide = args[2]->value.bigintValue();
+      if (size % slide != 0) {
+        throw BinderError(e.children[1]->pos, "hop(): the window size (" + std::to_string(size) + ") must be a multiple of the slide (" +
+                                                  std::to_string(slide) + ")");
+      }
+      if (size / slide > kMaxHopWindows) {
+        throw BinderError(e.children[1]->pos, "hop(): a row would fall into " + std::to_string(size / slide) + " windows (size / slide); at most " +
+                                                  std::to_string(kMaxHopWindows));
+      }
+    }
+  }
+
+  static bool isHop(const BoundExpr& e) { return e.kind == BoundExprKind::kFunction && e.function->name == "hop"; }
+
+  // hop() is a GROUP BY key of its own (at most one), or that key repeated in the select
+  // list, HAVING or ORDER BY (bound there as a reference to the group); anything else is refused.
+  void refuseStrayHops(const SelectStatement& s) {
+    auto refuse = [](BoundExpr* e) {
+      if (!e) return;
+      visitExpr(*e, [](BoundExpr& n) {
+        if (isHop(n)) throw BinderError(n.pos, "hop() is only allowed as a whole GROUP BY key");
+      });
+    };
+    size_t hops = 0;
+    for (size_t g = 0; g < out_->groups.size(); ++g) {
+      BoundExpr& key = *out_->groups[g];
+      if (isHop(key)) {
+        if (++hops > 1) throw BinderError(s.group_by[g]->pos, "GROUP BY takes at most one hop() key");
+        for (auto& c : key.children) refuse(c.get());
+      } else {
+        refuse(&key);
+      }
+    }
+    refuse(out_->where.get());
+    refuse(out_->having.get());
+    for (auto& p : out_->projection) refuse(p.get());
+    for (auto& a : out_->aggregates) {
+      for (auto& arg : a.args) refuse(arg.get());
+    }
+    for (auto& w : out_->windows) {
+      for (auto* list : {&w.args, &w.partitions, &w.orders}) {
+        for (auto& x : *list) refuse(x.get());
+      }
+    }
   }
 
   BoundExprPtr bindCase(const ParsedExpr& e) {

@@ -11,6 +11,7 @@ FunctionRegistry::FunctionRegistry() {
   registerStringFunctions(*this);
   registerHistogramFunctions(*this);
   registerAggregates(*this);
+  registerStepWindows(*this);
 }
 
 const FunctionRegistry& FunctionRegistry::instance() {

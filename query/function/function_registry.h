@@ -38,5 +38,10 @@ void registerMathFunctions(FunctionRegistry& r);
 void registerStringFunctions(FunctionRegistry& r);
 void registerHistogramFunctions(FunctionRegistry& r);
 void registerAggregates(FunctionRegistry& r);
+void registerStepWindows(FunctionRegistry& r);
+
+// floor(step / width) * width: the start of the window of `width` steps that holds step;
+// false when it does not fit a BIGINT. REQUIRES: width > 0. (step_windows.cpp)
+bool stepWindowStart(int64_t step, int64_t width, int64_t* start);
 
 }  // namespace argus::query

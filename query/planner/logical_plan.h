@@ -26,7 +26,7 @@ struct ScanPredicates {
   }
 };
 
-enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
+enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;
@@ -43,9 +43,12 @@ struct LogicalOperator {
   // kAggregate: output is [groups..., aggregates...]
   std::vector<BoundExprPtr> groups;
   std::vector<BoundAggregate> aggregates;
+  // kHopExpand: output is [input..., window start], each row once per window of exprs[0]
+  int64_t hop_size = 0;
+  int64_t hop_slide = 0;
   // kWindow: output is [input..., one column per window]
   std::vector<BoundWindow> windows;
-  // kProjection
+  // kProjection (and kHopExpand's step)
   std::vector<BoundExprPtr> exprs;
   // kOrder
   std::vector<OrderKey> order;

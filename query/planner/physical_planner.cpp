@@ -2,6 +2,7 @@
 
 #include "query/execution/filter.h"
 #include "query/execution/hash_aggregate.h"
+#include "query/execution/hop_expand.h"
 #include "query/execution/limit.h"
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
@@ -18,6 +19,8 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kDummy: return std::make_unique<DummyScan>(ctx);
     case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));
+    case LogicalOpType::kHopExpand:
+      return std::make_unique<HopExpand>(ctx, child(0), std::move(op.exprs[0]), op.hop_size, op.hop_slide, op.names.back());
     case LogicalOpType::kAggregate:
       return std::make_unique<HashAggregate>(ctx, child(0), std::move(op.groups), std::move(op.aggregates), op.names, false);
     case LogicalOpType::kWindow: return std::make_unique<WindowOperator>(ctx, child(0), std::move(op.windows), op.names);

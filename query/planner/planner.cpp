@@ -131,6 +131,18 @@ LogicalOperatorPtr planSelect(BoundSelect& s, const QueryOptions& options) {
     op->predicate = std::move(s.where);
   }
   if (s.aggregated) {
+    for (BoundExprPtr& g : s.groups) {
+      if (g->kind != BoundExprKind::kFunction || g->function->name != "hop") continue;
+      // GROUP BY hop(step, size, slide): each row once per window, grouped by its start.
+      auto hop = makeOp(LogicalOpType::kHopExpand, std::move(op));
+      hop->hop_size = g->children[1]->value.bigintValue();
+      hop->hop_slide = g->children[2]->value.bigintValue();
+      hop->exprs.push_back(std::move(g->children[0]));
+      hop->names.push_back("hop_start");
+      hop->types.push_back(LogicalType::kBigInt);
+      g = makeColumnRef(hop->names.size() - 1, LogicalType::kBigInt, g->pos);
+      op = std::move(hop);
+    }
     auto agg = makeOp(LogicalOpType::kAggregate, std::move(op));
     agg->names = s.group_names;
     agg->types.clear();
