@@ -37,5 +37,6 @@ if [ ! -d "$duck/node_modules/@duckdb/node-api" ]; then
   (cd "$duck" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
-exec "$build/bench/bench_query_vs_duckdb" ranks="$ranks" steps="$steps" runs="$runs" dir="$data" \
+trap 'rm -rf "$data"' EXIT  # also when the bench fails or is interrupted midway
+"$build/bench/bench_query_vs_duckdb" ranks="$ranks" steps="$steps" runs="$runs" dir="$data" \
   duckdb="node $duck/run_queries.mjs"
