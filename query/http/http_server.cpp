@@ -89,10 +89,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
     res->set(http::field::server, "argusd");
     res->set(http::field::content_type, "application/json");
     res->keep_alive(false);
-    std::string body = "{\"error\":\"";
-    for (char c : message) body += (c == '"' || c == '\\') ? ' ' : c;
-    body += "\"}";
-    res->body() = std::move(body);
+    res->body() = jsonError(static_cast<int>(status), message).body;
     res->prepare_payload();
     write(res);
   }
