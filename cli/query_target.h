@@ -32,7 +32,7 @@ class QueryTarget {
 
   // Opens `data_dir` read-only: statements see the store as of the open.
   static Result<std::unique_ptr<QueryTarget>> openData(const std::string& data_dir);
-  // REQUIRES: host_port parses as HOST:PORT (wire::parseHostPort). Connects per statement.
+  // InvalidArgument unless host_port is HOST:PORT (wire::parseHostPort). Connects per statement.
   static Result<std::unique_ptr<QueryTarget>> connect(const std::string& host_port);
 
   // Runs one statement and prints its result on stdout. On failure the status message is
