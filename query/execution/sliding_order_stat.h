@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace argus::query {
@@ -92,7 +94,7 @@ class SlidingOrderStat {
       std::sort(pending_.begin(), pending_.end(), less);
       size_t mid = values_.size();
       values_.insert(values_.end(), pending_.begin(), pending_.end());
-      std::inplace_merge(values_.begin(), values_.begin() + static_cast<ptrdiff_t>(mid), values_.end(), less);
+      std::inplace_merge(values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(mid), values_.end(), less);
     }
     pending_.clear();
   }

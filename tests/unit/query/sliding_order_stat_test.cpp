@@ -1,0 +1,78 @@
+// SlidingOrderStat against a sort of each frame: random frames sliding over random values
+// (few distinct ones, so ties are common), bursts of inserts, BIGINT and DOUBLE.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <random>
+
+#include "query/execution/sliding_order_stat.h"
+
+using namespace argus::query;
+
+namespace {
+
+double naiveQuantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  if (lo + 1 >= v.size()) return v[lo];
+  return v[lo] + (v[lo + 1] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double naiveMad(const std::vector<double>& v) {
+  double m = naiveQuantile(v, 0.5);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::fabs(x - m));
+  return naiveQuantile(dev, 0.5);
+}
+
+template <typename T>
+void checkSliding(uint32_t seed, int distinct) {
+  std::mt19937 rng(seed);
+  std::vector<T> values(500);
+  for (T& v : values) v = static_cast<T>(static_cast<int>(rng() % distinct) - distinct / 3);
+  SlidingOrderStat<T> stat;
+  size_t s = 0, e = 0;
+  while (e < values.size()) {
+    // Grow by a burst or one row, then shrink by up to as much.
+    size_t grow = rng() % 4 == 0 ? 1 + rng() % 30 : 1;
+    size_t ne = std::min(values.size(), e + grow);
+    while (e < ne) stat.insert(values[e++]);
+    size_t ns = std::min(e, s + rng() % (grow + 2));
+    while (s < ns) stat.erase(values[s++]);
+    std::vector<double> frame(values.begin() + static_cast<std::ptrdiff_t>(s), values.begin() + static_cast<std::ptrdiff_t>(e));
+    REQUIRE(stat.size() == frame.size());
+    if (frame.empty()) continue;
+    std::vector<double> sorted = frame;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(static_cast<double>(stat.at(0)) == sorted.front());
+    CHECK(static_cast<double>(stat.at(frame.size() - 1)) == sorted.back());
+    for (double q : {0.0, 0.25, 0.5, 0.9, 1.0}) {
+      CHECK(stat.quantileCont(q) == doctest::Approx(naiveQuantile(frame, q)));
+      size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(frame.size())));
+      CHECK(static_cast<double>(stat.quantileDisc(q)) == sorted[k == 0 ? 0 : k - 1]);
+    }
+    CHECK(stat.mad() == doctest::Approx(naiveMad(frame)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("SlidingOrderStat: order statistics of sliding frames equal those of a sort") {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    checkSliding<int64_t>(seed, seed % 2 ? 5 : 1000);
+    checkSliding<double>(seed, seed % 2 ? 3 : 100000);
+  }
+}
+
+TEST_CASE("SlidingOrderStat: mad of one value and of two") {
+  SlidingOrderStat<int64_t> s;
+  s.insert(7);
+  CHECK(s.mad() == 0);
+  s.insert(10);
+  CHECK(s.mad() == 1.5);  // median 8.5, deviations 1.5 and 1.5
+  s.erase(7);
+  CHECK(s.quantileCont(0.5) == 10);
+}
