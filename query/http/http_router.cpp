@@ -6,6 +6,7 @@
 #include "base/prometheus.h"
 #include "query/engine.h"
 #include "query/http/json_writer.h"
+#include "query/http/query_request.h"
 #include "query/result_writer.h"
 
 namespace argus::query {
@@ -154,9 +155,17 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
     response = grafana_.handle(request.method, path.substr(kGrafana.size()), request.body);
   } else if (path == "/api/v1/query") {
     if (request.method == "POST") {
-      response = this->query(parseQueryString(query), request.body);
+      std::string error;
+      std::optional<QueryRequest> q = readQueryRequest(parseQueryString(query), request.body, &error);
+      if (q) {
+        response = this->query(q->params, q->sql);
+      } else {
+        queries_++;
+        query_errors_++;
+        response = jsonError(400, error);
+      }
     } else {
-      response = jsonError(405, "method " + request.method + " not allowed on /api/v1/query (POST the query text)");
+      response = jsonError(405, "method " + request.method + " not allowed on /api/v1/query (POST the query text or {\"q\": ...})");
     }
   } else if (request.method != "GET") {
     response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path));

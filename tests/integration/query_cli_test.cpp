@@ -1,6 +1,6 @@
 // argus query as a user runs it: embedded on a data directory (table, CSV, JSON, errors with
 // a caret, deadline and memory cap, bad options), and against a real argusd through
-// POST /api/v1/query (the same JSON; 400/422/405 answers), including embedded reads of a
+// POST /api/v1/query (the same JSON; query text or a {"q": ...} body; 400/422/405 answers), including embedded reads of a
 // directory argusd is running on.
 #include <doctest/doctest.h>
 
@@ -167,6 +167,17 @@ TEST_CASE("argus query --server and POST /api/v1/query against a real argusd") {
     CHECK(post("/api/v1/query?timeout_ms=0", "SELECT 1").status == 422);
     CHECK(post("/api/v1/query?timeout_ms=999999999", "SELECT 1").status == 400);
     CHECK(post("/api/v1/query?format=xml", "SELECT 1").status == 400);
+    // A JSON body {"q": ...}: its members override the URL parameters.
+    cli::HttpReply json_ok = post("/api/v1/query?format=json", R"( {"q": "SELECT count(*) AS n FROM steps", "format": "csv"})");
+    CHECK(json_ok.status == 200);
+    CHECK(json_ok.body == "n\r\n30\r\n");
+    CHECK(post("/api/v1/query", R"({"q": "SELECT 1", "timeout_ms": 0})").status == 422);
+    for (const char* broken : {R"({"q": 1})", R"({"sql": "SELECT 1"})", R"({"q": "SELECT 1", "timeout_ms": -1})", "{\"q\": ", "{}"}) {
+      cli::HttpReply r = post("/api/v1/query", broken);
+      INFO(broken << " -> " << r.body);
+      CHECK(r.status == 400);
+      CHECK(Json::parse(r.body)["error"].get<std::string>().starts_with("query: "));
+    }
     auto get = cli::httpRequest("127.0.0.1", http, "GET", "/api/v1/query");
     REQUIRE(get.isOk());
     CHECK(get->status == 405);
