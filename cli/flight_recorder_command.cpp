@@ -14,6 +14,7 @@ namespace {
 
 struct FlightRecorderOptions {
   std::string server;
+  std::string token;
   std::string job;
   uint64_t from_step = 0, to_step = 0;
   std::string ranks;  // "0,3"; empty: all
@@ -33,7 +34,7 @@ int runFlightRecorder(const FlightRecorderOptions& o) {
   }
   std::string target = "/api/v1/jobs/" + o.job + "/flight-recorder?from_step=" + std::to_string(o.from_step) +
                        "&to_step=" + std::to_string(o.to_step) + (o.ranks.empty() ? "" : "&ranks=" + o.ranks);
-  auto reply = httpRequest(host, port, "POST", target);
+  auto reply = httpRequest(host, port, "POST", target, {}, std::chrono::seconds(30), httpToken(o.token));
   if (!reply.isOk()) {
     std::fprintf(stderr, "argus flight-recorder: %s: %s\n", o.server.c_str(), reply.status().toString().c_str());
     return 1;
@@ -63,6 +64,7 @@ void addFlightRecorderCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<FlightRecorderOptions>();
   CLI::App* cmd = app.add_subcommand("flight-recorder", "Ask a running job's ranks to dump the raw events of a step range as Perfetto JSON");
   cmd->add_option("--server", o->server, "argusd HTTP address HOST:PORT")->required();
+  cmd->add_option("--token", o->token, "control token for argusd --http-tokens (default: $ARGUS_HTTP_TOKEN)");
   cmd->add_option("--job", o->job, "job id")->required();
   cmd->add_option("--from-step", o->from_step, "first step (inclusive)")->required();
   cmd->add_option("--to-step", o->to_step, "last step (inclusive)")->required();

@@ -1,5 +1,7 @@
 #include "cli/http_client.h"
 
+#include <cstdlib>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -57,6 +59,12 @@ Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std:
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
   return HttpReply{static_cast<int>(res.result_int()), std::move(res.body())};
+}
+
+std::string httpToken(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("ARGUS_HTTP_TOKEN");
+  return env ? env : "";
 }
 
 }  // namespace argus::cli

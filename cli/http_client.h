@@ -21,4 +21,8 @@ Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std:
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
                               const std::string& bearer_token = {});
 
+// The bearer token for argusd's HTTP API: `flag` when given, else $ARGUS_HTTP_TOKEN (kept out
+// of the command line, where other users' `ps` sees it), else empty.
+std::string httpToken(const std::string& flag);
+
 }  // namespace argus::cli

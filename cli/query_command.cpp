@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/duration_text.h"
+#include "cli/http_client.h"
 #include "cli/query_target.h"
 #include "query/result_writer.h"
 #include "wire/tcp.h"
@@ -16,6 +17,7 @@ namespace {
 struct QueryCommandOptions {
   std::string data_dir;
   std::string server;
+  std::string token;
   std::string format = "table";
   std::string timeout = "30s";
   std::string memory = "1GiB";
@@ -76,7 +78,7 @@ int runQuery(const QueryCommandOptions& o) {
   std::string host;
   uint16_t port = 0;
   if (Status s = wire::parseHostPort(o.server, &host, &port); !o.server.empty() && !s.isOk()) return usageError("--server: " + s.message());
-  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server);
+  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server, httpToken(o.token));
   query::QueryStats stats;
   Status s = target.isOk() ? (*target)->run(o.sql, format, qo, &stats) : target.status();
   if (!s.isOk()) {
@@ -94,6 +96,7 @@ void addQueryCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("query", "Run a query (docs/query/language.md) on a data directory or against argusd");
   cmd->add_option("--data", o->data_dir, "data directory, opened read-only (argusd may keep running on it)");
   cmd->add_option("--server", o->server, "argusd HTTP address HOST:PORT");
+  cmd->add_option("--token", o->token, "bearer token for argusd --http-tokens (default: $ARGUS_HTTP_TOKEN)");
   cmd->add_option("--format", o->format, "table, csv or json")->capture_default_str();
   cmd->add_option("--timeout", o->timeout, "deadline of the query (250ms, 30s, 2m)")->capture_default_str();
   cmd->add_option("--memory", o->memory, "memory cap of the query (512MiB, 1GiB)")->capture_default_str();

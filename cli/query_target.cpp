@@ -94,8 +94,8 @@ std::string jsonCellText(const Json& cell) {
 
 class ServerTarget final : public QueryTarget {
  public:
-  ServerTarget(std::string host_port, std::string host, uint16_t port)
-      : host_port_(std::move(host_port)), host_(std::move(host)), port_(port) {}
+  ServerTarget(std::string host_port, std::string host, uint16_t port, std::string token)
+      : host_port_(std::move(host_port)), host_(std::move(host)), port_(port), token_(std::move(token)) {}
 
   Status run(std::string_view sql, OutputFormat format, const query::QueryOptions& options, query::QueryStats*) override {
     std::string body;
@@ -146,7 +146,7 @@ class ServerTarget final : public QueryTarget {
                          "&memory_limit=" + std::to_string(options.memory_limit_bytes) + (options.pushdown ? "" : "&pushdown=off");
     // The server stops the query at its deadline; the extra time covers the answer's way back,
     // so a server that went away or hangs is an error, never a wait without end.
-    auto reply = httpRequest(host_, port_, "POST", target, std::string(sql), std::chrono::milliseconds(ms + 5000));
+    auto reply = httpRequest(host_, port_, "POST", target, std::string(sql), std::chrono::milliseconds(ms + 5000), token_);
     if (!reply.isOk()) return Status::unavailable(host_port_ + ": " + reply.status().toString());
     if (reply->status == 200) {
       *body = std::move(reply->body);
@@ -176,6 +176,7 @@ class ServerTarget final : public QueryTarget {
   std::string host_port_;
   std::string host_;
   uint16_t port_;
+  std::string token_;
 };
 
 }  // namespace
@@ -197,11 +198,11 @@ Result<std::unique_ptr<QueryTarget>> QueryTarget::openData(const std::string& da
   return std::unique_ptr<QueryTarget>(std::make_unique<EmbeddedTarget>(std::move(*store)));
 }
 
-Result<std::unique_ptr<QueryTarget>> QueryTarget::connect(const std::string& host_port) {
+Result<std::unique_ptr<QueryTarget>> QueryTarget::connect(const std::string& host_port, const std::string& token) {
   std::string host;
   uint16_t port = 0;
   ARGUS_RETURN_IF_ERROR(wire::parseHostPort(host_port, &host, &port));
-  return std::unique_ptr<QueryTarget>(std::make_unique<ServerTarget>(host_port, host, port));
+  return std::unique_ptr<QueryTarget>(std::make_unique<ServerTarget>(host_port, host, port, token));
 }
 
 }  // namespace argus::cli

@@ -32,8 +32,9 @@ class QueryTarget {
 
   // Opens `data_dir` read-only: statements see the store as of the open.
   static Result<std::unique_ptr<QueryTarget>> openData(const std::string& data_dir);
-  // InvalidArgument unless host_port is HOST:PORT (wire::parseHostPort). Connects per statement.
-  static Result<std::unique_ptr<QueryTarget>> connect(const std::string& host_port);
+  // InvalidArgument unless host_port is HOST:PORT (wire::parseHostPort). Connects per statement,
+  // sending `token` (non-empty) as a bearer token (argusd --http-tokens).
+  static Result<std::unique_ptr<QueryTarget>> connect(const std::string& host_port, const std::string& token = {});
 
   // Runs one statement and prints its result on stdout. On failure the status message is
   // what to print: the error, and for a query error a line with the statement and a caret

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/duration_text.h"
+#include "cli/http_client.h"
 #include "cli/shell_history.h"
 #include "cli/shell_session.h"
 #include "cli/tty_line_reader.h"
@@ -20,6 +21,7 @@ namespace {
 struct ShellCommandOptions {
   std::string data_dir;
   std::string server;
+  std::string token;
   std::string format = "table";
   std::string timeout = "30s";
 };
@@ -79,7 +81,7 @@ int runShell(const ShellCommandOptions& o) {
   std::string host;
   uint16_t port = 0;
   if (Status s = wire::parseHostPort(o.server, &host, &port); !o.server.empty() && !s.isOk()) return usageError("--server: " + s.message());
-  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server);
+  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server, httpToken(o.token));
   if (!target.isOk()) {
     std::fprintf(stderr, "argus shell: %s\n", target.status().message().c_str());
     return 1;
@@ -98,6 +100,7 @@ void addShellCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("shell", "Interactive query prompt (docs/query/language.md) on a data directory or against argusd");
   cmd->add_option("--data", o->data_dir, "data directory, opened read-only (argusd may keep running on it)");
   cmd->add_option("--server", o->server, "argusd HTTP address HOST:PORT");
+  cmd->add_option("--token", o->token, "bearer token for argusd --http-tokens (default: $ARGUS_HTTP_TOKEN)");
   cmd->add_option("--format", o->format, "table, csv or json (\\format changes it)")->capture_default_str();
   cmd->add_option("--timeout", o->timeout, "deadline of each statement (250ms, 30s, 2m)")->capture_default_str();
   cmd->callback([o, exit_code] { *exit_code = runShell(*o); });

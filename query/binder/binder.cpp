@@ -64,9 +64,12 @@ struct CteScope {
 
 enum class Mode : uint8_t { kSource, kAggregate };
 
+constexpr uint32_t kMaxSourceDepth = 64;
+
 class SelectBinder {
  public:
-  SelectBinder(std::string_view sql, const CteScope* ctes, size_t* copied_nodes = nullptr) : sql_(sql), ctes_(ctes) {
+  SelectBinder(std::string_view sql, const CteScope* ctes, size_t* copied_nodes = nullptr, uint32_t depth = 0)
+      : sql_(sql), ctes_(ctes), depth_(depth) {
     if (copied_nodes) copied_nodes_ = copied_nodes;
   }
 
@@ -150,14 +153,20 @@ class SelectBinder {
       return;
     }
     const TableRef& ref = *s.from;
+    // Binding, planning and running recurse once per level: a chain of WITH queries each
+    // reading the one before must not run the server out of stack.
+    if ((ref.kind == TableRef::Kind::kSubquery || findCte(ref.name)) && depth_ + 1 > kMaxSourceDepth) {
+      throw BinderError(ref.pos, "query nested too deeply (more than " + std::to_string(kMaxSourceDepth) +
+                                     " levels of subqueries and WITH queries reading each other)");
+    }
     if (ref.kind == TableRef::Kind::kSubquery) {
       src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, ctes_, copied_nodes_).bind(*ref.subquery);
+      src.subquery = SelectBinder(sql_, ctes_, copied_nodes_, depth_ + 1).bind(*ref.subquery);
       alias_ = ref.alias;
       source_desc_ = ref.alias.empty() ? "the subquery in FROM" : "subquery '" + ref.alias + "'";
     } else if (const CteScope* cte = findCte(ref.name)) {
       src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, cte->parent, copied_nodes_).bind(*cte->cte->query);
+      src.subquery = SelectBinder(sql_, cte->parent, copied_nodes_, depth_ + 1).bind(*cte->cte->query);
       alias_ = ref.alias.empty() ? ref.name : ref.alias;
       source_desc_ = "WITH query '" + ref.name + "'";
     } else if (const TableInfo* table = findTable(ref.name)) {
@@ -1025,6 +1034,7 @@ class SelectBinder {
 
   std::string_view sql_;
   const CteScope* ctes_;
+  uint32_t depth_;  // of this SELECT among the sources it is read from
   std::unique_ptr<BoundSelect> out_;
   std::string alias_;
   std::string source_desc_ = "the query";

@@ -87,6 +87,23 @@ TEST_CASE("Grafana datasource on a real argusd: dashboard queries, tokens, concu
     CHECK(request(http, "GET", "/metrics", "", "").status == 200);
   }
 
+  SUBCASE("argus query and flight-recorder send the token of --token or $ARGUS_HTTP_TOKEN") {
+    const std::string server = "--server 127.0.0.1:" + std::to_string(http) + " ";
+    const std::string sql = "\"SELECT count(*) AS n FROM steps\"";
+    testing::RunResult without = testing::runArgus("query --format csv " + server + sql);
+    CHECK(without.exit_code == 1);
+    CHECK(without.output.find("Authorization: Bearer") != std::string::npos);
+    testing::RunResult flag = testing::runArgus("query --format csv --token " + std::string(kReadToken) + " " + server + sql);
+    INFO(flag.output);
+    CHECK(flag.exit_code == 0);
+    CHECK(flag.output == "n\r\n" + std::to_string(kRanks * kSteps) + "\r\n");
+    testing::RunResult env = testing::runArgus("query --format csv " + server + sql, true, "ARGUS_HTTP_TOKEN=" + std::string(kReadToken));
+    CHECK(env.output == flag.output);
+    const std::string dump = "flight-recorder " + server + "--job " + kJob + " --from-step 1 --to-step 2";
+    CHECK(testing::runArgus(dump + " --token " + std::string(kReadToken)).output.find("403") != std::string::npos);
+    CHECK(testing::runArgus(dump + " --token " + std::string(kControlToken)).output.find("403") == std::string::npos);
+  }
+
   SUBCASE("every query of the provisioned dashboard is accepted") {
     std::filesystem::path path = std::filesystem::path(__FILE__).parent_path() / "../../grafana/dashboards/job-overview.json";
     std::ifstream in(path);

@@ -196,7 +196,6 @@ struct RunResult {
   std::string output;  // stdout, and stderr unless left out
 };
 
-// Runs the `argus` binary under test (ARGUS_BIN, set by CTest) with `args`.
 // A loopback port free now (bound, read and released): for a server a test starts, stops
 // and starts again on the same port.
 inline uint16_t freeLoopbackPort() {
@@ -211,10 +210,12 @@ inline uint16_t freeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
-inline RunResult runArgus(const std::string& args, bool with_stderr = true) {
+// Runs the `argus` binary under test (ARGUS_BIN, set by CTest) with `args`; `env`
+// ("NAME=value ...", may be empty) is set for that run only.
+inline RunResult runArgus(const std::string& args, bool with_stderr = true, const std::string& env = "") {
   const char* bin = std::getenv("ARGUS_BIN");
   REQUIRE_MESSAGE(bin != nullptr, "ARGUS_BIN is not set (run under ctest)");
-  std::string command = std::string(bin) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string command = (env.empty() ? "" : "env " + env + " ") + std::string(bin) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   RunResult r;
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);

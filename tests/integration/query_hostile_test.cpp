@@ -39,7 +39,6 @@ void refused(uint16_t port, const std::string& sql, int status, const std::strin
   cli::HttpReply r = post(port, sql, params);
   INFO(sql.substr(0, 120) << " -> " << r.body.substr(0, 300));
   CHECK(r.status == status);
-  if (status == 413) return;  // refused by the transport, before the query layer
   Json body = Json::parse(r.body, nullptr, false);
   REQUIRE(body.is_object());
   CHECK(body["error"].get<std::string>().find(cause) != std::string::npos);
@@ -83,17 +82,20 @@ TEST_CASE("hostile queries get clean errors and leave argusd answering") {
     CHECK(count(http, all_steps + " AND rank NOT IN (" + list + ")") == 0);
   }
 
-  SUBCASE("thousands of CTEs, a long CTE chain") {
+  SUBCASE("thousands of CTEs; a CTE chain stops at the documented depth") {
     std::string ctes = "WITH ";
     for (int i = 0; i < 5000; ++i) ctes += (i ? ", a" : "a") + std::to_string(i) + " AS (SELECT 1)";
     CHECK(count(http, ctes + " SELECT 7") == 7);
     std::string chain = "WITH a0 AS (SELECT 3 AS x)";
     for (int i = 1; i < 3000; ++i) chain += ", a" + std::to_string(i) + " AS (SELECT x FROM a" + std::to_string(i - 1) + ")";
-    CHECK(count(http, chain + " SELECT x FROM a2999") == 3);
+    refused(http, chain + " SELECT x FROM a2999", 400, "nested too deeply");
+    CHECK(count(http, chain + " SELECT x FROM a63") == 3);
   }
 
   SUBCASE("query text past the request body limit") {
-    refused(http, "SELECT 1 " + repeat("-- padding\n", 200000), 413, "");
+    // argusd answers 413 and closes at once; a client still sending may see the close first.
+    Result<cli::HttpReply> r = cli::httpRequest("127.0.0.1", http, "POST", "/api/v1/query", "SELECT 1 " + repeat("-- padding\n", 200000));
+    if (r.isOk()) CHECK(r->status == 413);
   }
 
   SUBCASE("memory cap and deadline cancel cleanly") {
