@@ -4,22 +4,12 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/json_string.h"
 #include "model/step_record.h"
 
 namespace argus::capture {
 
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
-size_t utf8Length(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  }
-  return n;
-}
 
 void appendMicros(std::string* out, int64_t ns) {
   char buf[48];
@@ -36,30 +26,6 @@ void appendUint(std::string* out, uint64_t v) {
 }
 
 }  // namespace
-
-void appendJsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-      ++i;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out->append(buf);
-      ++i;
-    } else if (size_t n = utf8Length(s, i); n > 0) {
-      out->append(s.substr(i, n));
-      i += n;
-    } else {
-      out->append("\xef\xbf\xbd");  // U+FFFD
-      ++i;
-    }
-  }
-  out->push_back('"');
-}
 
 FlightRecorder::FlightRecorder(FlightRecorderOptions options) : options_(options) {
   ring_.resize(std::max<size_t>(1, options_.max_bytes / sizeof(TraceEvent)));

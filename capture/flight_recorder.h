@@ -69,8 +69,4 @@ class FlightRecorder {
   std::vector<StepSpan> steps_;  // the last max_steps, oldest first
 };
 
-// Appends `s` as a JSON string literal (quotes included) to *out: escapes quotes,
-// backslashes and control characters, and replaces invalid UTF-8 with U+FFFD.
-void appendJsonString(std::string* out, std::string_view s);
-
 }  // namespace argus::capture

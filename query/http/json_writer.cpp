@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/json_string.h"
+
 namespace argus::query {
 
 JsonWriter& JsonWriter::value(double v) {
@@ -18,26 +20,6 @@ JsonWriter& JsonWriter::value(double v) {
   return *this;
 }
 
-void JsonWriter::writeString(std::string_view s) {
-  out_->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out_->append("\\\""); break;
-      case '\\': out_->append("\\\\"); break;
-      case '\n': out_->append("\\n"); break;
-      case '\r': out_->append("\\r"); break;
-      case '\t': out_->append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out_->append(buf);
-        } else {
-          out_->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out_->push_back('"');
-}
+void JsonWriter::writeString(std::string_view s) { appendJsonString(out_, s); }
 
 }  // namespace argus::query

@@ -131,10 +131,3 @@ TEST_CASE("the ring is bounded by bytes and keeps the newest events; steps by co
   CHECK(ts.back() == doctest::Approx(0.9));  // µs
   CHECK(fr.writeChromeTrace(names, {.rank = 0, .from_step = 0, .to_step = 2}, &json).code() == argus::Status::Code::kNotFound);
 }
-
-TEST_CASE("json strings: escapes and invalid UTF-8") {
-  std::string out;
-  appendJsonString(&out, std::string("a\"b\\c\n\td\x80\xc3\xa9", 11));
-  CHECK(out == "\"a\\\"b\\\\c\\u000a\\u0009d\xef\xbf\xbd\xc3\xa9\"");
-  CHECK(Json::parse(out).get<std::string>().size() == 13);
-}
