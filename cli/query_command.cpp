@@ -5,21 +5,15 @@
 #include <string>
 
 #include "cli/duration_text.h"
-#include "cli/http_client.h"
-#include "cli/query_target.h"
+#include "cli/target_options.h"
 #include "query/result_writer.h"
-#include "wire/tcp.h"
 
 namespace argus::cli {
 
 namespace {
 
 struct QueryCommandOptions {
-  std::string data_dir;
-  std::string server;
-  std::string token;
-  std::string format = "table";
-  std::string timeout = "30s";
+  TargetOptions target;
   std::string memory = "1GiB";
   bool no_pushdown = false;
   bool stats = false;
@@ -64,28 +58,18 @@ void printStats(const query::QueryStats& s) {
 }
 
 int runQuery(const QueryCommandOptions& o) {
-  if (o.data_dir.empty() == o.server.empty()) return usageError("give exactly one of --data DIR and --server HOST:PORT");
-  OutputFormat format = OutputFormat::kTable;
-  if (!parseOutputFormat(o.format, &format)) return usageError("--format must be table, csv or json");
-  query::QueryOptions qo;
-  auto timeout = parseDurationNs(o.timeout);
-  if (!timeout.isOk()) return usageError("--timeout: " + timeout.status().message());
-  qo.deadline = std::chrono::nanoseconds(*timeout);
   auto memory = parseBytes(o.memory);
   if (!memory.isOk()) return usageError("--memory: " + memory.status().message());
-  qo.memory_limit_bytes = *memory;
-  qo.pushdown = !o.no_pushdown;
-  std::string host;
-  uint16_t port = 0;
-  if (Status s = wire::parseHostPort(o.server, &host, &port); !o.server.empty() && !s.isOk()) return usageError("--server: " + s.message());
-  auto target = o.server.empty() ? QueryTarget::openData(o.data_dir) : QueryTarget::connect(o.server, httpToken(o.token));
+  OpenedTarget t;
+  if (int code = openTarget(o.target, "query", &t); code != 0) return code;
+  t.options.memory_limit_bytes = *memory;
+  t.options.pushdown = !o.no_pushdown;
   query::QueryStats stats;
-  Status s = target.isOk() ? (*target)->run(o.sql, format, qo, &stats) : target.status();
-  if (!s.isOk()) {
+  if (Status s = t.target->run(o.sql, t.format, t.options, &stats); !s.isOk()) {
     std::fprintf(stderr, "argus query: %s\n", s.message().c_str());
     return 1;
   }
-  if (o.stats && o.server.empty()) printStats(stats);
+  if (o.stats && o.target.server.empty()) printStats(stats);
   return 0;
 }
 
@@ -94,11 +78,7 @@ int runQuery(const QueryCommandOptions& o) {
 void addQueryCommand(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<QueryCommandOptions>();
   CLI::App* cmd = app.add_subcommand("query", "Run a query (docs/query/language.md) on a data directory or against argusd");
-  cmd->add_option("--data", o->data_dir, "data directory, opened read-only (argusd may keep running on it)");
-  cmd->add_option("--server", o->server, "argusd HTTP address HOST:PORT");
-  cmd->add_option("--token", o->token, "bearer token for argusd --http-tokens (default: $ARGUS_HTTP_TOKEN)");
-  cmd->add_option("--format", o->format, "table, csv or json")->capture_default_str();
-  cmd->add_option("--timeout", o->timeout, "deadline of the query (250ms, 30s, 2m)")->capture_default_str();
+  addTargetOptions(cmd, &o->target);
   cmd->add_option("--memory", o->memory, "memory cap of the query (512MiB, 1GiB)")->capture_default_str();
   cmd->add_flag("--no-pushdown", o->no_pushdown, "scan every job and step, filter afterwards (same answers; for comparisons)");
   cmd->add_flag("--stats", o->stats, "print rows and values scanned, chunks and time on stderr");
