@@ -16,7 +16,8 @@ using tcp = boost::asio::ip::tcp;
 
 Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std::string& method,
                               const std::string& target, const std::string& body,
-                              std::chrono::milliseconds timeout, const std::string& bearer_token) {
+                              std::chrono::milliseconds timeout, const std::string& bearer_token,
+                              const std::atomic<bool>* cancel) {
   const std::string where = "http://" + host + ":" + std::to_string(port) + target;
   boost::asio::io_context io;
   beast::tcp_stream stream(io);
@@ -53,7 +54,16 @@ Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std:
       http::async_read(stream, buffer, res, [&](beast::error_code read_ec, size_t) { ec = read_ec; });
     });
   });
-  io.run();
+  // Run in slices so that `cancel` is seen within one of them; closing the stream aborts
+  // the pending operation, and the server sees the close (it stops the query).
+  while (!io.stopped()) {
+    io.run_for(std::chrono::milliseconds(50));
+    if (cancel && cancel->load() && !io.stopped()) {
+      stream.close();
+      io.run();
+      return Status::aborted(method + " " + where + ": cancelled");
+    }
+  }
   if (ec == beast::error::timeout) return Status::unavailable(method + " " + where + ": no answer within deadline");
   if (ec) return Status::unavailable(method + " " + where + ": " + ec.message());
   beast::error_code ignored;

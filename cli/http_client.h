@@ -2,6 +2,7 @@
 // per connection, with a deadline so a server that goes away gives an error, not a hang.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -16,10 +17,12 @@ struct HttpReply {
 };
 
 // `bearer_token` non-empty: sent as `Authorization: Bearer TOKEN` (argusd --http-tokens).
+// `cancel` (may be null) set by another thread or a signal handler: the request is abandoned
+// within 50 ms, its connection closed, and the result is Aborted.
 Result<HttpReply> httpRequest(const std::string& host, uint16_t port, const std::string& method,
                               const std::string& target, const std::string& body = {},
                               std::chrono::milliseconds timeout = std::chrono::seconds(30),
-                              const std::string& bearer_token = {});
+                              const std::string& bearer_token = {}, const std::atomic<bool>* cancel = nullptr);
 
 // The bearer token for argusd's HTTP API: `flag` when given, else $ARGUS_HTTP_TOKEN (kept out
 // of the command line, where other users' `ps` sees it), else empty.

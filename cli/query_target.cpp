@@ -146,7 +146,7 @@ class ServerTarget final : public QueryTarget {
                          "&memory_limit=" + std::to_string(options.memory_limit_bytes) + (options.pushdown ? "" : "&pushdown=off");
     // The server stops the query at its deadline; the extra time covers the answer's way back,
     // so a server that went away or hangs is an error, never a wait without end.
-    auto reply = httpRequest(host_, port_, "POST", target, std::string(sql), std::chrono::milliseconds(ms + 5000), token_);
+    auto reply = httpRequest(host_, port_, "POST", target, std::string(sql), std::chrono::milliseconds(ms + 5000), token_, options.cancel);
     if (!reply.isOk()) return Status::unavailable(host_port_ + ": " + reply.status().toString());
     if (reply->status == 200) {
       *body = std::move(reply->body);

@@ -1,7 +1,9 @@
 #include "cli/shell_command.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -18,6 +20,19 @@ namespace {
 
 constexpr const char* kPrompt = "argus> ";
 constexpr const char* kContinuationPrompt = "   ..> ";
+
+// Ctrl-C while statements run (the line editor reads it as a key otherwise): the running
+// statement stops at its next check, and so do the rest of that input's statements.
+std::atomic<bool> interrupted{false};
+extern "C" void onInterrupt(int) { interrupted.store(true); }
+
+void catchInterrupts() {
+  struct sigaction sa = {};
+  sa.sa_handler = onInterrupt;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+}
 
 // Prompts, line editing and history; 0 on \q, Ctrl-D or the end of input.
 int runInteractive(ShellSession& session, const std::string& where) {
@@ -36,6 +51,7 @@ int runInteractive(ShellSession& session, const std::string& where) {
       continue;
     }
     entry += (entry.empty() ? "" : "\n") + line;
+    interrupted.store(false);
     bool go_on = session.feedLine(line);
     if (!session.pending()) {
       history.add(entry);
@@ -58,8 +74,13 @@ int runScript(ShellSession& session) {
 int runShell(const TargetOptions& o) {
   OpenedTarget t;
   if (int code = openTarget(o, "shell", &t); code != 0) return code;
+  if (::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO)) {
+    catchInterrupts();
+    t.options.cancel = &interrupted;
+    ShellSession session(std::move(t.target), t.format, t.options);
+    return runInteractive(session, o.where());
+  }
   ShellSession session(std::move(t.target), t.format, t.options);
-  if (::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO)) return runInteractive(session, o.where());
   return runScript(session);
 }
 

@@ -10,6 +10,7 @@ QueryContext::QueryContext(const QueryOptions& options)
     : options_(options), start_(std::chrono::steady_clock::now()), deadline_(start_ + options.deadline) {}
 
 void QueryContext::check() {
+  if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) throw ExecutionError("query cancelled on request");
   if (std::chrono::steady_clock::now() >= deadline_) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline).count();
     throw ExecutionError("query cancelled: it ran past its deadline of " + std::to_string(ms) + " ms");

@@ -1,11 +1,12 @@
 // QueryContext: what one running query owns besides its operators: the deadline, the memory
 // cap and its accounting, and the figures reported in QueryStats. Operators call check()
-// once per chunk, so a query past its deadline stops within one chunk's work, and report the
-// bytes they hold through a MemoryReservation, so one past its cap stops at the chunk that
-// crossed it. Both throw ExecutionError; the operators' destructors free everything.
+// once per chunk, so a query past its deadline (or cancelled) stops within one chunk's work,
+// and report the bytes they hold through a MemoryReservation, so one past its cap stops at
+// the chunk that crossed it. Both throw ExecutionError; the operators' destructors free everything.
 // Not thread-safe: one query runs on one thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,9 @@ struct QueryOptions {
   // and filter afterwards; same answers, for tests and comparisons).
   bool pushdown = true;
   size_t max_query_bytes = 1 << 20;  // longer query text is refused by the parser
+  // Set by another thread to stop the query at its next check(): the shell's Ctrl-C, or
+  // argusd when the client that asked has gone. Null: nothing cancels but the limits.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct QueryStats {
@@ -40,7 +44,7 @@ class QueryContext {
   const QueryOptions& options() const { return options_; }
   QueryStats& stats() { return stats_; }
 
-  // Throws ExecutionError once the deadline has passed.
+  // Throws ExecutionError once the deadline has passed or the query was cancelled.
   void check();
   int64_t elapsedNs() const;
   // Adds delta (may be negative) to the bytes held; throws ExecutionError naming `what`

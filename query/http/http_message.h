@@ -2,6 +2,7 @@
 // back, without sockets, so every endpoint is testable in-process.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,9 @@ struct HttpRequest {
   std::string target;  // path and query string, as sent
   std::string body;
   std::string authorization;  // the Authorization header, empty when absent
+  // Set once the client has closed its connection (the server watches it while a query
+  // runs), so the query stops instead of computing an answer nobody reads. May be null.
+  const std::atomic<bool>* client_gone = nullptr;
 };
 
 struct HttpResponse {

@@ -158,7 +158,7 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
       std::string error;
       std::optional<QueryRequest> q = readQueryRequest(parseQueryString(query), request.body, &error);
       if (q) {
-        response = this->query(q->params, q->sql);
+        response = this->query(q->params, q->sql, request.client_gone);
       } else {
         queries_++;
         query_errors_++;
@@ -378,9 +378,11 @@ HttpResponse HttpRouter::flightRecorder(const std::string& job, const std::map<s
   return r;
 }
 
-HttpResponse HttpRouter::query(const std::map<std::string, std::string>& params, const std::string& sql) {
+HttpResponse HttpRouter::query(const std::map<std::string, std::string>& params, const std::string& sql,
+                               const std::atomic<bool>* cancel) {
   queries_++;
   QueryOptions options;
+  options.cancel = cancel;
   auto get = [&](const char* name) -> const std::string* {
     auto it = params.find(name);
     return it == params.end() ? nullptr : &it->second;

@@ -48,7 +48,7 @@ class HttpRouter {
   HttpResponse jobs();
   HttpResponse scan(const std::map<std::string, std::string>& params);
   HttpResponse kernel(const std::map<std::string, std::string>& params);
-  HttpResponse query(const std::map<std::string, std::string>& params, const std::string& sql);
+  HttpResponse query(const std::map<std::string, std::string>& params, const std::string& sql, const std::atomic<bool>* cancel);
   HttpResponse flightRecorder(const std::string& job, const std::map<std::string, std::string>& params);
   void count(int status);
   // nullopt when the request may go on, else the refusal.

@@ -1,5 +1,10 @@
 #include "query/http/http_server.h"
 
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cerrno>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -66,12 +71,16 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
       return writeError(http::status::bad_request, "malformed HTTP request: " + ec.message());
     }
     auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
+    auto client_gone = std::make_shared<std::atomic<bool>>(false);
+    watchForClose(client_gone);
     // The router may scan for a long time: answer on the query pool, write on our strand.
-    asio::post(shared_->pool, [self = shared_from_this(), req] {
+    asio::post(shared_->pool, [self = shared_from_this(), req, client_gone] {
       HttpRequest request{std::string(req->method_string()), std::string(req->target()), std::move(req->body()),
-                          std::string((*req)[http::field::authorization])};
+                          std::string((*req)[http::field::authorization]), client_gone.get()};
       auto answer = std::make_shared<HttpResponse>(self->router_.handle(request));
       asio::post(self->stream_.get_executor(), [self, req, answer] {
+        beast::error_code ignored;
+        self->stream_.socket().cancel(ignored);  // ends watchForClose's wait
         auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer->status), req->version());
         res->set(http::field::server, "argusd");
         res->set(http::field::content_type, answer->content_type);
@@ -81,6 +90,18 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
         res->prepare_payload();
         self->write(res);
       });
+    });
+  }
+
+  // While the request is answered, a readable socket whose peek reads 0 bytes (or an
+  // error) means the client closed or reset it: flag the query to stop. Bytes of a pipelined next request stay
+  // unread, and the watch ends there (the query goes on).
+  void watchForClose(const std::shared_ptr<std::atomic<bool>>& client_gone) {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), client_gone](beast::error_code ec) {
+      if (ec) return;  // cancelled: the answer is ready
+      char byte;
+      ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) client_gone->store(true);
     });
   }
 
