@@ -1,5 +1,5 @@
-// The aggregates: count, sum, avg, min, max, the variance family, median and quantiles
-// (exact, over the values kept per group), hist_merge; and the DISTINCT wrapper. Each state
+// The aggregates: count, sum, avg, min, max, the variance family, median, quantiles and mad
+// (exact, over the values kept per group), argmin/argmax, hist_merge; and the DISTINCT wrapper. Each state
 // keeps one typed array per field, indexed by group, and updates it in a loop per chunk.
 #include <algorithm>
 #include <cstring>
@@ -269,13 +269,11 @@ class VarianceState final : public AggregateState {
   std::vector<double> mean_, m2_;
 };
 
-// Exact quantiles: keeps every non-NULL value per group (8 bytes each, counted against the
-// memory cap), selects at finalize. Continuous: linear interpolation between the two
-// nearest ranks (quantile_cont, median). Discrete: the value at rank ceil(q * n) - 1.
+// Keeps every non-NULL value per group (8 bytes each, counted against the memory cap) for
+// the aggregates that select among them at finalize.
 template <typename T>
-class QuantileState final : public AggregateState {
+class KeptValuesState : public AggregateState {
  public:
-  QuantileState(L type, double q, bool discrete) : type_(type), q_(q), discrete_(discrete) {}
   void resize(size_t g) override { values_.resize(g); }
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
@@ -285,11 +283,39 @@ class QuantileState final : public AggregateState {
       vals.push_back(at<T>(v, i));
     });
   }
+  size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
+
+ protected:
+  static bool lt(const T& a, const T& b) { return less(a, b, L::kBigInt); }
+  // The continuous quantile q of vals (reordered), interpolated between the two nearest ranks.
+  template <typename U>
+  static double quantileCont(std::vector<U>& vals, double q) {
+    const size_t n = vals.size();
+    double pos = q * static_cast<double>(n - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    auto by = [](const U& a, const U& b) { return less(a, b, L::kBigInt); };
+    std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(lo), vals.end(), by);
+    double lo_v = static_cast<double>(vals[lo]);
+    double frac = pos - static_cast<double>(lo);
+    if (frac == 0 || lo + 1 >= n) return lo_v;
+    double hi_v = static_cast<double>(*std::min_element(vals.begin() + static_cast<ptrdiff_t>(lo) + 1, vals.end(), by));
+    return lo_v + (hi_v - lo_v) * frac;
+  }
+
+  std::vector<std::vector<T>> values_;
+  size_t bytes_ = 0;
+};
+
+// Exact quantiles over the kept values. Continuous: linear interpolation between the two
+// nearest ranks (quantile_cont, median). Discrete: the value at rank ceil(q * n) - 1.
+template <typename T>
+class QuantileState final : public KeptValuesState<T> {
+ public:
+  QuantileState(L type, double q, bool discrete) : type_(type), q_(q), discrete_(discrete) {}
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(discrete_ ? type_ : L::kDouble, g);
-    auto lt = [](const T& a, const T& b) { return less(a, b, L::kBigInt); };
     for (size_t i = 0; i < g; ++i) {
-      auto& vals = values_[i];
+      auto& vals = this->values_[i];
       if (vals.empty()) {
         out.setNull(i);
         if (discrete_) {
@@ -299,34 +325,106 @@ class QuantileState final : public AggregateState {
         }
         continue;
       }
-      size_t n = vals.size();
       if (discrete_) {
-        size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(n)));
+        size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(vals.size())));
         k = k == 0 ? 0 : k - 1;
-        std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), lt);
+        std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), this->lt);
         out.data<T>()[i] = vals[k];
         continue;
       }
-      double pos = q_ * static_cast<double>(n - 1);
-      size_t lo = static_cast<size_t>(std::floor(pos));
-      std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(lo), vals.end(), lt);
-      double lo_v = static_cast<double>(vals[lo]);
-      double frac = pos - static_cast<double>(lo);
-      if (frac == 0 || lo + 1 >= n) {
-        out.f64[i] = lo_v;
-        continue;
-      }
-      double hi_v = static_cast<double>(*std::min_element(vals.begin() + static_cast<ptrdiff_t>(lo) + 1, vals.end(), lt));
-      out.f64[i] = lo_v + (hi_v - lo_v) * frac;
+      out.f64[i] = this->quantileCont(vals, q_);
     }
   }
-  size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
 
  private:
   L type_;
   double q_;
   bool discrete_;
-  std::vector<std::vector<T>> values_;
+};
+
+// mad(x): the median absolute deviation, median(|x - median(x)|), unscaled (as the window
+// function mad computes it over a frame).
+template <typename T>
+class MadState final : public KeptValuesState<T> {
+ public:
+  void finalize(size_t g, Vector& out, Arena&) override {
+    out.reset(L::kDouble, g);
+    for (size_t i = 0; i < g; ++i) {
+      auto& vals = this->values_[i];
+      if (vals.empty()) {
+        out.setNull(i);
+        out.f64[i] = 0;
+        continue;
+      }
+      const double m = this->quantileCont(vals, 0.5);
+      deviations_.clear();
+      for (const T& v : vals) deviations_.push_back(std::fabs(static_cast<double>(v) - m));
+      out.f64[i] = this->quantileCont(deviations_, 0.5);
+    }
+  }
+
+ private:
+  std::vector<double> deviations_;
+};
+
+// argmin(arg, val) / argmax(arg, val): arg of the row with the least / greatest val. Rows
+// whose val is NULL are skipped; the first row wins a tie; a NULL arg on that row gives NULL.
+template <typename A, typename V, bool kMax>
+class ArgExtremeState final : public AggregateState {
+  using Stored = std::conditional_t<std::is_same_v<A, std::string_view>, std::string, A>;
+
+ public:
+  ArgExtremeState(L arg_type, L val_type) : arg_type_(arg_type), val_type_(val_type) {}
+  void resize(size_t g) override {
+    args_.resize(g);
+    arg_valid_.resize(g, 0);
+    vals_.resize(g, V{});
+    seen_.resize(g, 0);
+  }
+  void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
+    const Vector& a = *args[0];
+    const Vector& v = *args[1];
+    forValid(v, groups, n, [&](size_t i, uint32_t g) {
+      const V& x = at<V>(v, i);
+      if (seen_[g] && !(kMax ? less(vals_[g], x, val_type_) : less(x, vals_[g], val_type_))) return;
+      vals_[g] = x;
+      seen_[g] = 1;
+      arg_valid_[g] = a.isValid(i);
+      if (!arg_valid_[g]) return;
+      if constexpr (std::is_same_v<A, std::string_view>) {
+        std::string_view text = at<A>(a, i);
+        bytes_ += text.size() > args_[g].capacity() ? text.size() : 0;
+        args_[g].assign(text);
+      } else {
+        args_[g] = at<A>(a, i);
+      }
+    });
+  }
+  void finalize(size_t g, Vector& out, Arena& arena) override {
+    out.reset(arg_type_, g);
+    auto& o = out.data<A>();
+    for (size_t i = 0; i < g; ++i) {
+      if (!seen_[i] || !arg_valid_[i]) {
+        out.setNull(i);
+        continue;
+      }
+      if constexpr (std::is_same_v<A, std::string_view>) {
+        o[i] = arena.copy(args_[i]);
+      } else {
+        o[i] = args_[i];
+      }
+    }
+  }
+  size_t memoryBytes() const override {
+    return args_.capacity() * sizeof(Stored) + vals_.capacity() * sizeof(V) + arg_valid_.capacity() + seen_.capacity() + bytes_;
+  }
+
+ private:
+  L arg_type_, val_type_;
+  std::vector<Stored> args_;
+  std::vector<uint8_t> arg_valid_;
+  std::vector<V> vals_;
+  std::vector<uint8_t> seen_;
   size_t bytes_ = 0;
 };
 
@@ -423,6 +521,31 @@ std::unique_ptr<AggregateState> makeMinMax(L type, bool max) {
   return std::make_unique<MinMaxState<T, false>>(type);
 }
 
+// argmin / argmax for every (arg, val) pair of types: arg BOOLEAN, BIGINT, DOUBLE, VARCHAR
+// or ID; val BIGINT, DOUBLE or ID (ordered as min and max order them).
+template <typename Add>
+void registerArgExtremes(Add& add) {
+  auto forVal = [&]<typename A>(L arg_type) {
+    auto one = [&]<typename V>(L val_type) {
+      for (bool max : {false, true}) {
+        add(max ? "argmax" : "argmin", {arg_type, val_type}, 2, arg_type,
+            [=](const AggregateParams&) -> std::unique_ptr<AggregateState> {
+              if (max) return std::make_unique<ArgExtremeState<A, V, true>>(arg_type, val_type);
+              return std::make_unique<ArgExtremeState<A, V, false>>(arg_type, val_type);
+            });
+      }
+    };
+    one.template operator()<int64_t>(L::kBigInt);
+    one.template operator()<double>(L::kDouble);
+    one.template operator()<int64_t>(L::kId);
+  };
+  forVal.template operator()<uint8_t>(L::kBoolean);
+  forVal.template operator()<int64_t>(L::kBigInt);
+  forVal.template operator()<double>(L::kDouble);
+  forVal.template operator()<std::string_view>(L::kVarchar);
+  forVal.template operator()<int64_t>(L::kId);
+}
+
 }  // namespace
 
 std::unique_ptr<AggregateState> makeDistinctAggregate(std::unique_ptr<AggregateState> inner, LogicalType arg_type) {
@@ -478,6 +601,13 @@ void registerAggregates(FunctionRegistry& r) {
     add("quantile_cont", {t, L::kDouble}, 1, L::kDouble, quantile(t, false, false));
     add("quantile_disc", {t, L::kDouble}, 1, t, quantile(t, true, false));
   }
+  for (L t : {L::kBigInt, L::kDouble}) {
+    add("mad", {t}, 1, L::kDouble, [t](const AggregateParams&) -> std::unique_ptr<AggregateState> {
+      if (t == L::kBigInt) return std::make_unique<MadState<int64_t>>();
+      return std::make_unique<MadState<double>>();
+    });
+  }
+  registerArgExtremes(add);
   add("hist_merge", {L::kHistogram}, 1, L::kHistogram, [](const AggregateParams&) { return std::make_unique<HistMergeState>(); });
 }
 
