@@ -187,6 +187,20 @@ TEST_CASE("argus capture passes the command's exit code and signals through") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
 }
+TEST_CASE("argus capture puts the shim first in LD_PRELOAD; --no-preload leaves it alone") {
+  const std::string show = " -- sh -c 'printf \"[%s]\" \"$LD_PRELOAD\"'";
+  RunResult kept = runArgus("capture --server 127.0.0.1:1 --no-preload" + show, false, "LD_PRELOAD=");
+  CHECK(kept.exit_code == 0);
+  CHECK(kept.output == "[]");
+  RunResult preloaded = runArgus("capture --server 127.0.0.1:1" + show, false, "LD_PRELOAD=");
+  CHECK(preloaded.exit_code == 0);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  CHECK(preloaded.output == "[]");  // a sanitized shim must not load before the sanitizer runtime
+#else
+  CHECK(preloaded.output.starts_with("[/"));
+  CHECK(preloaded.output.ends_with("/libargus_capture.so]"));
+#endif
+}
 #else
 TEST_CASE("argus capture needs the toolkit's nvtx3 headers") { MESSAGE("no NVTX headers: capture_test skipped"); }
 #endif
