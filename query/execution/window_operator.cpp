@@ -1,8 +1,23 @@
 #include "query/execution/window_operator.h"
 
 #include <algorithm>
+#include <numeric>
+
+#include "query/execution/sort_key.h"
 
 namespace argus::query {
+
+namespace {
+
+bool sameExprs(const std::vector<BoundExprPtr>& x, const std::vector<BoundExprPtr>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!sameExpr(*x[i], *y[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 WindowOperator::WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundWindow> windows, std::vector<std::string> out_names)
     : PhysicalOperator(ctx), windows_(std::move(windows)), memory_(ctx, "a window function") {
@@ -22,6 +37,10 @@ WindowOperator::WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std
     slots_.push_back(std::move(s));
   }
   children_.push_back(std::move(child));
+  streaming_ = !windows_.empty() && !windows_[0].partitions.empty();
+  for (const BoundWindow& w : windows_) {
+    streaming_ = streaming_ && w.presorted && sameExprs(w.partitions, windows_[0].partitions);
+  }
 }
 
 std::vector<const Vector*> WindowOperator::columns(const std::vector<size_t>& slots) const {
@@ -39,26 +58,24 @@ size_t WindowOperator::heldBytes() const {
 }
 
 bool WindowOperator::sameLayout(const BoundWindow& a, const BoundWindow& b) const {
-  auto same = [](const std::vector<BoundExprPtr>& x, const std::vector<BoundExprPtr>& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (!sameExpr(*x[i], *y[i])) return false;
-    }
-    return true;
-  };
   auto sameBound = [](const FrameBound& x, const FrameBound& y) { return x.kind == y.kind && x.offset == y.offset; };
-  return same(a.partitions, b.partitions) && same(a.orders, b.orders) && a.desc == b.desc && a.nulls_first == b.nulls_first &&
+  return sameExprs(a.partitions, b.partitions) && sameExprs(a.orders, b.orders) && a.desc == b.desc && a.nulls_first == b.nulls_first &&
          a.presorted == b.presorted && a.frame.unit == b.frame.unit && sameBound(a.frame.start, b.frame.start) && sameBound(a.frame.end, b.frame.end);
 }
 
-void WindowOperator::build() {
-  built_ = true;
+void WindowOperator::readInput(size_t until) {
   const size_t width = children_[0]->types.size();
-  buffer_.resize(width + executors_.size());
-  for (size_t c = 0; c < width; ++c) buffer_[c].reset(children_[0]->types[c], 0);
-  for (size_t k = 0; k < executors_.size(); ++k) buffer_[width + k].reset(expr_types_[k], 0);
+  if (buffer_.empty()) {
+    buffer_.resize(width + executors_.size());
+    for (size_t c = 0; c < width; ++c) buffer_[c].reset(children_[0]->types[c], 0);
+    for (size_t k = 0; k < executors_.size(); ++k) buffer_[width + k].reset(expr_types_[k], 0);
+  }
   DataChunk in;
-  while (children_[0]->next(in)) {
+  while (rows_ < until && !input_done_) {
+    if (!children_[0]->next(in)) {
+      input_done_ = true;
+      break;
+    }
     ctx_.check();
     const size_t n = in.size();
     if (n == 0) continue;
@@ -69,14 +86,28 @@ void WindowOperator::build() {
     rows_ += n;
     memory_.set(heldBytes());
   }
-  results_.resize(windows_.size());
+}
+
+size_t WindowOperator::lastPartitionStart() const {
+  std::vector<SortKeyColumn> keys;
+  for (const Vector* v : columns(slots_[0].partitions)) keys.push_back(encodeSortKey(*v, rows_, false, false));
+  for (size_t r = rows_; r-- > 1;) {
+    for (const SortKeyColumn& k : keys) {
+      if (k.compare(static_cast<uint32_t>(r - 1), static_cast<uint32_t>(r)) != 0) return r;
+    }
+  }
+  return 0;
+}
+
+void WindowOperator::computeWindows(size_t rows) {
+  results_.assign(windows_.size(), Vector{});
   for (size_t i = 0; i < windows_.size(); ++i) {
     const BoundWindow& w = windows_[i];
     const Slots& s = slots_[i];
     if (i == 0 || !sameLayout(w, windows_[i - 1])) {
       ctx_.check();
       WindowKeys keys{columns(s.partitions), columns(s.orders), w.desc, w.nulls_first};
-      buildWindowLayout(keys, w.frame, w.presorted, rows_, &layout_);
+      buildWindowLayout(keys, w.frame, w.presorted, rows, &layout_);
     }
     std::vector<LogicalType> arg_types;
     for (const auto& a : w.args) arg_types.push_back(a->type);
@@ -85,11 +116,37 @@ void WindowOperator::build() {
   }
 }
 
+void WindowOperator::dropEmitted() {
+  std::vector<uint32_t> rest(rows_ - ready_);
+  std::iota(rest.begin(), rest.end(), static_cast<uint32_t>(ready_));
+  Arena arena;
+  for (Vector& v : buffer_) {
+    Vector kept;
+    kept.reset(v.type, 0);
+    append(v, rest.data(), rest.size(), kept, arena);
+    v = std::move(kept);
+  }
+  arena_ = std::move(arena);
+  results_.clear();
+  rows_ = rest.size();
+  ready_ = emitted_ = 0;
+  memory_.set(heldBytes());
+}
+
 bool WindowOperator::next(DataChunk& out) {
-  if (!built_) build();
-  if (emitted_ >= rows_) return false;
+  // A batch of rows worth computing windows for; doubled while one partition fills it.
+  constexpr size_t kStreamBatch = 16 * kVectorSize;
+  while (emitted_ >= ready_) {
+    if (ready_ > 0) dropEmitted();
+    if (input_done_ && rows_ == 0) return false;
+    size_t want = streaming_ ? std::max(kStreamBatch, 2 * rows_) : SIZE_MAX;
+    readInput(want);
+    ready_ = input_done_ ? rows_ : lastPartitionStart();
+    if (ready_ == 0 && !input_done_) continue;  // one partition so far: read more
+    computeWindows(ready_);
+  }
   ctx_.check();
-  const size_t n = std::min(kVectorSize, rows_ - emitted_);
+  const size_t n = std::min(kVectorSize, ready_ - emitted_);
   const size_t width = children_[0]->types.size();
   out.reset(width + results_.size());
   out.rows = n;
@@ -102,7 +159,7 @@ bool WindowOperator::next(DataChunk& out) {
 std::string WindowOperator::describe() const {
   std::string out = "WINDOW [";
   for (size_t i = 0; i < windows_.size(); ++i) out += (i ? ", " : "") + windows_[i].text + (windows_[i].presorted ? " presorted" : " sorted");
-  return out + "]";
+  return out + (streaming_ ? "] streaming" : "]");
 }
 
 }  // namespace argus::query

@@ -4,6 +4,12 @@
 // input already in that order) and fills one result column. Emits the input rows in their
 // input order, each with its window results appended: [input..., window 0, window 1, ...].
 // Windows with the same PARTITION BY, ORDER BY and frame one after the other share a layout.
+//
+// Streaming: when every window is presorted and all share one non-empty PARTITION BY (say
+// `PARTITION BY rank ORDER BY step` over the scan's (rank, step) order), partitions arrive
+// whole, one after another. Then the operator computes and emits the complete partitions
+// buffered so far whenever it holds a batch of rows, keeping only the partition still
+// arriving: memory is bounded by the largest partition plus a batch, not the input.
 #pragma once
 
 #include "query/binder/bound_select.h"
@@ -24,7 +30,14 @@ class WindowOperator final : public PhysicalOperator {
   struct Slots {
     std::vector<size_t> args, partitions, orders;
   };
-  void build();
+  // Appends input chunks until `rows_` reaches `until` or the input ends.
+  void readInput(size_t until);
+  // The first row of the last partition in the buffer (0 when it holds one partition).
+  size_t lastPartitionStart() const;
+  // Fills results_ for buffered rows [0, rows): whole partitions only.
+  void computeWindows(size_t rows);
+  // Drops the emitted rows [0, ready_), moving the rest (and their strings) to the front.
+  void dropEmitted();
   size_t heldBytes() const;
   std::vector<const Vector*> columns(const std::vector<size_t>& slots) const;
   bool sameLayout(const BoundWindow& a, const BoundWindow& b) const;
@@ -35,13 +48,15 @@ class WindowOperator final : public PhysicalOperator {
   std::vector<LogicalType> expr_types_;
   MemoryReservation memory_;
 
-  bool built_ = false;
+  bool streaming_ = false;
+  bool input_done_ = false;
   std::vector<Vector> buffer_;  // the input's columns, then one per executor
-  size_t rows_ = 0;
-  Arena arena_;  // strings and histograms of the buffered rows and the results
+  size_t rows_ = 0;             // buffered
+  size_t ready_ = 0;            // buffered rows [0, ready_) have their results
+  size_t emitted_ = 0;          // of the ready rows
+  Arena arena_;                 // strings and histograms of the buffered rows and the results
   std::vector<Vector> results_;
   WindowLayout layout_;
-  size_t emitted_ = 0;
 };
 
 }  // namespace argus::query
