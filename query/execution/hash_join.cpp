@@ -20,7 +20,7 @@ std::vector<ExpressionExecutor> executors(const std::vector<BoundExprPtr>& keys)
 
 HashJoin::HashJoin(QueryContext& ctx, PhysicalOperatorPtr left, PhysicalOperatorPtr right, JoinType type, std::vector<BoundExprPtr> left_keys,
                    std::vector<BoundExprPtr> right_keys, BoundExprPtr residual)
-    : Join(ctx, std::move(left), std::move(right), type, std::move(residual), "JOIN (hash table)"),
+    : Join(ctx, std::move(left), std::move(right), type, std::move(residual), "JOIN"),
       left_keys_(std::move(left_keys)),
       right_keys_(std::move(right_keys)),
       left_exec_(executors(left_keys_)),
@@ -84,9 +84,11 @@ bool HashJoin::nextPairs(size_t room) {
 }
 
 std::string HashJoin::describe() const {
+  // Keys print with the join's (qualified) column names.
+  const std::vector<std::string> right_names(names.begin() + static_cast<ptrdiff_t>(children_[0]->names.size()), names.end());
   std::string keys;
   for (size_t i = 0; i < left_keys_.size(); ++i) {
-    keys += (i ? ", " : "") + exprText(*left_keys_[i], children_[0]->names) + " = " + exprText(*right_keys_[i], children_[1]->names);
+    keys += (i ? ", " : "") + exprText(*left_keys_[i], names) + " = " + exprText(*right_keys_[i], right_names);
   }
   return describeJoin("HASH_JOIN", keys);
 }

@@ -5,7 +5,7 @@
 namespace argus::query {
 
 NestedLoopJoin::NestedLoopJoin(QueryContext& ctx, PhysicalOperatorPtr left, PhysicalOperatorPtr right, JoinType type, BoundExprPtr residual)
-    : Join(ctx, std::move(left), std::move(right), type, std::move(residual), "JOIN (nested loop)") {}
+    : Join(ctx, std::move(left), std::move(right), type, std::move(residual), "JOIN") {}
 
 void NestedLoopJoin::startLeft() {
   left_row_ = 0;
