@@ -25,6 +25,44 @@ void shiftColumns(BoundExpr* e, size_t by) {
   });
 }
 
+// The one column e reads; -1: none, -2: several.
+int onlyColumn(const BoundExpr& e) {
+  int column = e.kind == BoundExprKind::kColumnRef ? static_cast<int>(e.column) : -1;
+  for (const auto& c : e.children) {
+    int k = onlyColumn(*c);
+    if (k == -2 || (k >= 0 && column >= 0 && k != column)) return -2;
+    if (k >= 0) column = k;
+  }
+  return column;
+}
+
+// With a key l = r between two columns of one type, a condition on l alone holds for r in
+// every matching pair, so it also restricts the other side: WHERE s.job = 'a' in
+// steps s JOIN kernels k USING (job, ...) reaches the kernels scan as k.job = 'a'. Left
+// conditions copy to the right in any join (right rows they drop match no kept left row);
+// right conditions copy to the left only in an inner join.
+void inferAcrossKeys(const std::vector<BoundExprPtr>& left_keys, const std::vector<BoundExprPtr>& right_keys, bool inner,
+                     std::vector<BoundExprPtr>* to_left, std::vector<BoundExprPtr>* to_right) {
+  const size_t left_count = to_left->size(), right_count = to_right->size();
+  auto copyOver = [](const std::vector<BoundExprPtr>& from, size_t count, size_t column, size_t to, std::vector<BoundExprPtr>* out) {
+    for (size_t i = 0; i < count; ++i) {
+      if (onlyColumn(*from[i]) != static_cast<int>(column)) continue;
+      BoundExprPtr copy = copyExpr(*from[i]);
+      visitExpr(*copy, [&](BoundExpr& n) {
+        if (n.kind == BoundExprKind::kColumnRef) n.column = to;
+      });
+      out->push_back(std::move(copy));
+    }
+  };
+  for (size_t k = 0; k < left_keys.size(); ++k) {
+    const BoundExpr& l = *left_keys[k];
+    const BoundExpr& r = *right_keys[k];
+    if (l.kind != BoundExprKind::kColumnRef || r.kind != BoundExprKind::kColumnRef || l.type != r.type) continue;
+    copyOver(*to_left, left_count, l.column, r.column, to_right);
+    if (inner) copyOver(*to_right, right_count, r.column, l.column, to_left);
+  }
+}
+
 LogicalOperatorPtr filtered(LogicalOperatorPtr op, std::vector<BoundExprPtr> conjuncts) {
   BoundExprPtr where = joinConjuncts(std::move(conjuncts));
   if (!where) return op;
@@ -102,6 +140,7 @@ LogicalOperatorPtr planJoin(BoundSource& src, std::vector<BoundExprPtr> conjunct
     }
     residual.push_back(std::move(c));
   }
+  inferAcrossKeys(left_keys, right_keys, inner, &to_left, &to_right);
 
   // Columns each side must produce: those needed above, and those the join reads.
   for (const auto* list : {&residual, &above}) {
