@@ -57,14 +57,15 @@ void inferAcrossKeys(const std::vector<BoundExprPtr>& left_keys, const std::vect
   for (size_t k = 0; k < left_keys.size(); ++k) {
     const BoundExpr& l = *left_keys[k];
     const BoundExpr& r = *right_keys[k];
-    if (l.kind != BoundExprKind::kColumnRef || r.kind != BoundExprKind::kColumnRef || l.type != r.type) continue;
+    // Equal DOUBLEs may differ (-0.0 and 0.0 under 1 / x); equal values of the other types
+    // are the same value.
+    if (l.kind != BoundExprKind::kColumnRef || r.kind != BoundExprKind::kColumnRef || l.type != r.type || l.type == LogicalType::kDouble) continue;
     copyOver(*to_left, left_count, l.column, r.column, to_right);
     if (inner) copyOver(*to_right, right_count, r.column, l.column, to_left);
   }
 }
 
-LogicalOperatorPtr filtered(LogicalOperatorPtr op, std::vector<BoundExprPtr> conjuncts) {
-  BoundExprPtr where = joinConjuncts(std::move(conjuncts));
+LogicalOperatorPtr filtered(LogicalOperatorPtr op, BoundExprPtr where) {
   if (!where) return op;
   auto f = makeOp(LogicalOpType::kFilter, std::move(op));
   f->predicate = std::move(where);
@@ -87,11 +88,8 @@ LogicalOperatorPtr planScan(BoundSource& src, std::vector<BoundExprPtr> conjunct
     get->names.push_back(src.names[i]);
     get->types.push_back(src.types[i]);
   }
-  if (!where) return get;
   remapColumns(where.get(), *map);
-  auto f = makeOp(LogicalOpType::kFilter, std::move(get));
-  f->predicate = std::move(where);
-  return f;
+  return filtered(std::move(get), std::move(where));
 }
 
 LogicalOperatorPtr planJoin(BoundSource& src, std::vector<BoundExprPtr> conjuncts, std::vector<bool> needed, const QueryOptions& options,
@@ -182,7 +180,7 @@ LogicalOperatorPtr planJoin(BoundSource& src, std::vector<BoundExprPtr> conjunct
   join->children.push_back(std::move(left));
   join->children.push_back(std::move(right));
   for (BoundExprPtr& c : above) remapColumns(c.get(), *map);
-  return filtered(std::move(join), std::move(above));
+  return filtered(std::move(join), joinConjuncts(std::move(above)));
 }
 
 }  // namespace
@@ -222,7 +220,7 @@ LogicalOperatorPtr planFrom(BoundSource& src, std::vector<BoundExprPtr> conjunct
   // A subquery yields all its columns.
   map->resize(src.names.size());
   std::iota(map->begin(), map->end(), size_t{0});
-  return filtered(planSelect(*src.subquery, options), std::move(conjuncts));
+  return filtered(planSelect(*src.subquery, options), joinConjuncts(std::move(conjuncts)));
 }
 
 }  // namespace argus::query
