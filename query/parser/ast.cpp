@@ -107,14 +107,16 @@ namespace {
 std::string tableRefText(const TableRef& r) {
   if (r.kind == TableRef::Kind::kJoin) {
     static constexpr const char* kJoinWords[] = {" JOIN ", " LEFT JOIN ", " CROSS JOIN "};
-    std::string out = "(" + tableRefText(*r.left) + kJoinWords[static_cast<int>(r.join_type)] + tableRefText(*r.right);
+    // Joins are left-deep (the right item is never a join), so the text needs no parentheses
+    // and parses back to the same tree.
+    std::string out = tableRefText(*r.left) + kJoinWords[static_cast<int>(r.join_type)] + tableRefText(*r.right);
     if (r.condition) out += " ON " + toString(*r.condition);
     if (!r.using_columns.empty()) {
       out += " USING (";
       for (size_t i = 0; i < r.using_columns.size(); ++i) out += (i ? ", " : "") + quoteIdent(r.using_columns[i]);
       out += ")";
     }
-    return out + ")";
+    return out;
   }
   std::string out = r.kind == TableRef::Kind::kTable ? quoteIdent(r.name) : "(" + toString(*r.subquery) + ")";
   if (!r.alias.empty()) out += " AS " + quoteIdent(r.alias);

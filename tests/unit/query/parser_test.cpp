@@ -103,15 +103,22 @@ TEST_CASE("statement forms") {
 }
 
 TEST_CASE("joins chain left-deep; every form has its canonical text") {
-  CHECK(canon("SELECT * FROM a JOIN b ON a.x = b.x") == "SELECT * FROM (a JOIN b ON (a.x = b.x))");
-  CHECK(canon("SELECT * FROM a x INNER JOIN b AS y USING (k, j)") == "SELECT * FROM (a AS x JOIN b AS y USING (k, j))");
-  CHECK(canon("SELECT * FROM a LEFT OUTER JOIN b ON true LEFT JOIN c USING (k)") ==
-        "SELECT * FROM ((a LEFT JOIN b ON TRUE) LEFT JOIN c USING (k))");
-  CHECK(canon("SELECT * FROM a, b CROSS JOIN c") == "SELECT * FROM ((a CROSS JOIN b) CROSS JOIN c)");
+  CHECK(canon("SELECT * FROM a JOIN b ON a.x = b.x") == "SELECT * FROM a JOIN b ON (a.x = b.x)");
+  CHECK(canon("SELECT * FROM a x INNER JOIN b AS y USING (k, j)") == "SELECT * FROM a AS x JOIN b AS y USING (k, j)");
+  CHECK(canon("SELECT * FROM a LEFT OUTER JOIN b ON true LEFT JOIN c USING (k)") == "SELECT * FROM a LEFT JOIN b ON TRUE LEFT JOIN c USING (k)");
+  CHECK(canon("SELECT * FROM a, b CROSS JOIN c") == "SELECT * FROM a CROSS JOIN b CROSS JOIN c");
   CHECK(canon("WITH w AS (SELECT 1 AS k) SELECT w.*, t.k FROM w JOIN (SELECT 1 AS k) t USING (k)") ==
-        "WITH w AS (SELECT 1 AS k) SELECT w.*, t.k FROM (w JOIN (SELECT 1 AS k) AS t USING (k))");
+        "WITH w AS (SELECT 1 AS k) SELECT w.*, t.k FROM w JOIN (SELECT 1 AS k) AS t USING (k)");
+  // The canonical text parses back to the same tree (query_parser_fuzz's invariant).
+  for (const char* sql : {"SELECT * FROM a, b JOIN c ON b.x = c.x LEFT JOIN d USING (y) WHERE a.z = 1",
+                          "SELECT s.* FROM (SELECT 1 AS k) s CROSS JOIN t LEFT OUTER JOIN u ON s.k = u.k AND u.v > 2"}) {
+    CHECK(canon(canon(sql)) == canon(sql));
+  }
+  Statement s = parse("SELECT 1 FROM a JOIN b ON true JOIN c ON true");
+  CHECK(s.select->from->left->kind == TableRef::Kind::kJoin);
+  CHECK(s.select->from->right->name == "c");
   // Join words are not aliases.
-  Statement s = parse("SELECT 1 FROM a left JOIN b ON true");
+  s = parse("SELECT 1 FROM a left JOIN b ON true");
   CHECK(s.select->from->kind == TableRef::Kind::kJoin);
   CHECK(s.select->from->join_type == JoinType::kLeft);
   CHECK(s.select->from->left->alias.empty());
