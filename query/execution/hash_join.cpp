@@ -18,8 +18,8 @@ std::vector<ExpressionExecutor> executors(const std::vector<BoundExprPtr>& keys)
 
 }  // namespace
 
-HashJoin::HashJoin(QueryContext& ctx, PhysicalOperatorPtr left, PhysicalOperatorPtr right, JoinType type, std::vector<BoundExprPtr> left_keys,
-                   std::vector<BoundExprPtr> right_keys, BoundExprPtr residual)
+HashJoin::HashJoin(QueryContext& ctx, PhysicalOperatorPtr left, PhysicalOperatorPtr right, JoinType type,
+                   std::vector<BoundExprPtr> left_keys, std::vector<BoundExprPtr> right_keys, BoundExprPtr residual)
     : Join(ctx, std::move(left), std::move(right), type, std::move(residual), "JOIN"),
       left_keys_(std::move(left_keys)),
       right_keys_(std::move(right_keys)),

@@ -30,6 +30,8 @@ bool NestedLoopJoin::nextPairs(size_t room) {
   return left_row_ < left_rows;
 }
 
-std::string NestedLoopJoin::describe() const { return describeJoin("NESTED_LOOP_JOIN", ""); }
+std::string NestedLoopJoin::describe() const {
+  return describeJoin("NESTED_LOOP_JOIN", "");
+}
 
 }  // namespace argus::query

@@ -59,7 +59,8 @@ void inferAcrossKeys(const std::vector<BoundExprPtr>& left_keys, const std::vect
     const BoundExpr& r = *right_keys[k];
     // Equal DOUBLEs may differ (-0.0 and 0.0 under 1 / x); equal values of the other types
     // are the same value.
-    if (l.kind != BoundExprKind::kColumnRef || r.kind != BoundExprKind::kColumnRef || l.type != r.type || l.type == LogicalType::kDouble) continue;
+    if (l.kind != BoundExprKind::kColumnRef || r.kind != BoundExprKind::kColumnRef || l.type != r.type || l.type == LogicalType::kDouble)
+      continue;
     copyOver(*to_left, left_count, l.column, r.column, to_right);
     if (inner) copyOver(*to_right, right_count, r.column, l.column, to_left);
   }
@@ -150,8 +151,10 @@ LogicalOperatorPtr planJoin(BoundSource& src, std::vector<BoundExprPtr> conjunct
   for (BoundExprPtr& k : right_keys) shiftColumns(k.get(), lw);
 
   std::vector<size_t> left_map, right_map;
-  LogicalOperatorPtr left = planFrom(*src.left, std::move(to_left), std::vector<bool>(needed.begin(), needed.begin() + lw), options, &left_map);
-  LogicalOperatorPtr right = planFrom(*src.right, std::move(to_right), std::vector<bool>(needed.begin() + lw, needed.end()), options, &right_map);
+  LogicalOperatorPtr left =
+      planFrom(*src.left, std::move(to_left), std::vector<bool>(needed.begin(), needed.begin() + lw), options, &left_map);
+  LogicalOperatorPtr right =
+      planFrom(*src.right, std::move(to_right), std::vector<bool>(needed.begin() + lw, needed.end()), options, &right_map);
   for (BoundExprPtr& k : left_keys) remapColumns(k.get(), left_map);
   for (BoundExprPtr& k : right_keys) remapColumns(k.get(), right_map);
 
@@ -212,10 +215,13 @@ void remapColumns(BoundExpr* e, const std::vector<size_t>& map) {
 LogicalOperatorPtr planFrom(BoundSource& src, std::vector<BoundExprPtr> conjuncts, std::vector<bool> needed, const QueryOptions& options,
                             std::vector<size_t>* map) {
   switch (src.kind) {
-    case BoundSource::Kind::kTable: return planScan(src, std::move(conjuncts), std::move(needed), options, map);
-    case BoundSource::Kind::kJoin: return planJoin(src, std::move(conjuncts), std::move(needed), options, map);
+    case BoundSource::Kind::kTable:
+      return planScan(src, std::move(conjuncts), std::move(needed), options, map);
+    case BoundSource::Kind::kJoin:
+      return planJoin(src, std::move(conjuncts), std::move(needed), options, map);
     case BoundSource::Kind::kSubquery:
-    case BoundSource::Kind::kNone: break;
+    case BoundSource::Kind::kNone:
+      break;
   }
   // A subquery yields all its columns.
   map->resize(src.names.size());
