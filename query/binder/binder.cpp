@@ -75,6 +75,7 @@ class SelectBinder {
 
   std::unique_ptr<BoundSelect> bind(const SelectStatement& s) {
     out_ = std::make_unique<BoundSelect>();
+    scope_ = &out_->source;
     std::deque<CteScope> nodes;
     for (const CommonTableExpr& cte : s.ctes) {
       nodes.push_back(CteScope{ctes_, &cte});
@@ -147,49 +148,112 @@ class SelectBinder {
 
   // --- sources ---
   void bindSource(const SelectStatement& s) {
-    BoundSource& src = out_->source;
     if (!s.from) {
-      src.kind = BoundSource::Kind::kNone;
+      out_->source.kind = BoundSource::Kind::kNone;
       return;
     }
-    const TableRef& ref = *s.from;
+    bindRef(*s.from, &out_->source);
+  }
+
+  // Binds one FROM item into *src, with its columns' qualifiers.
+  void bindRef(const TableRef& ref, BoundSource* src) {
+    if (ref.kind == TableRef::Kind::kJoin) {
+      bindJoin(ref, src);
+      return;
+    }
     // Binding, planning and running recurse once per level: a chain of WITH queries each
     // reading the one before must not run the server out of stack.
     if ((ref.kind == TableRef::Kind::kSubquery || findCte(ref.name)) && depth_ + 1 > kMaxSourceDepth) {
       throw BinderError(ref.pos, "query nested too deeply (more than " + std::to_string(kMaxSourceDepth) +
                                      " levels of subqueries and WITH queries reading each other)");
     }
+    std::string qualifier;
     if (ref.kind == TableRef::Kind::kSubquery) {
-      src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, ctes_, copied_nodes_, depth_ + 1).bind(*ref.subquery);
-      alias_ = ref.alias;
+      src->kind = BoundSource::Kind::kSubquery;
+      src->subquery = SelectBinder(sql_, ctes_, copied_nodes_, depth_ + 1).bind(*ref.subquery);
+      qualifier = ref.alias;
       source_desc_ = ref.alias.empty() ? "the subquery in FROM" : "subquery '" + ref.alias + "'";
     } else if (const CteScope* cte = findCte(ref.name)) {
-      src.kind = BoundSource::Kind::kSubquery;
-      src.subquery = SelectBinder(sql_, cte->parent, copied_nodes_, depth_ + 1).bind(*cte->cte->query);
-      alias_ = ref.alias.empty() ? ref.name : ref.alias;
+      src->kind = BoundSource::Kind::kSubquery;
+      src->subquery = SelectBinder(sql_, cte->parent, copied_nodes_, depth_ + 1).bind(*cte->cte->query);
+      qualifier = ref.alias.empty() ? ref.name : ref.alias;
       source_desc_ = "WITH query '" + ref.name + "'";
     } else if (const TableInfo* table = findTable(ref.name)) {
-      src.kind = BoundSource::Kind::kTable;
-      src.table = table;
+      src->kind = BoundSource::Kind::kTable;
+      src->table = table;
       for (const TableColumn& c : table->columns) {
-        src.names.push_back(c.name);
-        src.types.push_back(c.type);
+        src->names.push_back(c.name);
+        src->types.push_back(c.type);
       }
-      alias_ = ref.alias.empty() ? ref.name : ref.alias;
+      qualifier = ref.alias.empty() ? ref.name : ref.alias;
       source_desc_ = "table " + ref.name;
-      return;
     } else {
       std::vector<std::string> names;
       for (const TableInfo& t : catalogTables()) names.push_back(t.name);
       for (const CteScope* c = ctes_; c; c = c->parent) names.push_back(c->cte->name);
       throw BinderError(ref.pos, "no table '" + ref.name + "' (tables: " + tableNamesText() + ")" + suggestion(ref.name, names));
     }
-    const BoundSelect& sub = *src.subquery;
-    for (size_t i = 0; i < sub.visible; ++i) {
-      src.names.push_back(sub.names[i]);
-      src.types.push_back(sub.projection[i]->type);
+    if (src->subquery) {
+      const BoundSelect& sub = *src->subquery;
+      for (size_t i = 0; i < sub.visible; ++i) {
+        src->names.push_back(sub.names[i]);
+        src->types.push_back(sub.projection[i]->type);
+      }
     }
+    src->qualifiers.assign(src->names.size(), qualifier);
+    src->hidden.assign(src->names.size(), false);
+  }
+
+  // a JOIN b: columns [a's..., b's...]; ON is bound over them, USING (c) becomes a.c = b.c
+  // with b's c hidden from * and from unqualified names.
+  void bindJoin(const TableRef& ref, BoundSource* src) {
+    src->kind = BoundSource::Kind::kJoin;
+    src->join_type = ref.join_type;
+    src->left = std::make_unique<BoundSource>();
+    src->right = std::make_unique<BoundSource>();
+    bindRef(*ref.left, src->left.get());
+    bindRef(*ref.right, src->right.get());
+    for (const std::string& q : src->right->qualifiers) {
+      if (q.empty()) continue;
+      const auto& lq = src->left->qualifiers;
+      if (std::find(lq.begin(), lq.end(), q) != lq.end()) {
+        throw BinderError(ref.right->pos, "table name '" + q + "' appears twice in FROM; give one of them an alias (FROM t AS a JOIN t AS b)");
+      }
+    }
+    for (const BoundSource* side : {src->left.get(), src->right.get()}) {
+      src->names.insert(src->names.end(), side->names.begin(), side->names.end());
+      src->types.insert(src->types.end(), side->types.begin(), side->types.end());
+      src->qualifiers.insert(src->qualifiers.end(), side->qualifiers.begin(), side->qualifiers.end());
+      src->hidden.insert(src->hidden.end(), side->hidden.begin(), side->hidden.end());
+    }
+    source_desc_ = "the joined tables";
+    if (ref.condition) {
+      const BoundSource* saved_scope = scope_;
+      scope_ = src;
+      setClause("ON", Mode::kSource, false);
+      src->condition = requireBoolean(bindExpr(*ref.condition), "ON");
+      scope_ = saved_scope;
+    }
+    const size_t width = src->left->names.size();
+    for (size_t u = 0; u < ref.using_columns.size(); ++u) {
+      const std::string& name = ref.using_columns[u];
+      size_t l = usingColumn(*src->left, name, ref.using_pos[u], "left");
+      size_t r = width + usingColumn(*src->right, name, ref.using_pos[u], "right");
+      src->hidden[r] = true;
+      std::vector<BoundExprPtr> args;
+      args.push_back(makeColumnRef(l, src->types[l], ref.using_pos[u]));
+      args.push_back(makeColumnRef(r, src->types[r], ref.using_pos[u]));
+      BoundExprPtr eq = callScalar("=", std::move(args), ref.using_pos[u], "=");
+      src->condition = src->condition ? makeLogical(BoundExprKind::kAnd, std::move(src->condition), std::move(eq), ref.using_pos[u]) : std::move(eq);
+    }
+  }
+
+  // The one visible column `name` of one side of a USING join.
+  size_t usingColumn(const BoundSource& side, const std::string& name, SourcePos pos, const char* which) const {
+    std::vector<size_t> found = findColumns(side, name);
+    if (found.empty()) throw BinderError(pos, "USING column '" + name + "' is not in the " + which + " side of the join" + suggestion(name, side.names));
+    if (found.size() > 1) throw BinderError(pos, "USING column '" + name + "' is ambiguous in the " + which + " side of the join");
+    return found[0];
   }
 
   const CteScope* findCte(const std::string& name) const {
@@ -246,10 +310,19 @@ class SelectBinder {
     }
   }
 
+  // * (every column but hidden USING copies) or x.* (x's columns).
   void expandStar(const ParsedExpr& star) {
     const BoundSource& src = out_->source;
     if (src.kind == BoundSource::Kind::kNone) throw BinderError(star.pos, "SELECT * needs a FROM clause");
-    for (size_t i = 0; i < src.names.size(); ++i) {
+    std::vector<size_t> columns;
+    if (star.names.empty()) {
+      for (size_t i = 0; i < src.names.size(); ++i) {
+        if (!src.hidden[i]) columns.push_back(i);
+      }
+    } else {
+      columns = qualifiedColumns(src, star.names[0], star.pos);
+    }
+    for (size_t i : columns) {
       BoundExprPtr ref = makeColumnRef(i, src.types[i], star.pos);
       if (mode_ == Mode::kAggregate) {
         int g = findGroup(*ref);
@@ -332,11 +405,13 @@ class SelectBinder {
     return toString(e);
   }
 
-  std::vector<size_t> findSourceColumns(const std::string& name) const {
+  std::vector<size_t> findSourceColumns(const std::string& name) const { return findColumns(*scope_, name); }
+
+  // The columns of src an unqualified `name` may mean (hidden USING copies left out).
+  static std::vector<size_t> findColumns(const BoundSource& src, const std::string& name) {
     std::vector<size_t> found;
-    const auto& names = out_->source.names;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == name) found.push_back(i);
+    for (size_t i = 0; i < src.names.size(); ++i) {
+      if (src.names[i] == name && !src.hidden[i]) found.push_back(i);
     }
     return found;
   }
@@ -375,7 +450,7 @@ class SelectBinder {
     if (e.type == ExprType::kFunction && e.op == "hist_merge") return true;
     if (e.type == ExprType::kColumn) {
       auto cols = findSourceColumns(e.names.back());
-      return cols.size() == 1 && out_->source.types[cols[0]] == L::kHistogram;
+      return cols.size() == 1 && scope_->types[cols[0]] == L::kHistogram;
     }
     if (containsAggregate(e)) return false;
     ModeGuard guard(this, Mode::kSource);
@@ -501,18 +576,51 @@ class SelectBinder {
   }
 
   BoundExprPtr bindColumn(const ParsedExpr& e) {
+    const BoundSource& src = *scope_;
     const std::string& name = e.names.back();
-    if (e.names.size() == 2 && e.names[0] != alias_) {
-      std::string where = alias_.empty() ? "" : " (FROM names '" + alias_ + "')";
-      throw BinderError(e.pos, "no table '" + e.names[0] + "' in FROM" + where);
+    if (e.names.size() == 2) {
+      std::vector<size_t> qualified = qualifiedColumns(src, e.names[0], e.pos);
+      std::vector<size_t> found;
+      std::vector<std::string> names;
+      for (size_t i : qualified) {
+        if (src.names[i] == name) found.push_back(i);
+        names.push_back(src.names[i]);
+      }
+      if (found.empty()) {
+        std::string where = src.kind == BoundSource::Kind::kJoin ? "'" + e.names[0] + "'" : source_desc_;
+        throw BinderError(e.pos, "no column '" + name + "' in " + where + suggestion(name, names));
+      }
+      if (found.size() > 1) throw BinderError(e.pos, "column name '" + e.names[0] + "." + name + "' is ambiguous");
+      return makeColumnRef(found[0], src.types[found[0]], e.pos);
     }
-    if (out_->source.kind == BoundSource::Kind::kNone) throw BinderError(e.pos, "no column '" + name + "': the query has no FROM clause");
+    if (src.kind == BoundSource::Kind::kNone) throw BinderError(e.pos, "no column '" + name + "': the query has no FROM clause");
     std::vector<size_t> found = findSourceColumns(name);
     if (found.empty()) {
-      throw BinderError(e.pos, "no column '" + name + "' in " + source_desc_ + suggestion(name, out_->source.names));
+      throw BinderError(e.pos, "no column '" + name + "' in " + source_desc_ + suggestion(name, src.names));
     }
-    if (found.size() > 1) throw BinderError(e.pos, "column name '" + name + "' is ambiguous in " + source_desc_);
-    return makeColumnRef(found[0], out_->source.types[found[0]], e.pos);
+    if (found.size() > 1) {
+      std::string where;
+      for (size_t i : found) where += (where.empty() ? "" : " and ") + (src.qualifiers[i].empty() ? "a subquery" : "'" + src.qualifiers[i] + "'");
+      throw BinderError(e.pos, "column name '" + name + "' is ambiguous in " + source_desc_ +
+                                   (src.kind == BoundSource::Kind::kJoin ? " (it is in " + where + "); qualify it, as in x." + name : ""));
+    }
+    return makeColumnRef(found[0], src.types[found[0]], e.pos);
+  }
+
+  // The columns of src qualified by `qualifier` (x in x.col or x.*); throws when none is.
+  static std::vector<size_t> qualifiedColumns(const BoundSource& src, const std::string& qualifier, SourcePos pos) {
+    std::vector<size_t> out;
+    std::vector<std::string> known;
+    for (size_t i = 0; i < src.names.size(); ++i) {
+      if (src.qualifiers[i] == qualifier) out.push_back(i);
+      if (!src.qualifiers[i].empty() && std::find(known.begin(), known.end(), src.qualifiers[i]) == known.end()) known.push_back(src.qualifiers[i]);
+    }
+    if (out.empty()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "'" : ", '") + k + "'";
+      throw BinderError(pos, "no table '" + qualifier + "' in FROM" + (names.empty() ? "" : " (FROM names " + names + ")"));
+    }
+    return out;
   }
 
   BoundExprPtr bindUnary(const ParsedExpr& e) {
@@ -1036,7 +1144,7 @@ class SelectBinder {
   const CteScope* ctes_;
   uint32_t depth_;  // of this SELECT among the sources it is read from
   std::unique_ptr<BoundSelect> out_;
-  std::string alias_;
+  const BoundSource* scope_ = nullptr;  // the columns names resolve to: the FROM's, or one join's while binding its ON
   std::string source_desc_ = "the query";
   bool aggregated_ = false;
   Mode mode_ = Mode::kSource;

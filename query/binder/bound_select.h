@@ -41,11 +41,20 @@ struct BoundWindow {
 };
 
 struct BoundSource {
-  enum class Kind : uint8_t { kNone, kTable, kSubquery } kind = Kind::kNone;
+  enum class Kind : uint8_t { kNone, kTable, kSubquery, kJoin } kind = Kind::kNone;
   const TableInfo* table = nullptr;       // kTable
   std::unique_ptr<BoundSelect> subquery;  // kSubquery (FROM (...) and WITH)
   std::vector<std::string> names;         // the columns it produces
   std::vector<LogicalType> types;
+  // Per column: the table name or alias that qualifies it (`x` in x.col; empty for an
+  // unnamed subquery), and whether SELECT * and unqualified names skip it (the right
+  // side's copy of a USING column).
+  std::vector<std::string> qualifiers;
+  std::vector<bool> hidden;
+  // kJoin: the columns are [left's..., right's...]; condition is over them (null: CROSS).
+  JoinType join_type = JoinType::kInner;
+  std::unique_ptr<BoundSource> left, right;
+  BoundExprPtr condition;
 };
 
 struct OrderKey {

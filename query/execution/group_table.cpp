@@ -14,6 +14,8 @@ inline uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (h >> 32);
 }
 
+constexpr uint64_t kAbsentString = UINT64_MAX;  // codes are indices into strings_
+
 inline uint64_t doubleCode(double d) {
   if (d == 0) d = 0;                   // -0.0 joins 0.0
   if (std::isnan(d)) return 0x7ff8000000000000ull;  // one NaN
@@ -31,7 +33,16 @@ GroupTable::GroupTable(std::vector<LogicalType> types) : types_(std::move(types)
   mask_ = slots_.size() - 1;
 }
 
-void GroupTable::encode(size_t k, const Vector& v, size_t count) {
+uint64_t GroupTable::stringCode(std::string_view s, bool intern) {
+  auto it = string_codes_.find(s);
+  if (it != string_codes_.end()) return it->second;
+  if (!intern) return kAbsentString;
+  strings_.emplace_back(s);
+  string_bytes_ += s.size() + sizeof(std::string) * 3;
+  return string_codes_.emplace(strings_.back(), strings_.size() - 1).first->second;
+}
+
+void GroupTable::encode(size_t k, const Vector& v, size_t count, bool intern) {
   std::vector<uint64_t>& c = codes_[k];
   c.resize(count);
   const uint64_t bit = uint64_t{1} << k;
@@ -41,16 +52,7 @@ void GroupTable::encode(size_t k, const Vector& v, size_t count) {
       switch (v.type) {
         case LogicalType::kDouble: code = doubleCode(v.f64[0]); break;
         case LogicalType::kBoolean: code = v.b8[0]; break;
-        case LogicalType::kVarchar: {
-          auto it = string_codes_.find(v.str[0]);
-          if (it == string_codes_.end()) {
-            strings_.emplace_back(v.str[0]);
-            string_bytes_ += v.str[0].size() + sizeof(std::string) * 3;
-            it = string_codes_.emplace(strings_.back(), strings_.size() - 1).first;
-          }
-          code = it->second;
-          break;
-        }
+        case LogicalType::kVarchar: code = stringCode(v.str[0], intern); break;
         case LogicalType::kNull: break;
         default: code = static_cast<uint64_t>(v.i64[0]); break;
       }
@@ -78,13 +80,7 @@ void GroupTable::encode(size_t k, const Vector& v, size_t count) {
           c[i] = prev_code;
           continue;
         }
-        auto it = string_codes_.find(s);
-        if (it == string_codes_.end()) {
-          strings_.emplace_back(s);
-          string_bytes_ += s.size() + sizeof(std::string) * 3;
-          it = string_codes_.emplace(strings_.back(), strings_.size() - 1).first;
-        }
-        c[i] = prev_code = it->second;
+        c[i] = prev_code = stringCode(s, intern);
         prev = s;
       }
       break;
@@ -120,16 +116,36 @@ void GroupTable::grow() {
   }
 }
 
-void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
-  groups.resize(count);
+void GroupTable::hashRows(const std::vector<const Vector*>& keys, size_t count, bool intern) {
   row_nulls_.assign(count, 0);
-  for (size_t k = 0; k < nkeys_; ++k) encode(k, *keys[k], count);
+  for (size_t k = 0; k < nkeys_; ++k) encode(k, *keys[k], count, intern);
   row_hashes_.assign(count, 0x2545f4914f6cdd1dull);
   for (size_t k = 0; k < nkeys_; ++k) {
     const uint64_t* c = codes_[k].data();
     for (size_t i = 0; i < count; ++i) row_hashes_[i] = mix(row_hashes_[i], c[i]);
   }
   for (size_t i = 0; i < count; ++i) row_hashes_[i] = mix(row_hashes_[i], row_nulls_[i]);
+}
+
+void GroupTable::find(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
+  groups.resize(count);
+  hashRows(keys, count, false);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t h = row_hashes_[i];
+    groups[i] = kNoGroup;
+    for (size_t s = h & mask_; slots_[s] != 0; s = (s + 1) & mask_) {
+      uint32_t g = slots_[s] - 1;
+      if (hashes_[g] == h && sameKey(g, i)) {
+        groups[i] = g;
+        break;
+      }
+    }
+  }
+}
+
+void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
+  groups.resize(count);
+  hashRows(keys, count, true);
 
   for (size_t i = 0; i < count; ++i) {
     const uint64_t h = row_hashes_[i];

@@ -22,13 +22,20 @@ class GroupTable {
   // keys[k]: key column k, dense or constant, `count` rows. Writes the group of each row
   // into groups (size count), adding new groups.
   void findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups);
+  // As findOrAdd, but adds nothing: a row whose key is not in the table gets kNoGroup.
+  void find(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups);
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
   size_t size() const { return ngroups_; }
   // Key column k of every group, in group order (strings point into this table).
   void keyColumn(size_t k, Vector& out) const;
   size_t memoryBytes() const;
 
  private:
-  void encode(size_t k, const Vector& v, size_t count);
+  // Fills codes_, row_nulls_ and row_hashes_ for `count` rows. intern: give strings not
+  // seen before a code (else they get kAbsentString, which no key has).
+  void hashRows(const std::vector<const Vector*>& keys, size_t count, bool intern);
+  void encode(size_t k, const Vector& v, size_t count, bool intern);
+  uint64_t stringCode(std::string_view s, bool intern);
   void grow();
   bool sameKey(uint32_t group, size_t row) const;
 

@@ -68,7 +68,7 @@ std::string toString(const ParsedExpr& e) {
       for (size_t i = 0; i < e.names.size(); ++i) out += (i ? "." : "") + quoteIdent(e.names[i]);
       return out;
     }
-    case ExprType::kStar: return "*";
+    case ExprType::kStar: return e.names.empty() ? "*" : quoteIdent(e.names[0]) + ".*";
     case ExprType::kConstant: return e.value.toSql();
     case ExprType::kUnary: return "(" + e.op + (e.op == "NOT" ? " " : "") + child(0) + ")";
     case ExprType::kBinary: return "(" + child(0) + " " + e.op + " " + child(1) + ")";
@@ -102,6 +102,29 @@ std::string toString(const ParsedExpr& e) {
   return "?";
 }
 
+namespace {
+
+std::string tableRefText(const TableRef& r) {
+  if (r.kind == TableRef::Kind::kJoin) {
+    static constexpr const char* kJoinWords[] = {" JOIN ", " LEFT JOIN ", " CROSS JOIN "};
+    // Joins are left-deep (the right item is never a join), so the text needs no parentheses
+    // and parses back to the same tree.
+    std::string out = tableRefText(*r.left) + kJoinWords[static_cast<int>(r.join_type)] + tableRefText(*r.right);
+    if (r.condition) out += " ON " + toString(*r.condition);
+    if (!r.using_columns.empty()) {
+      out += " USING (";
+      for (size_t i = 0; i < r.using_columns.size(); ++i) out += (i ? ", " : "") + quoteIdent(r.using_columns[i]);
+      out += ")";
+    }
+    return out;
+  }
+  std::string out = r.kind == TableRef::Kind::kTable ? quoteIdent(r.name) : "(" + toString(*r.subquery) + ")";
+  if (!r.alias.empty()) out += " AS " + quoteIdent(r.alias);
+  return out;
+}
+
+}  // namespace
+
 std::string toString(const SelectStatement& s) {
   std::string out;
   if (!s.ctes.empty()) {
@@ -114,11 +137,7 @@ std::string toString(const SelectStatement& s) {
     out += (i ? ", " : "") + toString(*s.select_list[i].expr);
     if (!s.select_list[i].alias.empty()) out += " AS " + quoteIdent(s.select_list[i].alias);
   }
-  if (s.from) {
-    out += " FROM ";
-    out += s.from->kind == TableRef::Kind::kTable ? quoteIdent(s.from->name) : "(" + toString(*s.from->subquery) + ")";
-    if (!s.from->alias.empty()) out += " AS " + quoteIdent(s.from->alias);
-  }
+  if (s.from) out += " FROM " + tableRefText(*s.from);
   if (s.where) out += " WHERE " + toString(*s.where);
   if (!s.group_by.empty()) {
     out += " GROUP BY ";

@@ -15,7 +15,7 @@ namespace argus::query {
 
 enum class ExprType : uint8_t {
   kColumn,    // names: [table,] column
-  kStar,      // * in a select list or count(*)
+  kStar,      // * in a select list or count(*); x.* (names: [table]) in a select list
   kConstant,  // value
   kUnary,     // op: "-", "+", "NOT"; children[0]
   kBinary,    // op: + - * / // % = <> < <= > >= || AND OR; children[0..1]  ("==" and "!=" come as "=" and "<>")
@@ -88,12 +88,22 @@ struct WindowSpec {
   WindowFrame frame;
 };
 
+// A FROM item: a table or WITH name, a subquery, or a join of two items. Joins chain
+// left-deep: `a JOIN b JOIN c` is (a JOIN b) JOIN c; `FROM a, b` is a CROSS JOIN.
+enum class JoinType : uint8_t { kInner, kLeft, kCross };
+
 struct TableRef {
-  enum class Kind : uint8_t { kTable, kSubquery } kind = Kind::kTable;
+  enum class Kind : uint8_t { kTable, kSubquery, kJoin } kind = Kind::kTable;
   std::string name;  // kTable
   std::unique_ptr<SelectStatement> subquery;
   std::string alias;
   SourcePos pos;
+  // kJoin: ON condition or USING columns (neither for CROSS).
+  JoinType join_type = JoinType::kInner;
+  std::unique_ptr<TableRef> left, right;
+  ParsedExprPtr condition;
+  std::vector<std::string> using_columns;
+  std::vector<SourcePos> using_pos;
 };
 
 struct CommonTableExpr {

@@ -25,10 +25,10 @@ std::string lower(std::string_view s) {
 }
 
 constexpr std::string_view kReserved[] = {
-    "ALL",  "AND",  "AS",     "ASC",  "BETWEEN", "BY",    "CASE",  "CAST",   "DESC",  "DISTINCT", "ELSE",   "END",
-    "EXCEPT", "EXPLAIN", "FALSE", "FROM", "GROUP", "HAVING", "IN", "INTERSECT", "IS", "JOIN", "LIKE", "LIMIT",
-    "NOT",  "NULL", "OFFSET", "ON",   "OR",      "ORDER", "SELECT", "THEN",  "TRUE",  "UNION",    "WHEN",   "WHERE",
-    "WITH",
+    "ALL", "AND", "AS", "ASC", "BETWEEN", "BY", "CASE", "CAST", "CROSS", "DESC", "DISTINCT", "ELSE", "END",
+    "EXCEPT", "EXPLAIN", "FALSE", "FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INTERSECT", "IS", "JOIN",
+    "LEFT", "LIKE", "LIMIT", "NATURAL", "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "OUTER", "RIGHT",
+    "SELECT", "THEN", "TRUE", "UNION", "USING", "WHEN", "WHERE", "WITH",
 };
 
 class Parser {
@@ -159,7 +159,9 @@ class Parser {
         item.expr->end = prevEnd();
       } else {
         item.expr = parseExpr();
-        if (acceptKeyword("AS")) {
+        if (item.expr->type == ExprType::kStar) {
+          // x.*: no alias, no operators around it.
+        } else if (acceptKeyword("AS")) {
           item.alias_pos = cur().pos;
           item.alias = parseName("a column alias after AS");
         } else if (atName()) {
@@ -173,8 +175,7 @@ class Parser {
     } while (acceptSymbol(","));
 
     if (acceptKeyword("FROM")) {
-      s->from = parseTableRef();
-      if (isSymbol(",") || isKeyword("JOIN")) fail("joins are not supported in version 1 of the language; expected WHERE, GROUP BY, ORDER BY or LIMIT");
+      s->from = parseFrom();
     }
     if (acceptKeyword("WHERE")) s->where = parseExpr();
     if (acceptKeyword("GROUP")) {
@@ -228,6 +229,55 @@ class Parser {
     return static_cast<int64_t>(v);
   }
 
+  // FROM item { , item | [INNER] JOIN item ON/USING | LEFT [OUTER] JOIN item ON/USING | CROSS JOIN item },
+  // left-deep.
+  std::unique_ptr<TableRef> parseFrom() {
+    std::unique_ptr<TableRef> left = parseTableRef();
+    for (size_t sources = 1;; ++sources) {
+      auto join = std::make_unique<TableRef>();
+      join->kind = TableRef::Kind::kJoin;
+      join->pos = cur().pos;
+      if (acceptSymbol(",")) {
+        join->join_type = JoinType::kCross;
+      } else if (acceptKeyword("CROSS")) {
+        expectKeyword("JOIN", "after CROSS");
+        join->join_type = JoinType::kCross;
+      } else if (acceptKeyword("LEFT")) {
+        acceptKeyword("OUTER");
+        expectKeyword("JOIN", "after LEFT");
+        join->join_type = JoinType::kLeft;
+      } else if (acceptKeyword("INNER")) {
+        expectKeyword("JOIN", "after INNER");
+      } else if (!acceptKeyword("JOIN")) {
+        if (isKeyword("RIGHT") || isKeyword("FULL") || isKeyword("NATURAL")) {
+          fail("only [INNER] JOIN, LEFT [OUTER] JOIN and CROSS JOIN are supported");
+        }
+        return left;
+      }
+      // Binding and planning recurse once per join.
+      if (sources == kMaxJoinSources) fail("a FROM clause joins at most " + std::to_string(kMaxJoinSources) + " tables");
+      join->left = std::move(left);
+      join->right = parseTableRef();
+      if (join->join_type != JoinType::kCross) {
+        if (acceptKeyword("ON")) {
+          join->condition = parseExpr();
+        } else if (acceptKeyword("USING")) {
+          expectSymbol("(", "after USING");
+          do {
+            join->using_pos.push_back(cur().pos);
+            join->using_columns.push_back(parseName("a column name in USING"));
+          } while (acceptSymbol(","));
+          expectSymbol(")", "after the USING columns");
+        } else {
+          fail("expected ON or USING after the joined table");
+        }
+      } else if (isKeyword("ON") || isKeyword("USING")) {
+        fail("a CROSS JOIN takes no ON or USING");
+      }
+      left = std::move(join);
+    }
+  }
+
   std::unique_ptr<TableRef> parseTableRef() {
     auto ref = std::make_unique<TableRef>();
     ref->pos = cur().pos;
@@ -243,7 +293,7 @@ class Parser {
     if (acceptKeyword("AS")) {
       ref->alias = parseName("a table alias after AS");
     } else if (atName()) {
-      if (nameFollows()) fail("expected WHERE, GROUP BY, ORDER BY, LIMIT or the end of the query after the table");
+      if (nameFollows()) fail("expected JOIN, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the query after the table");
       ref->alias = parseName("a table alias");
     }
     return ref;
@@ -553,7 +603,12 @@ class Parser {
     e->pos = e->op_pos = cur().pos;
     e->names.push_back(parseName("a column name"));
     if (acceptSymbol(".")) {
-      if (isSymbol("*")) fail("'table.*' is not supported; use '*'");
+      if (isSymbol("*")) {  // x.*: every column of one source, a select item of its own
+        e->type = ExprType::kStar;
+        next();
+        e->end = prevEnd();
+        return e;
+      }
       e->names.push_back(parseName("a column name after '.'"));
     }
     e->end = prevEnd();

@@ -13,6 +13,7 @@ namespace argus::query {
 
 inline constexpr int kMaxParseDepth = 200;       // nested parentheses, subqueries, NOTs
 inline constexpr uint32_t kMaxExprHeight = 500;  // levels of one expression tree
+inline constexpr size_t kMaxJoinSources = 64;     // tables, subqueries and WITH names one FROM joins
 
 Statement parse(std::string_view sql, size_t max_bytes = 1 << 20);
 

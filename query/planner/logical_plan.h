@@ -26,7 +26,7 @@ struct ScanPredicates {
   }
 };
 
-enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
+enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kJoin, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;
@@ -38,8 +38,12 @@ struct LogicalOperator {
   const TableInfo* table = nullptr;
   std::vector<size_t> column_ids;  // table columns produced, in output order
   ScanPredicates predicates;
-  // kFilter
+  // kFilter; kJoin: the residual condition over [left..., right...] (null: none)
   BoundExprPtr predicate;
+  // kJoin: output is [left..., right...]; left_keys[i] (over the left's columns) equals
+  // right_keys[i] (over the right's); no keys: a nested loop
+  JoinType join_type = JoinType::kInner;
+  std::vector<BoundExprPtr> left_keys, right_keys;
   // kAggregate: output is [groups..., aggregates...]
   std::vector<BoundExprPtr> groups;
   std::vector<BoundAggregate> aggregates;

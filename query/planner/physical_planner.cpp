@@ -2,8 +2,10 @@
 
 #include "query/execution/filter.h"
 #include "query/execution/hash_aggregate.h"
+#include "query/execution/hash_join.h"
 #include "query/execution/hop_expand.h"
 #include "query/execution/limit.h"
+#include "query/execution/nested_loop_join.h"
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
 #include "query/execution/table_scan.h"
@@ -19,6 +21,16 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kDummy: return std::make_unique<DummyScan>(ctx);
     case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));
+    case LogicalOpType::kJoin: {
+      PhysicalOperatorPtr join;
+      if (op.left_keys.empty()) {
+        join = std::make_unique<NestedLoopJoin>(ctx, child(0), child(1), op.join_type, std::move(op.predicate));
+      } else {
+        join = std::make_unique<HashJoin>(ctx, child(0), child(1), op.join_type, std::move(op.left_keys), std::move(op.right_keys), std::move(op.predicate));
+      }
+      join->names = op.names;  // qualified (s.rank)
+      return join;
+    }
     case LogicalOpType::kHopExpand:
       return std::make_unique<HopExpand>(ctx, child(0), std::move(op.exprs[0]), op.hop_size, op.hop_slide, op.names.back());
     case LogicalOpType::kAggregate:

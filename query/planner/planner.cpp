@@ -3,34 +3,11 @@
 #include <algorithm>
 
 #include "query/planner/pushdown.h"
+#include "query/planner/source_planner.h"
 
 namespace argus::query {
 
 namespace {
-
-LogicalOperatorPtr makeOp(LogicalOpType type, LogicalOperatorPtr child) {
-  auto op = std::make_unique<LogicalOperator>();
-  op->type = type;
-  if (child) {
-    op->names = child->names;
-    op->types = child->types;
-    op->children.push_back(std::move(child));
-  }
-  return op;
-}
-
-void collectColumns(const BoundExpr* e, std::vector<bool>* used) {
-  if (!e) return;
-  if (e->kind == BoundExprKind::kColumnRef && e->column < used->size()) (*used)[e->column] = true;
-  for (const auto& c : e->children) collectColumns(c.get(), used);
-}
-
-void remapColumns(BoundExpr* e, const std::vector<size_t>& map) {
-  if (!e) return;
-  visitExpr(*e, [&](BoundExpr& n) {
-    if (n.kind == BoundExprKind::kColumnRef) n.column = map[n.column];
-  });
-}
 
 // The expressions evaluated directly on the source's rows.
 std::vector<BoundExpr*> sourceExpressions(BoundSelect& s) {
@@ -101,24 +78,18 @@ LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
   if (src.kind == BoundSource::Kind::kNone) return makeOp(LogicalOpType::kDummy, nullptr);
   if (src.kind == BoundSource::Kind::kSubquery) return planSelect(*src.subquery, options);
 
-  auto get = makeOp(LogicalOpType::kGet, nullptr);
-  get->table = src.table;
-  if (options.pushdown) get->predicates = pushDownPredicates(&s.where, *src.table);
-  // Only the columns the query reads leave the scan.
+  // A scan or a join: WHERE goes into it, and only the columns the query reads leave it.
+  std::vector<BoundExprPtr> conjuncts;
+  splitConjuncts(std::move(s.where), &conjuncts);
   std::vector<bool> used(src.names.size(), false);
   for (BoundExpr* e : sourceExpressions(s)) collectColumns(e, &used);
+  std::vector<size_t> map;
+  LogicalOperatorPtr op = planFrom(src, std::move(conjuncts), std::move(used), options, &map);
   // Window results follow the source's columns (BoundSelect::windows).
-  std::vector<size_t> map(src.names.size() + (s.aggregated ? 0 : s.windows.size()), 0);
-  for (size_t i = 0; i < used.size(); ++i) {
-    if (!used[i]) continue;
-    map[i] = get->column_ids.size();
-    get->column_ids.push_back(i);
-    get->names.push_back(src.names[i]);
-    get->types.push_back(src.types[i]);
-  }
-  for (size_t i = src.names.size(); i < map.size(); ++i) map[i] = get->column_ids.size() + (i - src.names.size());
+  const size_t width = op->names.size();
+  for (size_t i = 0; !s.aggregated && i < s.windows.size(); ++i) map.push_back(width + i);
   for (BoundExpr* e : sourceExpressions(s)) remapColumns(e, map);
-  return get;
+  return op;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Hostile queries against a real argusd over POST /api/v1/query: deep nesting of every kind,
-// a huge IN list, oversized text, queries past their memory cap or deadline. Each gets a
+// a huge IN list, oversized text, queries (cross joins among them) past their memory cap or
+// deadline. Each gets a
 // clean 4xx with a message, a normal query keeps being answered while they run, and the
 // server is up and right afterwards.
 #include <doctest/doctest.h>
@@ -106,6 +107,24 @@ TEST_CASE("hostile queries get clean errors and leave argusd answering") {
     refused(http, "SELECT rank, step, signature, count(*) FROM kernels GROUP BY rank, step, signature", 422,
             "GROUP BY needs more than the memory limit", "?memory_limit=20000");
     refused(http, "SELECT * FROM kernels k0 ORDER BY total_ns", 422, "deadline", "?timeout_ms=1");
+  }
+
+  SUBCASE("cross joins of large tables stop at the memory cap or the deadline") {
+    // Billions of rows from a few thousand: the joins buffer only their right sides, and
+    // the deadline is checked per output batch.
+    refused(http, "SELECT count(*) FROM kernels a, kernels b, steps c", 422, "deadline", "?timeout_ms=300");
+    refused(http, "SELECT count(*) FROM kernels a JOIN kernels b ON a.rank <> b.rank JOIN kernels c ON b.step = c.step", 422, "deadline",
+            "?timeout_ms=300");
+    // A right side past the cap, in a nested loop and in a hash join; every row of a cross
+    // product past the result's cap.
+    refused(http, "SELECT count(*) FROM steps a CROSS JOIN kernels b WHERE a.iter_ns < b.total_ns", 422,
+            "JOIN needs more than the memory limit", "?memory_limit=20000");
+    refused(http, "SELECT count(*) FROM kernels a JOIN kernels b USING (job, rank)", 422, "JOIN needs more than the memory limit",
+            "?memory_limit=20000");
+    refused(http, "SELECT * FROM kernels a, kernels b", 422, "memory limit", "?memory_limit=5000000");
+    CHECK(count(http, all_steps) == kRanks * kSteps);
+    CHECK(count(http, "SELECT count(*) FROM steps s JOIN steps r0 ON s.job = r0.job AND s.step = r0.step AND r0.rank = 0 WHERE s.job = 'hostile'") ==
+          kRanks * kSteps);
   }
 
   SUBCASE("a normal query is answered while hostile ones run") {

@@ -102,6 +102,35 @@ TEST_CASE("statement forms") {
   CHECK(s.select->order_by[1].nulls == OrderItem::Nulls::kDefault);
 }
 
+TEST_CASE("joins chain left-deep; every form has its canonical text") {
+  CHECK(canon("SELECT * FROM a JOIN b ON a.x = b.x") == "SELECT * FROM a JOIN b ON (a.x = b.x)");
+  CHECK(canon("SELECT * FROM a x INNER JOIN b AS y USING (k, j)") == "SELECT * FROM a AS x JOIN b AS y USING (k, j)");
+  CHECK(canon("SELECT * FROM a LEFT OUTER JOIN b ON true LEFT JOIN c USING (k)") == "SELECT * FROM a LEFT JOIN b ON TRUE LEFT JOIN c USING (k)");
+  CHECK(canon("SELECT * FROM a, b CROSS JOIN c") == "SELECT * FROM a CROSS JOIN b CROSS JOIN c");
+  CHECK(canon("WITH w AS (SELECT 1 AS k) SELECT w.*, t.k FROM w JOIN (SELECT 1 AS k) t USING (k)") ==
+        "WITH w AS (SELECT 1 AS k) SELECT w.*, t.k FROM w JOIN (SELECT 1 AS k) AS t USING (k)");
+  // The canonical text parses back to the same tree (query_parser_fuzz's invariant).
+  for (const char* sql : {"SELECT * FROM a, b JOIN c ON b.x = c.x LEFT JOIN d USING (y) WHERE a.z = 1",
+                          "SELECT s.* FROM (SELECT 1 AS k) s CROSS JOIN t LEFT OUTER JOIN u ON s.k = u.k AND u.v > 2"}) {
+    CHECK(canon(canon(sql)) == canon(sql));
+  }
+  Statement s = parse("SELECT 1 FROM a JOIN b ON true JOIN c ON true");
+  CHECK(s.select->from->left->kind == TableRef::Kind::kJoin);
+  CHECK(s.select->from->right->name == "c");
+  // Join words are not aliases.
+  s = parse("SELECT 1 FROM a left JOIN b ON true");
+  CHECK(s.select->from->kind == TableRef::Kind::kJoin);
+  CHECK(s.select->from->join_type == JoinType::kLeft);
+  CHECK(s.select->from->left->alias.empty());
+  CHECK(error("SELECT 1 FROM a JOIN b") == "parser error at 1:23: expected ON or USING after the joined table, found the end of the query");
+  CHECK(error("SELECT 1 FROM a NATURAL JOIN b") == "parser error at 1:17: only [INNER] JOIN, LEFT [OUTER] JOIN and CROSS JOIN are supported, found keyword NATURAL");
+  CHECK(error("SELECT 1 FROM a, b ON true") == "parser error at 1:20: a CROSS JOIN takes no ON or USING, found keyword ON");
+  std::string many = "SELECT 1 FROM t0";
+  for (int i = 1; i < 64; ++i) many += ", t" + std::to_string(i);
+  CHECK(error(many) == "no error");
+  CHECK(error(many + ", t64") == "parser error at 1:" + std::to_string(many.size() + 3) + ": a FROM clause joins at most 64 tables, found 't64'");
+}
+
 TEST_CASE("names are case-insensitive unless quoted") {
   Statement s = parse("SELECT RaNk, \"RaNk\" FROM StEpS");
   CHECK(s.select->select_list[0].expr->names[0] == "rank");
@@ -169,6 +198,6 @@ TEST_CASE("limits: text length, nesting depth, expression height") {
 
 TEST_CASE("misspelled keywords are not taken for aliases") {
   CHECK(error("SELECT a form t") == "parser error at 1:10: expected ',', FROM or the end of the select list, found 'form'");
-  CHECK(error("SELECT a FROM t wher a > 1") == "parser error at 1:17: expected WHERE, GROUP BY, ORDER BY, LIMIT or the end of the query after the table, found 'wher'");
+  CHECK(error("SELECT a FROM t wher a > 1") == "parser error at 1:17: expected JOIN, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the query after the table, found 'wher'");
   CHECK(canon("SELECT a b FROM t c") == "SELECT a AS b FROM t AS c");
 }
