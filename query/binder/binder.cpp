@@ -4,8 +4,11 @@
 #include <deque>
 #include <unordered_map>
 
+#include "query/common/suggestion.h"
 #include "query/function/cast.h"
+#include "query/execution/expression_executor.h"
 #include "query/function/function_registry.h"
+#include "query/function/table_function_registry.h"
 
 namespace argus::query {
 
@@ -19,34 +22,6 @@ constexpr int64_t kMaxHopWindows = 1024;  // windows one row may fall into: hop(
 // Window results are bound as column refs from here on, and moved behind the window
 // stage's input columns once every clause is bound (aggregates may still be added before).
 constexpr size_t kWindowColumnBase = size_t{1} << 40;
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// "; did you mean 'iter_ns'?" for the closest candidate, or "".
-std::string suggestion(std::string_view name, const std::vector<std::string>& candidates) {
-  const std::string* best = nullptr;
-  size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const std::string& c : candidates) {
-    size_t d = editDistance(name, c);
-    if (c.starts_with(name) && name.size() >= 3) d = std::min<size_t>(d, 1);
-    if (d < best_d) {
-      best_d = d;
-      best = &c;
-    }
-  }
-  return best ? "; did you mean '" + *best + "'?" : "";
-}
 
 std::string joinTypes(const std::vector<L>& types) {
   std::string out;
@@ -153,6 +128,10 @@ class SelectBinder {
       return;
     }
     const TableRef& ref = *s.from;
+    if (ref.kind == TableRef::Kind::kFunction) {
+      bindTableFunction(ref);
+      return;
+    }
     // Binding, planning and running recurse once per level: a chain of WITH queries each
     // reading the one before must not run the server out of stack.
     if ((ref.kind == TableRef::Kind::kSubquery || findCte(ref.name)) && depth_ + 1 > kMaxSourceDepth) {
@@ -190,6 +169,53 @@ class SelectBinder {
       src.names.push_back(sub.names[i]);
       src.types.push_back(sub.projection[i]->type);
     }
+  }
+
+  // FROM f(args): the arguments are constant expressions, evaluated here, then matched to
+  // f's parameters; f's bind() gives the columns.
+  void bindTableFunction(const TableRef& ref) {
+    const TableFunctionRegistry& reg = TableFunctionRegistry::instance();
+    const TableFunction* f = reg.find(ref.name);
+    if (!f) {
+      std::string listed;
+      for (const std::string& n : reg.names()) listed += (listed.empty() ? "" : ", ") + n;
+      std::string is_table = findTable(ref.name) || findCte(ref.name) ? "; '" + ref.name + "' is a table: FROM " + ref.name + " without arguments" : "";
+      throw BinderError(ref.pos, "no table function '" + ref.name + "' (table functions: " + listed + ")" + (is_table.empty() ? suggestion(ref.name, reg.names()) : is_table));
+    }
+    setClause("table function arguments", Mode::kSource, false);
+    std::vector<TableFunctionArgument> given;
+    for (const TableFunctionArg& a : ref.args) {
+      refuseColumnRefs(*a.expr, *f);
+      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*bindExpr(*a.expr)), a.pos});
+    }
+    BoundSource& src = out_->source;
+    src.kind = BoundSource::Kind::kTableFunction;
+    src.function = f;
+    src.function_args = matchArguments(*f, given, ref.pos);
+    src.function_binding = f->bind(src.function_args);
+    src.names = src.function_binding.names;
+    src.types = src.function_binding.types;
+    alias_ = ref.alias.empty() ? ref.name : ref.alias;
+    source_desc_ = "table function " + ref.name + "()";
+  }
+
+  static void refuseColumnRefs(const ParsedExpr& e, const TableFunction& f) {
+    if (e.type == ExprType::kColumn) {
+      throw BinderError(e.pos, f.name() + "(): arguments must be constant expressions; '" + e.names.back() + "' is a column reference" +
+                                   " (a string is written in single quotes: '" + e.names.back() + "')");
+    }
+    for (const auto& c : e.children) refuseColumnRefs(*c, f);
+  }
+
+  // The value of an expression without column references, over one row of no columns.
+  static Value evaluateConstant(const BoundExpr& e) {
+    if (e.kind == BoundExprKind::kConstant) return e.value;
+    DataChunk one;
+    one.reset(0);
+    one.rows = 1;
+    ExpressionExecutor executor(e);
+    Value v = executor.evaluate(one).value(0);
+    return v.isNull() ? Value::null(e.type) : v;
   }
 
   const CteScope* findCte(const std::string& name) const {

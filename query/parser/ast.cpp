@@ -116,7 +116,18 @@ std::string toString(const SelectStatement& s) {
   }
   if (s.from) {
     out += " FROM ";
-    out += s.from->kind == TableRef::Kind::kTable ? quoteIdent(s.from->name) : "(" + toString(*s.from->subquery) + ")";
+    const TableRef& f = *s.from;
+    switch (f.kind) {
+      case TableRef::Kind::kTable: out += quoteIdent(f.name); break;
+      case TableRef::Kind::kSubquery: out += "(" + toString(*f.subquery) + ")"; break;
+      case TableRef::Kind::kFunction:
+        out += quoteIdent(f.name) + "(";
+        for (size_t i = 0; i < f.args.size(); ++i) {
+          out += (i ? ", " : "") + (f.args[i].name.empty() ? "" : quoteIdent(f.args[i].name) + " => ") + toString(*f.args[i].expr);
+        }
+        out += ")";
+        break;
+    }
     if (!s.from->alias.empty()) out += " AS " + quoteIdent(s.from->alias);
   }
   if (s.where) out += " WHERE " + toString(*s.where);

@@ -88,10 +88,18 @@ struct WindowSpec {
   WindowFrame frame;
 };
 
+// An argument of a table function call: `expr` or `name => expr`.
+struct TableFunctionArg {
+  std::string name;  // empty: positional
+  SourcePos pos;     // the argument's start (its name when named)
+  ParsedExprPtr expr;
+};
+
 struct TableRef {
-  enum class Kind : uint8_t { kTable, kSubquery } kind = Kind::kTable;
-  std::string name;  // kTable
+  enum class Kind : uint8_t { kTable, kSubquery, kFunction } kind = Kind::kTable;
+  std::string name;  // kTable, kFunction
   std::unique_ptr<SelectStatement> subquery;
+  std::vector<TableFunctionArg> args;  // kFunction: positional ones first
   std::string alias;
   SourcePos pos;
 };

@@ -26,7 +26,7 @@ struct ScanPredicates {
   }
 };
 
-enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
+enum class LogicalOpType : uint8_t { kGet, kTableFunction, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;
@@ -36,8 +36,10 @@ struct LogicalOperator {
 
   // kGet
   const TableInfo* table = nullptr;
-  std::vector<size_t> column_ids;  // table columns produced, in output order
+  std::vector<size_t> column_ids;  // table (kTableFunction: binding) columns produced, in output order
   ScanPredicates predicates;
+  // kTableFunction: the call, bound (owned by the BoundSelect, which outlives the plan)
+  const BoundSource* function_call = nullptr;
   // kFilter
   BoundExprPtr predicate;
   // kAggregate: output is [groups..., aggregates...]

@@ -101,9 +101,15 @@ LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
   if (src.kind == BoundSource::Kind::kNone) return makeOp(LogicalOpType::kDummy, nullptr);
   if (src.kind == BoundSource::Kind::kSubquery) return planSelect(*src.subquery, options);
 
-  auto get = makeOp(LogicalOpType::kGet, nullptr);
-  get->table = src.table;
-  if (options.pushdown) get->predicates = pushDownPredicates(&s.where, *src.table);
+  LogicalOperatorPtr get;
+  if (src.kind == BoundSource::Kind::kTableFunction) {
+    get = makeOp(LogicalOpType::kTableFunction, nullptr);
+    get->function_call = &src;
+  } else {
+    get = makeOp(LogicalOpType::kGet, nullptr);
+    get->table = src.table;
+    if (options.pushdown) get->predicates = pushDownPredicates(&s.where, *src.table);
+  }
   // Only the columns the query reads leave the scan.
   std::vector<bool> used(src.names.size(), false);
   for (BoundExpr* e : sourceExpressions(s)) collectColumns(e, &used);
