@@ -162,6 +162,9 @@ class SelectBinder {
       std::vector<std::string> names;
       for (const TableInfo& t : catalogTables()) names.push_back(t.name);
       for (const CteScope* c = ctes_; c; c = c->parent) names.push_back(c->cte->name);
+      if (TableFunctionRegistry::instance().find(ref.name)) {
+        throw BinderError(ref.pos, "'" + ref.name + "' is a table function: call it with its arguments, FROM " + ref.name + "(...)");
+      }
       throw BinderError(ref.pos, "no table '" + ref.name + "' (tables: " + tableNamesText() + ")" + suggestion(ref.name, names));
     }
     const BoundSelect& sub = *src.subquery;
@@ -569,6 +572,9 @@ class SelectBinder {
   BoundExprPtr bindFunction(const ParsedExpr& e) {
     const FunctionRegistry& reg = FunctionRegistry::instance();
     if (!reg.scalar(e.op)) {
+      if (TableFunctionRegistry::instance().find(e.op)) {
+        throw BinderError(e.op_pos, e.op + "() is a table function: it goes in FROM (SELECT * FROM " + e.op + "(...))");
+      }
       throw BinderError(e.op_pos, "no function '" + e.op + "'" + suggestion(e.op, reg.names()));
     }
     if (e.distinct) throw BinderError(e.op_pos, "DISTINCT is only allowed in aggregate functions, not in " + e.op + "()");
