@@ -7,6 +7,7 @@ namespace argus::query {
 TableFunctionRegistry::TableFunctionRegistry() {
   registerGenerateSeries(*this);
   registerRecentSteps(*this);
+  registerStepStats(*this);
   registerTableFunctionsListing(*this);
 }
 

@@ -33,6 +33,7 @@ class TableFunctionRegistry {
 // Registration, one per file of query/function/table/.
 void registerGenerateSeries(TableFunctionRegistry& r);
 void registerRecentSteps(TableFunctionRegistry& r);
+void registerStepStats(TableFunctionRegistry& r);
 void registerTableFunctionsListing(TableFunctionRegistry& r);
 
 }  // namespace argus::query
