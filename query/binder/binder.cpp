@@ -189,7 +189,7 @@ class SelectBinder {
     std::vector<TableFunctionArgument> given;
     for (const TableFunctionArg& a : ref.args) {
       refuseColumnRefs(*a.expr, *f);
-      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*bindExpr(*a.expr)), a.pos});
+      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*bindExpr(*a.expr), *f), a.pos});
     }
     BoundSource& src = out_->source;
     src.kind = BoundSource::Kind::kTableFunction;
@@ -210,15 +210,20 @@ class SelectBinder {
     for (const auto& c : e.children) refuseColumnRefs(*c, f);
   }
 
-  // The value of an expression without column references, over one row of no columns.
-  static Value evaluateConstant(const BoundExpr& e) {
+  // The value of an expression without column references, over one row of no columns. A
+  // failure (overflow, a bad cast) is the query's text at fault: a binder error.
+  static Value evaluateConstant(const BoundExpr& e, const TableFunction& f) {
     if (e.kind == BoundExprKind::kConstant) return e.value;
     DataChunk one;
     one.reset(0);
     one.rows = 1;
-    ExpressionExecutor executor(e);
-    Value v = executor.evaluate(one).value(0);
-    return v.isNull() ? Value::null(e.type) : v;
+    try {
+      ExpressionExecutor executor(e);
+      Value v = executor.evaluate(one).value(0);
+      return v.isNull() ? Value::null(e.type) : v;
+    } catch (const ExecutionError& error) {
+      throw BinderError(error.pos().known() ? error.pos() : e.pos, f.name() + "(): an argument cannot be evaluated: " + error.cause());
+    }
   }
 
   const CteScope* findCte(const std::string& name) const {
