@@ -37,7 +37,9 @@ class SeriesSource final : public PhysicalOperator {
   }
 
   std::string describe() const override {
-    return "SERIES start=" + std::to_string(start_) + " step=" + std::to_string(step_) + " rows=" + std::to_string(static_cast<uint64_t>(count_));
+    // Every BIGINT is 2^64 rows, one more than a uint64_t holds.
+    std::string rows = count_ > UINT64_MAX ? "18446744073709551616" : std::to_string(static_cast<uint64_t>(count_));
+    return "SERIES start=" + std::to_string(start_) + " step=" + std::to_string(step_) + " rows=" + rows;
   }
 
  private:
