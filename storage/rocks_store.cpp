@@ -526,7 +526,9 @@ Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {
     } else {
       hit->SeekForPrev(rank_end);
     }
-    if (!hit->Valid() || !decodeHeadKey(view(hit->key()), &k)) return Status::corruption("head entries of job " + std::to_string(id) + " vanished under a read");
+    if (!hit->Valid() || !decodeHeadKey(view(hit->key()), &k)) {
+      return Status::corruption("head entries of job " + std::to_string(id) + " vanished under a read");
+    }
     if (!last || k.block_base > *last) last = k.block_base;
     r = uint64_t{k.rank} + 1;
   }

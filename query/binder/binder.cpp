@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "query/common/suggestion.h"
-#include "query/function/cast.h"
 #include "query/execution/expression_executor.h"
+#include "query/function/cast.h"
 #include "query/function/function_registry.h"
 #include "query/function/table_function_registry.h"
 
@@ -182,8 +182,9 @@ class SelectBinder {
     if (!f) {
       std::string listed;
       for (const std::string& n : reg.names()) listed += (listed.empty() ? "" : ", ") + n;
-      std::string is_table = findTable(ref.name) || findCte(ref.name) ? "; '" + ref.name + "' is a table: FROM " + ref.name + " without arguments" : "";
-      throw BinderError(ref.pos, "no table function '" + ref.name + "' (table functions: " + listed + ")" + (is_table.empty() ? suggestion(ref.name, reg.names()) : is_table));
+      std::string hint = suggestion(ref.name, reg.names());
+      if (findTable(ref.name) || findCte(ref.name)) hint = "; '" + ref.name + "' is a table: FROM " + ref.name + " without arguments";
+      throw BinderError(ref.pos, "no table function '" + ref.name + "' (table functions: " + listed + ")" + hint);
     }
     setClause("table function arguments", Mode::kSource, false);
     std::vector<TableFunctionArgument> given;

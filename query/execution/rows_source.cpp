@@ -6,7 +6,11 @@ namespace argus::query {
 
 RowsSource::RowsSource(QueryContext& ctx, std::string label, const std::vector<std::string>& names, const std::vector<LogicalType>& types,
                        std::vector<std::vector<Value>> rows, const std::vector<size_t>& column_ids)
-    : PhysicalOperator(ctx), label_(std::move(label)), rows_(std::move(rows)), column_ids_(column_ids), memory_(ctx, "table function rows") {
+    : PhysicalOperator(ctx),
+      label_(std::move(label)),
+      rows_(std::move(rows)),
+      column_ids_(column_ids),
+      memory_(ctx, "table function rows") {
   for (size_t id : column_ids_) {
     this->names.push_back(names[id]);
     this->types.push_back(types[id]);

@@ -3,14 +3,17 @@
 namespace argus::query {
 
 TableFunctionScan::TableFunctionScan(QueryContext& ctx, const storage::Store& store, const TableFunction& function,
-                                     const TableFunctionArguments& args, const TableFunctionBinding& binding, std::vector<size_t> column_ids)
+                                     const TableFunctionArguments& args, const TableFunctionBinding& binding,
+                                     std::vector<size_t> column_ids)
     : PhysicalOperator(ctx), function_(function), args_(args), column_ids_(std::move(column_ids)) {
   for (size_t id : column_ids_) {
     names.push_back(binding.names[id]);
     types.push_back(binding.types[id]);
   }
   children_.push_back(function_.execute(TableFunctionInput{ctx, store, args_, binding, column_ids_}));
-  if (children_[0]->types != types) throw ExecutionError(args_.call_pos, "BUG: " + function_.name() + "() produced other columns than it bound");
+  if (children_[0]->types != types) {
+    throw ExecutionError(args_.call_pos, "BUG: " + function_.name() + "() produced other columns than it bound");
+  }
 }
 
 bool TableFunctionScan::next(DataChunk& chunk) { return children_[0]->next(chunk); }

@@ -26,7 +26,9 @@ struct ScanPredicates {
   }
 };
 
-enum class LogicalOpType : uint8_t { kGet, kTableFunction, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
+enum class LogicalOpType : uint8_t {
+  kGet, kTableFunction, kDummy, kFilter, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit
+};
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;

@@ -59,7 +59,8 @@ class RecentSteps final : public TableFunction {
       : TableFunction("recent_steps", "the steps rows of a job's last steps",
                       {{"job", LogicalType::kVarchar, true, {}, "the job"},
                        {"last", LogicalType::kBigInt, false, Value::bigint(100), "how many step numbers back from the job's highest step"},
-                       {"ranks", LogicalType::kVarchar, false, Value::null(LogicalType::kVarchar), "ranks and ranges like '0,4-7'; NULL: all"}}) {}
+                       {"ranks", LogicalType::kVarchar, false, Value::null(LogicalType::kVarchar),
+                        "ranks and ranges like '0,4-7'; NULL: all"}}) {}
 
   TableFunctionBinding bind(const TableFunctionArguments& args) const override {
     if (args[0].isNull()) throw BinderError(args.positions[0], "recent_steps(): job must not be NULL");
