@@ -4,13 +4,13 @@ namespace argus::query {
 
 TableFunctionScan::TableFunctionScan(QueryContext& ctx, const storage::Store& store, const TableFunction& function,
                                      const TableFunctionArguments& args, const TableFunctionBinding& binding,
-                                     std::vector<size_t> column_ids)
-    : PhysicalOperator(ctx), function_(function), args_(args), column_ids_(std::move(column_ids)) {
+                                     std::vector<size_t> column_ids, ScanPredicates pushed)
+    : PhysicalOperator(ctx), function_(function), args_(args), column_ids_(std::move(column_ids)), pushed_(std::move(pushed)) {
   for (size_t id : column_ids_) {
     names.push_back(binding.names[id]);
     types.push_back(binding.types[id]);
   }
-  children_.push_back(function_.execute(TableFunctionInput{ctx, store, args_, binding, column_ids_}));
+  children_.push_back(function_.execute(TableFunctionInput{ctx, store, args_, binding, column_ids_, pushed_}));
   if (children_[0]->types != types) {
     throw ExecutionError(args_.call_pos, "BUG: " + function_.name() + "() produced other columns than it bound");
   }

@@ -13,7 +13,7 @@ class TableFunctionScan final : public PhysicalOperator {
  public:
   // REQUIRES: function, args and binding outlive the operator.
   TableFunctionScan(QueryContext& ctx, const storage::Store& store, const TableFunction& function, const TableFunctionArguments& args,
-                    const TableFunctionBinding& binding, std::vector<size_t> column_ids);
+                    const TableFunctionBinding& binding, std::vector<size_t> column_ids, ScanPredicates pushed);
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
 
@@ -21,6 +21,7 @@ class TableFunctionScan final : public PhysicalOperator {
   const TableFunction& function_;
   const TableFunctionArguments& args_;
   std::vector<size_t> column_ids_;
+  ScanPredicates pushed_;
 };
 
 }  // namespace argus::query

@@ -18,12 +18,15 @@
 #include "query/common/errors.h"
 #include "query/common/value.h"
 #include "query/execution/physical_operator.h"
+#include "query/planner/scan_predicates.h"
 
 namespace argus::storage {
 class Store;
 }
 
 namespace argus::query {
+
+struct TableInfo;
 
 struct TableFunctionParameter {
   std::string name;
@@ -68,6 +71,9 @@ struct TableFunctionInput {
   const TableFunctionBinding& binding;
   // The binding's columns the query reads, in output order (may be empty: count(*)).
   const std::vector<size_t>& column_ids;
+  // For a function with rowsOf(): the WHERE conditions on job, rank and step the planner
+  // took out of the query's filter. The function must return only rows they select.
+  const ScanPredicates& pushed;
 };
 
 class TableFunction {
@@ -93,6 +99,11 @@ class TableFunction {
   // ExecutionError for what the store says (an unknown job, a failed read). The operator
   // calls input.ctx.check() once per chunk it produces or consumes.
   virtual PhysicalOperatorPtr execute(const TableFunctionInput& input) const = 0;
+
+  // The store table whose rows the function returns, when it returns such rows with that
+  // table's columns in order (recent_steps: steps); null otherwise. Then the planner moves
+  // WHERE conditions on job, rank and step into TableFunctionInput::pushed, as for a scan.
+  virtual const TableInfo* rowsOf() const { return nullptr; }
 
  private:
   std::string name_;

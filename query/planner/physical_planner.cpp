@@ -20,7 +20,8 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;
-      return std::make_unique<TableFunctionScan>(ctx, store, *call.function, call.function_args, call.function_binding, op.column_ids);
+      return std::make_unique<TableFunctionScan>(ctx, store, *call.function, call.function_args, call.function_binding, op.column_ids,
+                                                 op.predicates);
     }
     case LogicalOpType::kDummy: return std::make_unique<DummyScan>(ctx);
     case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));

@@ -105,6 +105,8 @@ LogicalOperatorPtr planSource(BoundSelect& s, const QueryOptions& options) {
   if (src.kind == BoundSource::Kind::kTableFunction) {
     get = makeOp(LogicalOpType::kTableFunction, nullptr);
     get->function_call = &src;
+    const TableInfo* rows_of = src.function->rowsOf();
+    if (options.pushdown && rows_of) get->predicates = pushDownPredicates(&s.where, *rows_of);
   } else {
     get = makeOp(LogicalOpType::kGet, nullptr);
     get->table = src.table;

@@ -10,6 +10,7 @@
 #include "query/binder/catalog.h"
 #include "query/execution/table_scan.h"
 #include "query/function/table_function_registry.h"
+#include "query/planner/pushdown.h"
 
 namespace argus::query {
 
@@ -101,8 +102,10 @@ class RecentSteps final : public TableFunction {
       const uint64_t max_step = **last_step;
       p.from_step = max_step >= last ? max_step - last + 1 : 0;
     }
-    return std::make_unique<TableScan>(in.ctx, in.store, steps(), in.column_ids, std::move(p));
+    return std::make_unique<TableScan>(in.ctx, in.store, steps(), in.column_ids, intersectPredicates(std::move(p), in.pushed));
   }
+
+  const TableInfo* rowsOf() const override { return &steps(); }
 
  private:
   static const TableInfo& steps() { return *findTable("steps"); }
