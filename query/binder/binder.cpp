@@ -190,7 +190,11 @@ class SelectBinder {
     std::vector<TableFunctionArgument> given;
     for (const TableFunctionArg& a : ref.args) {
       refuseColumnRefs(*a.expr, *f);
-      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*bindExpr(*a.expr), *f), a.pos});
+      BoundExprPtr b = bindExpr(*a.expr);
+      visitExpr(*b, [](BoundExpr& n) {
+        if (isHop(n)) throw BinderError(n.pos, "hop() is only allowed as a whole GROUP BY key");
+      });
+      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*b, *f), a.pos});
     }
     BoundSource& src = out_->source;
     src.kind = BoundSource::Kind::kTableFunction;
