@@ -10,6 +10,7 @@
 #include "cli/statement_splitter.h"
 #include "cli/table_printer.h"
 #include "query/binder/catalog.h"
+#include "query/function/table_function_registry.h"
 
 namespace argus::cli {
 
@@ -20,6 +21,7 @@ Meta-commands (one line, no ';'):
   \timing [on|off]            print the time each statement took
   \format table|csv|json      how results print
   \tables                     the tables you can query
+  \functions                  the table functions (FROM f(...)) and their parameters
   \describe TABLE             the columns and types of TABLE
   \help                       this text
   \q, \quit                   leave (so does Ctrl-D on an empty line)
@@ -107,6 +109,8 @@ bool ShellSession::runMeta(std::string_view line) {
     }
   } else if (command == "\\tables") {
     if (takesAtMost(0)) printTables();
+  } else if (command == "\\functions") {
+    if (takesAtMost(0)) printFunctions();
   } else if (command == "\\describe" || command == "\\d") {
     if (args.size() != 1) {
       fail(command + ": expected one table name, e.g. \\describe steps");
@@ -125,6 +129,12 @@ bool ShellSession::runMeta(std::string_view line) {
 void ShellSession::printTables() {
   TablePrinter table({"table", "description"});
   for (const query::TableInfo& t : query::catalogTables()) table.addRow({t.name, tableDescription(t.name)});
+  table.print(stdout);
+}
+
+void ShellSession::printFunctions() {
+  TablePrinter table({"table function", "description"});
+  for (const query::TableFunction* f : query::TableFunctionRegistry::instance().all()) table.addRow({f->signature(), f->doc()});
   table.print(stdout);
 }
 

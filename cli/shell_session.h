@@ -1,7 +1,7 @@
 // ShellSession: what `argus shell` does with its input, whatever it comes from (a terminal
 // or a pipe): collects lines into statements (statement_splitter.h), runs them on a
 // QueryTarget in order, prints results and errors, and runs the meta-commands (\timing,
-// \format, \tables, \describe, \help, \q). docs/cli/argus.md, "argus shell".
+// \format, \tables, \functions, \describe, \help, \q). docs/cli/argus.md, "argus shell".
 #pragma once
 
 #include <memory>
@@ -36,6 +36,7 @@ class ShellSession {
   // Returns false for \q.
   bool runMeta(std::string_view line);
   void printTables();
+  void printFunctions();
   void describe(const std::string& table);
   void fail(const std::string& message);
 

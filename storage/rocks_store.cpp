@@ -490,6 +490,75 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
   return std::unique_ptr<ScanCursor>(std::move(cursor));
 }
 
+Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {
+  std::optional<uint64_t> last;
+  auto view = [](const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); };
+  // Sealed: the last steps-layout chunk key of the job (keys order by step_base before rank).
+  std::string chunks = chunkPrefix(id, Table::kSteps, kStepsColumnId);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), h_.chunk));
+  std::string end = prefixSuccessor(chunks);
+  if (end.empty()) {
+    it->SeekToLast();
+  } else {
+    it->SeekForPrev(end);
+  }
+  if (it->Valid() && it->key().starts_with(chunks)) {
+    ChunkKey k;
+    if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+    last = k.step_base;
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "last step: listing chunks"));
+  // Head: each rank's last entry (keys order by rank, then block), one seek per rank present.
+  std::string job_prefix = headPrefix(id);
+  std::string job_end = prefixSuccessor(job_prefix);
+  rocksdb::Slice upper(job_end);
+  rocksdb::ReadOptions ro;
+  if (!job_end.empty()) ro.iterate_upper_bound = &upper;  // sealed jobs leave only tombstones: stop at the job's end
+  std::unique_ptr<rocksdb::Iterator> hit(db_->NewIterator(ro, h_.head));
+  HeadKey k;
+  for (uint64_t r = 0; r <= UINT32_MAX;) {
+    hit->Seek(headPrefix(id, static_cast<uint32_t>(r)));
+    if (!hit->Valid()) break;
+    if (!decodeHeadKey(view(hit->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(hit->key())));
+    std::string rank_end = prefixSuccessor(headPrefix(id, k.rank));
+    if (rank_end.empty() || rank_end >= job_end) {
+      hit->SeekToLast();
+    } else {
+      hit->SeekForPrev(rank_end);
+    }
+    if (!hit->Valid() || !decodeHeadKey(view(hit->key()), &k)) {
+      return Status::corruption("head entries of job " + std::to_string(id) + " vanished under a read");
+    }
+    if (!last || k.block_base > *last) last = k.block_base;
+    r = uint64_t{k.rank} + 1;
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(hit->status(), "last step: listing head entries"));
+  return last;
+}
+
+Result<std::optional<uint64_t>> RocksStore::lastStep(std::string_view job) const {
+  auto info = findJob(job);
+  if (!info.isOk()) return info.status();
+  auto base = lastBlockBase(info->id);
+  if (!base.isOk()) return base.status();
+  if (!base->has_value()) return std::optional<uint64_t>();
+  // The last block holds the job's last step: scan only its step column.
+  ScanSpec spec;
+  spec.job = std::string(job);
+  spec.columns = {"step"};
+  spec.from_step = **base;
+  auto cursor = scan(spec);
+  if (!cursor.isOk()) return cursor.status();
+  std::optional<uint64_t> last;
+  ColumnBatch batch;
+  for (bool has_rows = true;;) {
+    ARGUS_RETURN_IF_ERROR((*cursor)->next(&batch, &has_rows));
+    if (!has_rows) break;
+    for (int64_t step : batch.columns[0].ints) last = std::max(last.value_or(0), static_cast<uint64_t>(step));
+  }
+  return last;
+}
+
 Result<std::vector<model::RankTopology>> RocksStore::topology(std::string_view job) const {
   auto info = findJob(job);
   if (!info.isOk()) return info.status();

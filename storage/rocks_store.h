@@ -46,6 +46,7 @@ class RocksStore final : public Store {
   Status sealAll() override;
 
   Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const override;
+  Result<std::optional<uint64_t>> lastStep(std::string_view job) const override;
 
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override;
   Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const override;
@@ -80,6 +81,8 @@ class RocksStore final : public Store {
   uint64_t putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch);
   // Bytes (keys and values) of the head entries under `prefix`.
   Result<uint64_t> headBytesUnder(const std::string& prefix) const;
+  // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
+  Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
 
   std::string dir_;

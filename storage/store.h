@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -120,6 +121,10 @@ class Store {
   virtual Status sealAll() = 0;
 
   virtual Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const = 0;
+  // The highest step of `job` in table steps over every rank (nullopt: no steps yet);
+  // NotFound if the job is absent. Reads the keys of the last block and that block's step
+  // column, not the job's rows: what `last N steps` queries start from.
+  virtual Result<std::optional<uint64_t>> lastStep(std::string_view job) const = 0;
 
   // Topology and dictionaries as stored.
   virtual Result<std::vector<model::RankTopology>> topology(std::string_view job) const = 0;

@@ -4,8 +4,11 @@
 #include <deque>
 #include <unordered_map>
 
+#include "query/common/suggestion.h"
+#include "query/execution/expression_executor.h"
 #include "query/function/cast.h"
 #include "query/function/function_registry.h"
+#include "query/function/table_function_registry.h"
 
 namespace argus::query {
 
@@ -19,34 +22,6 @@ constexpr int64_t kMaxHopWindows = 1024;  // windows one row may fall into: hop(
 // Window results are bound as column refs from here on, and moved behind the window
 // stage's input columns once every clause is bound (aggregates may still be added before).
 constexpr size_t kWindowColumnBase = size_t{1} << 40;
-
-size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// "; did you mean 'iter_ns'?" for the closest candidate, or "".
-std::string suggestion(std::string_view name, const std::vector<std::string>& candidates) {
-  const std::string* best = nullptr;
-  size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const std::string& c : candidates) {
-    size_t d = editDistance(name, c);
-    if (c.starts_with(name) && name.size() >= 3) d = std::min<size_t>(d, 1);
-    if (d < best_d) {
-      best_d = d;
-      best = &c;
-    }
-  }
-  return best ? "; did you mean '" + *best + "'?" : "";
-}
 
 std::string joinTypes(const std::vector<L>& types) {
   std::string out;
@@ -161,6 +136,10 @@ class SelectBinder {
       bindJoin(ref, src);
       return;
     }
+    if (ref.kind == TableRef::Kind::kFunction) {
+      bindTableFunction(ref, src);
+      return;
+    }
     // Binding, planning and running recurse once per level: a chain of WITH queries each
     // reading the one before must not run the server out of stack.
     if ((ref.kind == TableRef::Kind::kSubquery || findCte(ref.name)) && depth_ + 1 > kMaxSourceDepth) {
@@ -191,6 +170,9 @@ class SelectBinder {
       std::vector<std::string> names;
       for (const TableInfo& t : catalogTables()) names.push_back(t.name);
       for (const CteScope* c = ctes_; c; c = c->parent) names.push_back(c->cte->name);
+      if (TableFunctionRegistry::instance().find(ref.name)) {
+        throw BinderError(ref.pos, "'" + ref.name + "' is a table function: call it with its arguments, FROM " + ref.name + "(...)");
+      }
       throw BinderError(ref.pos, "no table '" + ref.name + "' (tables: " + tableNamesText() + ")" + suggestion(ref.name, names));
     }
     if (src->subquery) {
@@ -254,6 +236,63 @@ class SelectBinder {
     if (found.empty()) throw BinderError(pos, "USING column '" + name + "' is not in the " + which + " side of the join" + suggestion(name, side.names));
     if (found.size() > 1) throw BinderError(pos, "USING column '" + name + "' is ambiguous in the " + which + " side of the join");
     return found[0];
+  }
+
+  // FROM f(args): the arguments are constant expressions, evaluated here, then matched to
+  // f's parameters; f's bind() gives the columns.
+  void bindTableFunction(const TableRef& ref, BoundSource* src) {
+    const TableFunctionRegistry& reg = TableFunctionRegistry::instance();
+    const TableFunction* f = reg.find(ref.name);
+    if (!f) {
+      std::string listed;
+      for (const std::string& n : reg.names()) listed += (listed.empty() ? "" : ", ") + n;
+      std::string hint = suggestion(ref.name, reg.names());
+      if (findTable(ref.name) || findCte(ref.name)) hint = "; '" + ref.name + "' is a table: FROM " + ref.name + " without arguments";
+      throw BinderError(ref.pos, "no table function '" + ref.name + "' (table functions: " + listed + ")" + hint);
+    }
+    setClause("table function arguments", Mode::kSource, false);
+    std::vector<TableFunctionArgument> given;
+    for (const TableFunctionArg& a : ref.args) {
+      refuseColumnRefs(*a.expr, *f);
+      BoundExprPtr b = bindExpr(*a.expr);
+      visitExpr(*b, [](BoundExpr& n) {
+        if (isHop(n)) throw BinderError(n.pos, "hop() is only allowed as a whole GROUP BY key");
+      });
+      given.push_back(TableFunctionArgument{a.name, evaluateConstant(*b, *f), a.pos});
+    }
+    src->kind = BoundSource::Kind::kTableFunction;
+    src->function = f;
+    src->function_args = matchArguments(*f, given, ref.pos);
+    src->function_binding = f->bind(src->function_args);
+    src->names = src->function_binding.names;
+    src->types = src->function_binding.types;
+    src->qualifiers.assign(src->names.size(), ref.alias.empty() ? ref.name : ref.alias);
+    src->hidden.assign(src->names.size(), false);
+    source_desc_ = "table function " + ref.name + "()";
+  }
+
+  static void refuseColumnRefs(const ParsedExpr& e, const TableFunction& f) {
+    if (e.type == ExprType::kColumn) {
+      throw BinderError(e.pos, f.name() + "(): arguments must be constant expressions; '" + e.names.back() + "' is a column reference" +
+                                   " (a string is written in single quotes: '" + e.names.back() + "')");
+    }
+    for (const auto& c : e.children) refuseColumnRefs(*c, f);
+  }
+
+  // The value of an expression without column references, over one row of no columns. A
+  // failure (overflow, a bad cast) is the query's text at fault: a binder error.
+  static Value evaluateConstant(const BoundExpr& e, const TableFunction& f) {
+    if (e.kind == BoundExprKind::kConstant) return e.value;
+    DataChunk one;
+    one.reset(0);
+    one.rows = 1;
+    try {
+      ExpressionExecutor executor(e);
+      Value v = executor.evaluate(one).value(0);
+      return v.isNull() ? Value::null(e.type) : v;
+    } catch (const ExecutionError& error) {
+      throw BinderError(error.pos().known() ? error.pos() : e.pos, f.name() + "(): an argument cannot be evaluated: " + error.cause());
+    }
   }
 
   const CteScope* findCte(const std::string& name) const {
@@ -651,6 +690,9 @@ class SelectBinder {
   BoundExprPtr bindFunction(const ParsedExpr& e) {
     const FunctionRegistry& reg = FunctionRegistry::instance();
     if (!reg.scalar(e.op)) {
+      if (TableFunctionRegistry::instance().find(e.op)) {
+        throw BinderError(e.op_pos, e.op + "() is a table function: it goes in FROM (SELECT * FROM " + e.op + "(...))");
+      }
       throw BinderError(e.op_pos, "no function '" + e.op + "'" + suggestion(e.op, reg.names()));
     }
     if (e.distinct) throw BinderError(e.op_pos, "DISTINCT is only allowed in aggregate functions, not in " + e.op + "()");

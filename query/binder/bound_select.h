@@ -10,6 +10,7 @@
 #include "query/binder/bound_expression.h"
 #include "query/binder/catalog.h"
 #include "query/function/aggregate_function.h"
+#include "query/function/table_function.h"
 #include "query/function/window_functions.h"
 #include "query/parser/ast.h"
 
@@ -41,9 +42,12 @@ struct BoundWindow {
 };
 
 struct BoundSource {
-  enum class Kind : uint8_t { kNone, kTable, kSubquery, kJoin } kind = Kind::kNone;
+  enum class Kind : uint8_t { kNone, kTable, kSubquery, kTableFunction, kJoin } kind = Kind::kNone;
   const TableInfo* table = nullptr;       // kTable
   std::unique_ptr<BoundSelect> subquery;  // kSubquery (FROM (...) and WITH)
+  const TableFunction* function = nullptr;  // kTableFunction, with its matched arguments and bind()'s result
+  TableFunctionArguments function_args;
+  TableFunctionBinding function_binding;
   std::vector<std::string> names;         // the columns it produces
   std::vector<LogicalType> types;
   // Per column: the table name or alias that qualifies it (`x` in x.col; empty for an

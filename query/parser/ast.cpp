@@ -118,7 +118,19 @@ std::string tableRefText(const TableRef& r) {
     }
     return out;
   }
-  std::string out = r.kind == TableRef::Kind::kTable ? quoteIdent(r.name) : "(" + toString(*r.subquery) + ")";
+  std::string out;
+  switch (r.kind) {
+    case TableRef::Kind::kTable: out = quoteIdent(r.name); break;
+    case TableRef::Kind::kSubquery: out = "(" + toString(*r.subquery) + ")"; break;
+    case TableRef::Kind::kFunction:
+      out = quoteIdent(r.name) + "(";
+      for (size_t i = 0; i < r.args.size(); ++i) {
+        out += (i ? ", " : "") + (r.args[i].name.empty() ? "" : quoteIdent(r.args[i].name) + " => ") + toString(*r.args[i].expr);
+      }
+      out += ")";
+      break;
+    case TableRef::Kind::kJoin: break;  // above
+  }
   if (!r.alias.empty()) out += " AS " + quoteIdent(r.alias);
   return out;
 }

@@ -88,14 +88,23 @@ struct WindowSpec {
   WindowFrame frame;
 };
 
-// A FROM item: a table or WITH name, a subquery, or a join of two items. Joins chain
-// left-deep: `a JOIN b JOIN c` is (a JOIN b) JOIN c; `FROM a, b` is a CROSS JOIN.
+// An argument of a table function call: `expr` or `name => expr`.
+struct TableFunctionArg {
+  std::string name;  // empty: positional
+  SourcePos pos;     // the argument's start (its name when named)
+  ParsedExprPtr expr;
+};
+
+// A FROM item: a table or WITH name, a subquery, a table function call, or a join of two
+// items. Joins chain left-deep: `a JOIN b JOIN c` is (a JOIN b) JOIN c; `FROM a, b` is a
+// CROSS JOIN.
 enum class JoinType : uint8_t { kInner, kLeft, kCross };
 
 struct TableRef {
-  enum class Kind : uint8_t { kTable, kSubquery, kJoin } kind = Kind::kTable;
-  std::string name;  // kTable
+  enum class Kind : uint8_t { kTable, kSubquery, kFunction, kJoin } kind = Kind::kTable;
+  std::string name;  // kTable, kFunction
   std::unique_ptr<SelectStatement> subquery;
+  std::vector<TableFunctionArg> args;  // kFunction: positional ones first
   std::string alias;
   SourcePos pos;
   // kJoin: ON condition or USING columns (neither for CROSS).

@@ -79,7 +79,7 @@ class Lexer {
       lexQuoted(t, '"', TokenKind::kQuotedIdentifier, "quoted identifier");
       if (t->value.empty()) throw ParserError(t->pos, "empty quoted identifier \"\"");
     } else {
-      static constexpr std::string_view kTwo[] = {"//", "==", "!=", "<>", "<=", ">=", "||", "::"};
+      static constexpr std::string_view kTwo[] = {"//", "==", "!=", "<>", "<=", ">=", "||", "::", "=>"};
       t->kind = TokenKind::kSymbol;
       for (std::string_view two : kTwo) {
         if (c == two[0] && peek(1) == two[1]) {

@@ -288,7 +288,10 @@ class Parser {
       expectSymbol(")", "after the subquery");
     } else {
       ref->name = parseName("a table name after FROM");
-      if (isSymbol("(")) fail("table functions are not supported in version 1 of the language");
+      if (acceptSymbol("(")) {
+        ref->kind = TableRef::Kind::kFunction;
+        parseTableFunctionArgs(ref.get());
+      }
     }
     if (acceptKeyword("AS")) {
       ref->alias = parseName("a table alias after AS");
@@ -297,6 +300,26 @@ class Parser {
       ref->alias = parseName("a table alias");
     }
     return ref;
+  }
+
+  // f(arg, ..., name => arg, ...) after the '(': positional arguments, then named ones.
+  void parseTableFunctionArgs(TableRef* ref) {
+    DepthGuard guard(this);
+    if (!acceptSymbol(")")) {
+      do {
+        TableFunctionArg arg;
+        arg.pos = cur().pos;
+        if (atName() && peekTok().kind == TokenKind::kSymbol && peekTok().text == "=>") {
+          arg.name = parseName("a parameter name");
+          next();
+        } else if (!ref->args.empty() && !ref->args.back().name.empty()) {
+          fail("expected a named argument (name => value): positional arguments come first");
+        }
+        arg.expr = parseExpr();
+        ref->args.push_back(std::move(arg));
+      } while (acceptSymbol(","));
+      expectSymbol(")", "to close the table function's arguments");
+    }
   }
 
   // --- expressions, lowest precedence first ---

@@ -9,24 +9,13 @@
 #include <vector>
 
 #include "query/binder/bound_select.h"
+#include "query/planner/scan_predicates.h"
 
 namespace argus::query {
 
-// What a store scan is restricted to, from WHERE conjuncts on job, rank and step.
-struct ScanPredicates {
-  bool jobs_restricted = false;
-  std::vector<std::string> jobs;  // when restricted; sorted, unique
-  bool ranks_restricted = false;
-  std::vector<uint32_t> ranks;    // when restricted; sorted, unique
-  uint64_t from_step = 0;         // [from_step, to_step)
-  uint64_t to_step = UINT64_MAX;
-  // True when no row can match (an empty job or rank set, an empty step range).
-  bool contradiction() const {
-    return (jobs_restricted && jobs.empty()) || (ranks_restricted && ranks.empty()) || from_step >= to_step;
-  }
+enum class LogicalOpType : uint8_t {
+  kGet, kTableFunction, kDummy, kFilter, kJoin, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit
 };
-
-enum class LogicalOpType : uint8_t { kGet, kDummy, kFilter, kJoin, kHopExpand, kAggregate, kWindow, kProjection, kDistinct, kOrder, kLimit };
 
 struct LogicalOperator {
   LogicalOpType type = LogicalOpType::kDummy;
@@ -36,8 +25,11 @@ struct LogicalOperator {
 
   // kGet
   const TableInfo* table = nullptr;
-  std::vector<size_t> column_ids;  // table columns produced, in output order
+  std::vector<size_t> column_ids;  // table (kTableFunction: binding) columns produced, in output order
   ScanPredicates predicates;
+  // kTableFunction: the call, bound (owned by the BoundSelect, which outlives the plan);
+  // `predicates` are the WHERE conditions pushed into it (TableFunction::rowsOf)
+  const BoundSource* function_call = nullptr;
   // kFilter; kJoin: the residual condition over [left..., right...] (null: none)
   BoundExprPtr predicate;
   // kJoin: output is [left..., right...]; left_keys[i] (over the left's columns) equals

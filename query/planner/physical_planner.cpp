@@ -8,6 +8,7 @@
 #include "query/execution/nested_loop_join.h"
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
+#include "query/execution/table_function_scan.h"
 #include "query/execution/table_scan.h"
 #include "query/execution/window_operator.h"
 
@@ -19,6 +20,11 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
     case LogicalOpType::kGet:
       if (op.table->kind == TableInfo::Kind::kJobs) return std::make_unique<JobsScan>(ctx, store, op.column_ids);
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
+    case LogicalOpType::kTableFunction: {
+      const BoundSource& call = *op.function_call;
+      return std::make_unique<TableFunctionScan>(ctx, store, *call.function, call.function_args, call.function_binding, op.column_ids,
+                                                 op.predicates);
+    }
     case LogicalOpType::kDummy: return std::make_unique<DummyScan>(ctx);
     case LogicalOpType::kFilter: return std::make_unique<Filter>(ctx, child(0), std::move(op.predicate));
     case LogicalOpType::kJoin: {

@@ -70,6 +70,14 @@ uint64_t clampStep(__int128 v) {
 
 }  // namespace
 
+ScanPredicates intersectPredicates(ScanPredicates a, const ScanPredicates& b) {
+  if (b.jobs_restricted) restrict(&a.jobs_restricted, &a.jobs, b.jobs);
+  if (b.ranks_restricted) restrict(&a.ranks_restricted, &a.ranks, b.ranks);
+  a.from_step = std::max(a.from_step, b.from_step);
+  a.to_step = std::min(a.to_step, b.to_step);
+  return a;
+}
+
 void splitConjuncts(BoundExprPtr e, std::vector<BoundExprPtr>* out) {
   if (!e) return;
   if (e->kind == BoundExprKind::kAnd) {

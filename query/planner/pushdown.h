@@ -14,6 +14,9 @@ namespace argus::query {
 // keeps the rest (null when nothing is left).
 ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table);
 
+// The rows both a and b select.
+ScanPredicates intersectPredicates(ScanPredicates a, const ScanPredicates& b);
+
 // Splits an AND tree into its conjuncts, and joins conjuncts back (null for none).
 void splitConjuncts(BoundExprPtr e, std::vector<BoundExprPtr>* out);
 BoundExprPtr joinConjuncts(std::vector<BoundExprPtr> conjuncts);

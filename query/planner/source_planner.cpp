@@ -75,10 +75,18 @@ LogicalOperatorPtr filtered(LogicalOperatorPtr op, BoundExprPtr where) {
 
 LogicalOperatorPtr planScan(BoundSource& src, std::vector<BoundExprPtr> conjuncts, std::vector<bool> used, const QueryOptions& options,
                             std::vector<size_t>* map) {
-  auto get = makeOp(LogicalOpType::kGet, nullptr);
-  get->table = src.table;
   BoundExprPtr where = joinConjuncts(std::move(conjuncts));
-  if (options.pushdown) get->predicates = pushDownPredicates(&where, *src.table);
+  LogicalOperatorPtr get;
+  if (src.kind == BoundSource::Kind::kTableFunction) {
+    get = makeOp(LogicalOpType::kTableFunction, nullptr);
+    get->function_call = &src;
+    const TableInfo* rows_of = src.function->rowsOf();
+    if (options.pushdown && rows_of) get->predicates = pushDownPredicates(&where, *rows_of);
+  } else {
+    get = makeOp(LogicalOpType::kGet, nullptr);
+    get->table = src.table;
+    if (options.pushdown) get->predicates = pushDownPredicates(&where, *src.table);
+  }
   // Only the columns the query reads leave the scan.
   collectColumns(where.get(), &used);
   map->assign(src.names.size(), kNotProduced);
@@ -216,6 +224,7 @@ LogicalOperatorPtr planFrom(BoundSource& src, std::vector<BoundExprPtr> conjunct
                             std::vector<size_t>* map) {
   switch (src.kind) {
     case BoundSource::Kind::kTable:
+    case BoundSource::Kind::kTableFunction:
       return planScan(src, std::move(conjuncts), std::move(needed), options, map);
     case BoundSource::Kind::kJoin:
       return planJoin(src, std::move(conjuncts), std::move(needed), options, map);

@@ -461,3 +461,31 @@ TEST_CASE("headBytes counts unsealed head entries exactly: writes add, seals and
   REQUIRE(store->sealAll().isOk());
   CHECK(store->headBytes() == 0);
 }
+
+TEST_CASE("lastStep is the highest step over every rank, in head entries and chunks") {
+  TempDir dir;
+  auto store = openStore(dir.path());
+  CHECK(store->lastStep("nope").status().isNotFound());
+  JobId job = store->ensureJob("job-a").value();
+  auto none = store->lastStep("job-a");
+  REQUIRE(none.isOk());
+  CHECK_FALSE(none->has_value());
+
+  auto last = [&] { return store->lastStep("job-a").value(); };
+  REQUIRE(writeRecords(*store, job, synth(3, 40)).isOk());  // steps 0-39, head only
+  CHECK(last() == std::optional<uint64_t>(39));
+  REQUIRE(store->sealAll().isOk());  // chunks only
+  CHECK(last() == std::optional<uint64_t>(39));
+  // A lower rank further on, in head entries; then the highest rank id there is.
+  REQUIRE(writeRecords(*store, job, synth(0, 5, 8, 50)).isOk());
+  CHECK(last() == std::optional<uint64_t>(54));
+  REQUIRE(writeRecords(*store, job, synth(UINT32_MAX, 3, 8, 70)).isOk());
+  CHECK(last() == std::optional<uint64_t>(72));
+  REQUIRE(store->sealAll().isOk());
+  CHECK(last() == std::optional<uint64_t>(72));
+  // A later job does not leak into this one's answer.
+  JobId other = store->ensureJob("job-b").value();
+  REQUIRE(writeRecords(*store, other, synth(1, 3, 8, 500)).isOk());
+  CHECK(last() == std::optional<uint64_t>(72));
+  CHECK(store->lastStep("job-b").value() == std::optional<uint64_t>(502));
+}

@@ -1,0 +1,25 @@
+// ScanPredicates: what a store scan is restricted to (job, ranks, step range).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace argus::query {
+
+// From WHERE conjuncts on job, rank and step (planner/pushdown.h) or a table function's
+// arguments.
+struct ScanPredicates {
+  bool jobs_restricted = false;
+  std::vector<std::string> jobs;  // when restricted; sorted, unique
+  bool ranks_restricted = false;
+  std::vector<uint32_t> ranks;    // when restricted; sorted, unique
+  uint64_t from_step = 0;         // [from_step, to_step)
+  uint64_t to_step = UINT64_MAX;
+  // True when no row can match (an empty job or rank set, an empty step range).
+  bool contradiction() const {
+    return (jobs_restricted && jobs.empty()) || (ranks_restricted && ranks.empty()) || from_step >= to_step;
+  }
+};
+
+}  // namespace argus::query
