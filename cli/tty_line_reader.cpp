@@ -16,7 +16,7 @@ namespace {
 // The terminal as it was, for the signal handler: written before raw mode is entered.
 termios g_saved;
 volatile sig_atomic_t g_raw = 0;
-constexpr int kRestoringSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGABRT};
+constexpr int kRestoringSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
 
 void restoreTerminal() {
   if (g_raw) ::tcsetattr(STDIN_FILENO, TCSANOW, &g_saved);

@@ -1,7 +1,8 @@
 // TtyLineReader: reads lines from a terminal with LineEditor's keys. The terminal is in raw
 // mode only while a line is being read, and goes back to how it was after each line, when the
-// reader is destroyed, and on SIGTERM, SIGHUP, SIGQUIT, SIGINT or SIGABRT (the handler
-// restores it, then lets the signal do what it would have done).
+// reader is destroyed, and on SIGTERM, SIGHUP, SIGQUIT or SIGABRT (the handler restores it,
+// then lets the signal do what it would have done). SIGINT is the shell's: it cancels the
+// running statement (in raw mode Ctrl-C is a key, not a signal).
 #pragma once
 
 #include <string>

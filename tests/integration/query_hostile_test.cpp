@@ -5,10 +5,12 @@
 // server is up and right afterwards.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/http_client.h"
@@ -125,6 +127,35 @@ TEST_CASE("hostile queries get clean errors and leave argusd answering") {
     CHECK(count(http, all_steps) == kRanks * kSteps);
     CHECK(count(http, "SELECT count(*) FROM steps s JOIN steps r0 ON s.job = r0.job AND s.step = r0.step AND r0.rank = 0 WHERE s.job = 'hostile'") ==
           kRanks * kSteps);
+  }
+
+  SUBCASE("a client that gives up cancels its query on the server") {
+    // A query that would run for its whole minute; the client abandons it after 300 ms.
+    std::atomic<bool> give_up{false};
+    auto started = std::chrono::steady_clock::now();
+    auto abandoned = std::async(std::launch::async, [&] {
+      return cli::httpRequest("127.0.0.1", http, "POST", "/api/v1/query?timeout_ms=60000", "SELECT count(*) FROM kernels a, kernels b, steps c",
+                              std::chrono::seconds(120), "", &give_up);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    give_up = true;
+    Result<cli::HttpReply> r = abandoned.get();
+    CHECK(r.status().code() == Status::Code::kAborted);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+    // argusd notices the closed connection and stops the query: it is counted as failed
+    // (execution error) long before its deadline.
+    auto failures = [&] {
+      Result<cli::HttpReply> m = cli::httpRequest("127.0.0.1", http, "GET", "/metrics");
+      REQUIRE(m.isOk());
+      const std::string key = "argus_query_outcomes_total{outcome=\"execution_error\"} ";
+      size_t at = m->body.find(key);
+      REQUIRE(at != std::string::npos);
+      return std::stod(m->body.substr(at + key.size()));
+    };
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (failures() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(failures() == 1);
+    CHECK(count(http, all_steps) == kRanks * kSteps);
   }
 
   SUBCASE("a normal query is answered while hostile ones run") {

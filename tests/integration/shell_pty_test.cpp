@@ -1,6 +1,7 @@
 // argus shell on a terminal: keystrokes typed into a pseudo-terminal (forkpty) edit the line,
 // recall history (a multi-line statement as one entry), abandon input with Ctrl-C and leave
-// with Ctrl-D; the terminal is back in cooked mode after exit and after a fatal signal.
+// with Ctrl-D, cancel a running statement with Ctrl-C; the terminal is back in cooked mode
+// after exit and after a fatal signal.
 #include <doctest/doctest.h>
 
 #include <poll.h>
@@ -13,6 +14,8 @@
 #include <csignal>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cli/argusd_process.h"
 #include "storage/store.h"
@@ -163,6 +166,43 @@ TEST_CASE("keys edit, recall and abandon lines in the real shell") {
   std::ifstream in(history);
   std::string text(std::istreambuf_iterator<char>(in), {});
   CHECK(text == "SELECT 132 AS x;\nSELECT 7\\n AS seven;\nSELECT 1320 AS y;\nSELECT 7\\n AS seven;\nSELECT 9 AS nine;\n");
+}
+
+TEST_CASE("Ctrl-C cancels the running statement, not the shell") {
+  EmptyStore store;
+  {
+    auto opened = storage::Store::open(store.dir + "/data", storage::StoreOptions{});
+    REQUIRE(opened.isOk());
+    auto job = (*opened)->ensureJob("j");
+    REQUIRE(job.isOk());
+    std::vector<model::StepRecord> records(200);
+    for (uint64_t step = 0; step < records.size(); ++step) {
+      records[step].step = step;
+      records[step].iter_ns = 1000;
+    }
+    model::RankTopology topology;
+    storage::WriteRequest w;
+    w.job = *job;
+    w.topology = &topology;
+    w.records = records;
+    REQUIRE((*opened)->write(w).isOk());
+  }
+  PtyShell shell(store.dir + "/data", store.dir + "/history");
+  REQUIRE(shell.expect("argus> "));
+  // 200^4 = 1.6 billion rows: minutes of work, well inside the 30 s deadline's reach only
+  // if nothing cancels it.
+  auto started = std::chrono::steady_clock::now();
+  shell.type("SELECT count(*) FROM steps a, steps b, steps c, steps d;\r");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  shell.type("\x03");
+  CHECK(shell.expect("query cancelled on request"));
+  REQUIRE(shell.expect("argus> "));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(15));
+  shell.type("SELECT count(*) AS n FROM steps;\r");
+  CHECK(shell.expect("200\r\n(1 row)"));
+  REQUIRE(shell.expect("argus> "));
+  shell.type("\x04");
+  CHECK(shell.wait() == 0);
 }
 
 TEST_CASE("a signal while the shell reads a line restores the terminal") {
