@@ -21,6 +21,16 @@ std::vector<TableInfo> buildCatalog() {
                   {"last_write_ns", LogicalType::kBigInt},
                   {"retention_ns", LogicalType::kBigInt}};
   tables.push_back(std::move(jobs));
+  TableInfo ranks;
+  ranks.kind = TableInfo::Kind::kRanks;
+  ranks.name = "ranks";
+  ranks.columns = {{"job", LogicalType::kVarchar}, {"rank", LogicalType::kBigInt}, {"world_size", LogicalType::kBigInt},
+                   {"host", LogicalType::kVarchar}};
+  for (const char* c : {"local_rank", "device", "tp_rank", "tp_size", "pp_rank", "pp_size", "dp_rank", "dp_size", "cp_rank", "cp_size",
+                        "ep_rank", "ep_size"}) {
+    ranks.columns.push_back({c, LogicalType::kBigInt});
+  }
+  tables.push_back(std::move(ranks));
   for (storage::Table t : storage::kAllTables) {
     TableInfo info;
     info.kind = TableInfo::Kind::kStore;

@@ -16,14 +16,14 @@ namespace argus::query {
 struct TableColumn {
   std::string name;
   LogicalType type = LogicalType::kBigInt;
-  const storage::ColumnDef* storage = nullptr;  // null for job and the jobs table's columns
+  const storage::ColumnDef* storage = nullptr;  // null for job and the jobs and ranks tables' columns
   // Stored value that means "not reported": read as NULL (collectives.peer_rank, wait_ns).
   bool has_null_sentinel = false;
   int64_t null_sentinel = 0;
 };
 
 struct TableInfo {
-  enum class Kind : uint8_t { kStore, kJobs } kind = Kind::kStore;
+  enum class Kind : uint8_t { kStore, kJobs, kRanks } kind = Kind::kStore;
   std::string name;
   storage::Table table = storage::Table::kSteps;  // kStore
   std::vector<TableColumn> columns;

@@ -8,6 +8,7 @@
 #include "query/execution/nested_loop_join.h"
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
+#include "query/execution/ranks_scan.h"
 #include "query/execution/table_function_scan.h"
 #include "query/execution/table_scan.h"
 #include "query/execution/window_operator.h"
@@ -19,6 +20,7 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
   switch (op.type) {
     case LogicalOpType::kGet:
       if (op.table->kind == TableInfo::Kind::kJobs) return std::make_unique<JobsScan>(ctx, store, op.column_ids);
+      if (op.table->kind == TableInfo::Kind::kRanks) return std::make_unique<RanksScan>(ctx, store, op.column_ids);
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;

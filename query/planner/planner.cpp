@@ -37,7 +37,7 @@ bool inputInWindowOrder(const LogicalOperator& input, const BoundWindow& w) {
   if (w.partitions.empty() && w.orders.empty()) return true;
   const LogicalOperator* op = &input;
   while (op->type == LogicalOpType::kFilter) op = op->children[0].get();
-  if (op->type != LogicalOpType::kGet || op->table->kind == TableInfo::Kind::kJobs) return false;
+  if (op->type != LogicalOpType::kGet || op->table->kind != TableInfo::Kind::kStore) return false;
   const ScanPredicates& p = op->predicates;
   auto fixed = [&](const std::string& c) {
     if (c == "job") return p.jobs_restricted && p.jobs.size() == 1;

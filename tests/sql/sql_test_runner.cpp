@@ -255,6 +255,24 @@ class Runner {
             pending_[Key{job_, rec.rank, rec.step, rec.attempt}] = std::move(rec);
           }
         }
+      } else if (what == "topology") {
+        model::RankTopology t;
+        t.rank = static_cast<uint32_t>(num(f, "rank", 0));
+        t.world_size = static_cast<uint32_t>(num(f, "world_size", 0));
+        t.host = f.count("host") ? f["host"] : "";
+        t.local_rank = static_cast<uint32_t>(num(f, "local_rank", 0));
+        t.device = static_cast<uint32_t>(num(f, "device", 0));
+        for (auto [name, field] : {std::pair{"tp_rank", &t.tp_rank}, {"tp_size", &t.tp_size}, {"pp_rank", &t.pp_rank}, {"pp_size", &t.pp_size},
+                                   {"dp_rank", &t.dp_rank}, {"dp_size", &t.dp_size}, {"cp_rank", &t.cp_rank}, {"cp_size", &t.cp_size},
+                                   {"ep_rank", &t.ep_rank}, {"ep_size", &t.ep_size}}) {
+          *field = static_cast<uint32_t>(num(f, name, 0));
+        }
+        auto id = store_->ensureJob(job_);
+        storage::WriteRequest w;
+        w.job = id.isOk() ? *id : 0;
+        w.topology = &t;
+        Status s = id.isOk() ? store_->write(w) : id.status();
+        if (!s.isOk()) fail(line, "topology: " + s.toString());
       } else if (what == "write") {
         flush(line);
       } else if (what == "seal") {
