@@ -147,44 +147,6 @@ std::string TableScan::describe() const {
   return out;
 }
 
-JobsScan::JobsScan(QueryContext& ctx, const storage::Store& store, std::vector<size_t> column_ids)
-    : PhysicalOperator(ctx), store_(store), column_ids_(std::move(column_ids)) {
-  const TableInfo& t = *findTable("jobs");
-  for (size_t id : column_ids_) {
-    names.push_back(t.columns[id].name);
-    types.push_back(t.columns[id].type);
-  }
-}
-
-bool JobsScan::next(DataChunk& out) {
-  ctx_.check();
-  if (done_) return false;
-  done_ = true;
-  jobs_ = store_.listJobs();
-  std::sort(jobs_.begin(), jobs_.end(), [](const storage::JobInfo& a, const storage::JobInfo& b) { return a.name < b.name; });
-  if (jobs_.empty()) return false;
-  size_t n = jobs_.size();
-  out.reset(column_ids_.size());
-  out.rows = n;
-  for (size_t j = 0; j < column_ids_.size(); ++j) {
-    Vector& v = out.columns[j];
-    v.reset(types[j], n);
-    for (size_t i = 0; i < n; ++i) {
-      const storage::JobInfo& job = jobs_[i];
-      switch (column_ids_[j]) {
-        case 0: v.str[i] = job.name; break;
-        case 1: v.i64[i] = job.created_ns; break;
-        case 2: v.i64[i] = job.last_write_ns; break;
-        default: v.i64[i] = job.retention_ns; break;
-      }
-    }
-  }
-  ctx_.stats().rows_scanned += n;
-  return true;
-}
-
-std::string JobsScan::describe() const { return "JOBS_SCAN"; }
-
 bool DummyScan::next(DataChunk& out) {
   if (done_) return false;
   done_ = true;

@@ -38,20 +38,6 @@ class TableScan final : public PhysicalOperator {
   storage::ColumnBatch batch_;
 };
 
-// JobsScan: the `jobs` table, from the store's job list.
-class JobsScan final : public PhysicalOperator {
- public:
-  JobsScan(QueryContext& ctx, const storage::Store& store, std::vector<size_t> column_ids);
-  bool next(DataChunk& chunk) override;
-  std::string describe() const override;
-
- private:
-  const storage::Store& store_;
-  std::vector<size_t> column_ids_;
-  bool done_ = false;
-  std::vector<storage::JobInfo> jobs_;
-};
-
 // DummyScan: one row without columns (SELECT without FROM).
 class DummyScan final : public PhysicalOperator {
  public:

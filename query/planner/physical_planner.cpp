@@ -1,5 +1,6 @@
 #include "query/planner/physical_planner.h"
 
+#include "query/execution/catalog_scans.h"
 #include "query/execution/filter.h"
 #include "query/execution/hash_aggregate.h"
 #include "query/execution/hash_join.h"
@@ -8,7 +9,6 @@
 #include "query/execution/nested_loop_join.h"
 #include "query/execution/projection.h"
 #include "query/execution/sort.h"
-#include "query/execution/ranks_scan.h"
 #include "query/execution/table_function_scan.h"
 #include "query/execution/table_scan.h"
 #include "query/execution/window_operator.h"
@@ -19,8 +19,8 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
   auto child = [&](size_t i) { return createPhysicalPlan(*op.children[i], ctx, store); };
   switch (op.type) {
     case LogicalOpType::kGet:
-      if (op.table->kind == TableInfo::Kind::kJobs) return std::make_unique<JobsScan>(ctx, store, op.column_ids);
-      if (op.table->kind == TableInfo::Kind::kRanks) return std::make_unique<RanksScan>(ctx, store, op.column_ids);
+      if (op.table->kind == TableInfo::Kind::kJobs) return makeJobsScan(ctx, store, op.column_ids);
+      if (op.table->kind == TableInfo::Kind::kRanks) return makeRanksScan(ctx, store, op.column_ids);
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;

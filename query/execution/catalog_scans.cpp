@@ -1,0 +1,63 @@
+#include "query/execution/catalog_scans.h"
+
+#include <algorithm>
+
+#include "query/binder/catalog.h"
+#include "query/common/errors.h"
+#include "query/execution/rows_source.h"
+
+namespace argus::query {
+
+namespace {
+
+PhysicalOperatorPtr rowsOf(QueryContext& ctx, const char* label, const char* table, std::vector<std::vector<Value>> rows,
+                           const std::vector<size_t>& column_ids) {
+  const TableInfo& t = *findTable(table);
+  std::vector<std::string> names;
+  std::vector<LogicalType> types;
+  for (const TableColumn& c : t.columns) {
+    names.push_back(c.name);
+    types.push_back(c.type);
+  }
+  return std::make_unique<RowsSource>(ctx, label, names, types, std::move(rows), column_ids);
+}
+
+std::vector<storage::JobInfo> jobsByName(const storage::Store& store) {
+  std::vector<storage::JobInfo> jobs = store.listJobs();
+  std::sort(jobs.begin(), jobs.end(), [](const storage::JobInfo& a, const storage::JobInfo& b) { return a.name < b.name; });
+  return jobs;
+}
+
+}  // namespace
+
+PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+  std::vector<std::vector<Value>> rows;
+  for (const storage::JobInfo& j : jobsByName(store)) {
+    rows.push_back({Value::varchar(j.name), Value::bigint(j.created_ns), Value::bigint(j.last_write_ns), Value::bigint(j.retention_ns)});
+  }
+  return rowsOf(ctx, "JOBS_SCAN", "jobs", std::move(rows), column_ids);
+}
+
+PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+  std::vector<std::vector<Value>> rows;
+  for (const storage::JobInfo& j : jobsByName(store)) {
+    ctx.check();
+    auto topology = store.topology(j.name);
+    if (!topology.isOk()) {
+      if (topology.status().isNotFound()) continue;  // dropped since the listing
+      throw ExecutionError("reading the topology of job '" + j.name + "': " + topology.status().toString());
+    }
+    std::sort(topology->begin(), topology->end(), [](const model::RankTopology& a, const model::RankTopology& b) { return a.rank < b.rank; });
+    for (const model::RankTopology& r : *topology) {
+      std::vector<Value> row = {Value::varchar(j.name), Value::bigint(r.rank), Value::bigint(r.world_size), Value::varchar(r.host)};
+      for (uint32_t v : {r.local_rank, r.device, r.tp_rank, r.tp_size, r.pp_rank, r.pp_size, r.dp_rank, r.dp_size, r.cp_rank, r.cp_size,
+                         r.ep_rank, r.ep_size}) {
+        row.push_back(Value::bigint(v));
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rowsOf(ctx, "RANKS_SCAN", "ranks", std::move(rows), column_ids);
+}
+
+}  // namespace argus::query

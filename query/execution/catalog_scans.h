@@ -1,0 +1,17 @@
+// The `jobs` and `ranks` tables: small listings from the store's metadata (its job list,
+// each job's topology), read whole when the plan is built and served by RowsSource.
+#pragma once
+
+#include <vector>
+
+#include "query/execution/physical_operator.h"
+#include "storage/store.h"
+
+namespace argus::query {
+
+// One row per job, in name order (JOBS_SCAN).
+PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids);
+// One row per rank of each job's topology, jobs in name order, ranks ascending (RANKS_SCAN).
+PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids);
+
+}  // namespace argus::query
