@@ -1,7 +1,6 @@
 #include "query/http/json_writer.h"
 
 #include <charconv>
-#include <cstdio>
 
 #include "base/json_string.h"
 

@@ -19,6 +19,7 @@
 
 #include "cli/argusd_process.h"
 #include "storage/store.h"
+#include "tests/unit/storage/store_test_util.h"
 
 using namespace argus;
 
@@ -180,12 +181,7 @@ TEST_CASE("Ctrl-C cancels the running statement, not the shell") {
       records[step].step = step;
       records[step].iter_ns = 1000;
     }
-    model::RankTopology topology;
-    storage::WriteRequest w;
-    w.job = *job;
-    w.topology = &topology;
-    w.records = records;
-    REQUIRE((*opened)->write(w).isOk());
+    REQUIRE(storage::testutil::writeRecords(**opened, *job, records).isOk());
   }
   PtyShell shell(store.dir + "/data", store.dir + "/history");
   REQUIRE(shell.expect("argus> "));

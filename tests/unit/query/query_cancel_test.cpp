@@ -11,6 +11,7 @@
 #include "query/engine.h"
 #include "simulate/synthetic_steps.h"
 #include "storage/store.h"
+#include "tests/unit/storage/store_test_util.h"
 
 using namespace argus;
 
@@ -25,12 +26,7 @@ TEST_CASE("a cancelled query stops with an error; the next one runs") {
     simulate::SyntheticSteps gen(0);
     std::vector<model::StepRecord> records;
     for (int i = 0; i < 40; ++i) records.push_back(gen.next());
-    model::RankTopology topology;
-    storage::WriteRequest w;
-    w.job = *job;
-    w.topology = &topology;
-    w.records = records;
-    REQUIRE((*store)->write(w).isOk());
+    REQUIRE(storage::testutil::writeRecords(**store, *job, records).isOk());
 
     query::QueryEngine engine(**store);
     std::atomic<bool> cancel{true};
