@@ -577,8 +577,8 @@ void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead
     v.shrink(kept);
     *head = 0;
     *live_after_full = kept;
-  } else if (*head > live) {
-    v.erasePrefix(*head);
+  } else if (*head > 0) {
+    v.erasePrefix(*head);  // O(1): the space is reclaimed when an append needs it
     *head = 0;
   }
 }
