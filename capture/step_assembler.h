@@ -221,9 +221,13 @@ class StepAssembler {
   // Decides every event the fast check does not pass, and sets that check's bound.
   bool plausibleSlow(const TraceEvent& e);
   void drop(uint64_t* counter);
-  // onEvent() but for stats_.events.
+  // onEvent() but for stats_.events. kBatch (onEvents): the kernel path inlined into the
+  // loop, whose prologue runs once per batch; onEvent keeps it out of line, so that the
+  // events that need no buffering pay no large function's prologue.
+  template <bool kBatch>
   void take(const TraceEvent& e);
-  void onKernel(const TraceEvent& e);
+  void bufferKernel(const TraceEvent& e);  // always inline
+  void onKernel(const TraceEvent& e);      // bufferKernel, out of line
   // A complete range (Chrome "X") whose name is of use: a step marker or a kept range.
   void onCompleteRange(const NameInfo& ni, const TraceEvent& e);
   // What admit() resolved for GPU work or a collective: its launch (kNoTime when unknown or

@@ -214,9 +214,15 @@ void StepAssembler::scanActs(const PendingStep& s) {
   // Work with a key before e starts before e + max_lead_; a member NCCL kernel extends the
   // scan to its end (the compute it overlaps, the collectives that may cover it).
   int64_t scan_end = e > INT64_MAX - max_lead_ ? INT64_MAX : e + max_lead_;
+  // The open blocks of busy time and of compute live in locals, stored when the next block
+  // begins: foldMember's stores may alias the vectors' ends, which would be reloaded per
+  // activity. Nothing appends to acts_ during the scan.
+  Act* const acts = acts_.begin();
+  const size_t n = acts_.size();
+  Interval busy{INT64_MIN, INT64_MIN}, compute{INT64_MIN, INT64_MIN};  // begin == INT64_MIN: none yet
   size_t i = acts_head_;
-  for (; i < acts_.size(); ++i) {
-    Act& a = acts_[i];
+  for (; i < n; ++i) {
+    Act& a = acts[i];
     if (a.start >= scan_end) break;
     if (a.flags & kConsumed) {
       if (a.end <= emitted_until_) continue;  // dead, not yet pruned
@@ -240,18 +246,28 @@ void StepAssembler::scanActs(const PendingStep& s) {
       continue;
     }
     if (a.end <= a.start) continue;
-    if (busy_.empty() || a.start > busy_.back().end) {
-      busy_.push_back({a.start, a.end});
+    if (busy.begin == INT64_MIN || a.start > busy.end) {
+      if (busy.begin != INT64_MIN) busy_.push_back(busy);
+      busy = {a.start, a.end};
       busy_launch_.push_back(a.launch);
-    } else if (a.end > busy_.back().end) {
-      busy_.back().end = a.end;
+    } else if (a.end > busy.end) {
+      busy.end = a.end;
     }
-    if (a.kind == ActKind::kCompute) appendMerged(&compute_all_, a.start, a.end);
+    if (a.kind == ActKind::kCompute) {
+      if (compute.begin == INT64_MIN || a.start > compute.end) {
+        if (compute.begin != INT64_MIN) compute_all_.push_back(compute);
+        compute = {a.start, a.end};
+      } else if (a.end > compute.end) {
+        compute.end = a.end;
+      }
+    }
   }
+  if (busy.begin != INT64_MIN) busy_.push_back(busy);
+  if (compute.begin != INT64_MIN) compute_all_.push_back(compute);
   // When the device is idle at the window's end, the work that ends that gap (the first busy
   // work after it, possibly past the scan) tells whether the host was late to launch it.
-  for (; i < acts_.size() && (busy_.empty() || busy_.back().end < e); ++i) {
-    const Act& a = acts_[i];
+  for (; i < n && (busy_.empty() || busy_.back().end < e); ++i) {
+    const Act& a = acts[i];
     if (a.kind != ActKind::kCollective && a.end > a.start && (busy_.empty() || a.start > busy_.back().end)) {
       busy_.push_back({a.start, a.end});
       busy_launch_.push_back(a.launch);

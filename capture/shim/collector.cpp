@@ -121,7 +121,7 @@ void Collector::Sink::onEvents(std::span<const TraceEvent> batch) {
   if (recorder != nullptr) {
     for (const TraceEvent& e : batch) recorder->record(e);
   }
-  for (const TraceEvent& e : batch) assembler->onEvent(e);
+  assembler->onEvents(batch);  // the same result as onEvent per event, at less cost per event
   events += batch.size();
 }
 #endif
