@@ -44,6 +44,7 @@ bool RocksScanCursor::wantRank(uint32_t rank) const {
 Status RocksScanCursor::init() {
   snapshot_ = h_.db->GetSnapshot();
   ro_.snapshot = snapshot_;
+  chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
   if (spec_.from_step >= spec_.to_step) return Status::ok();
   std::map<uint32_t, RankPlan> ranks;
   ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
@@ -148,11 +149,7 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
 
 Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
   std::vector<Source> sources;
-  ChunkGetter get = [this](const std::string& key, std::string* value) -> Status {
-    rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, value);
-    if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
-    return fromRocks(s, "scan: reading chunk");
-  };
+  ChunkGetter get = [this](const std::string& key, std::string* value) { return chunks_->get(key, value); };
   for (; *set_ix < plan.sets.size() && plan.sets[*set_ix].base == base; ++*set_ix) {
     const ChunkSet& cs = plan.sets[*set_ix];
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
@@ -238,6 +235,9 @@ void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t
     uint8_t id = columns_[o]->id;
     if (id == 0) {
       out.ints.insert(out.ints.end(), n, static_cast<int64_t>(rank));
+    } else if (id == 1 && n == last - first) {
+      // One row per step (the steps table): the step column is the steps themselves.
+      out.ints.insert(out.ints.end(), src.block.steps.begin() + first, src.block.steps.begin() + last);
     } else if (id == 1) {
       for (size_t i = first; i < last; ++i) out.ints.insert(out.ints.end(), src.offsets[i + 1] - src.offsets[i], src.block.steps[i]);
     } else if (id == 2) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "storage/chunk_fetcher.h"
 #include "storage/db_handles.h"
 #include "storage/head_entry.h"
 #include "storage/store.h"
@@ -54,7 +55,6 @@ class RocksScanCursor final : public ScanCursor {
   // Appends the rows of src's steps [first, last) to pending_.
   void appendRun(uint32_t rank, Source& src, size_t first, size_t last);
   bool wantRank(uint32_t rank) const;
-  std::string getChunk(const std::string& key, Status* s);
 
   DbHandles h_;
   uint32_t job_;
@@ -63,6 +63,7 @@ class RocksScanCursor final : public ScanCursor {
   std::vector<uint8_t> stored_ids_;  // schema ids (>= 3) the output needs
   const rocksdb::Snapshot* snapshot_ = nullptr;
   rocksdb::ReadOptions ro_;
+  std::unique_ptr<ChunkFetcher> chunks_;  // reads chunk values under snapshot_
   ScanStats stats_;
 
   std::vector<RankPlan> plan_;
