@@ -385,39 +385,46 @@ struct VarintCursor {
   }
 };
 
-// The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
-// the varints'. Returns false (out unspecified) for any other codec or any fault.
-bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
-  VarintCursor c{reinterpret_cast<const uint8_t*>(raw.data()), reinterpret_cast<const uint8_t*>(raw.data()) + raw.size()};
-  const int64_t* prediction = nullptr;
-  if (codec == CodecId::kSumResidual) {
-    if (groups == nullptr || groups->prediction.size() != rows) return false;
-    prediction = groups->prediction.data();
-  } else if (codec != CodecId::kPlain && codec != CodecId::kDelta && codec != CodecId::kDeltaOfDelta) {
-    return false;
-  }
-  out->resize(rows);
-  int64_t* o = out->data();
+// One varint codec's loop, instantiated per codec so that each is a tight loop.
+template <CodecId kCodec>
+bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64_t* o) {
   int64_t prev = 0, delta = 0;
   for (size_t i = 0; i < rows; ++i) {
     int64_t x = 0;
     if (!c.nextSigned(&x)) return false;
-    switch (codec) {
-      case CodecId::kDelta: prev = i == 0 ? x : add(prev, x); break;
-      case CodecId::kDeltaOfDelta:
-        if (i == 0) {
-          prev = x;
-        } else {
-          delta = i == 1 ? x : add(delta, x);
-          prev = add(prev, delta);
-        }
-        break;
-      case CodecId::kSumResidual: prev = add(prediction[i], x); break;
-      default: prev = x; break;
+    if constexpr (kCodec == CodecId::kDelta) {
+      prev = i == 0 ? x : add(prev, x);
+    } else if constexpr (kCodec == CodecId::kDeltaOfDelta) {
+      if (i == 0) {
+        prev = x;
+      } else {
+        delta = i == 1 ? x : add(delta, x);
+        prev = add(prev, delta);
+      }
+    } else if constexpr (kCodec == CodecId::kSumResidual) {
+      prev = add(prediction[i], x);
+    } else {
+      prev = x;
     }
     o[i] = prev;
   }
   return c.p == c.end;
+}
+
+// The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
+// the varints'. Returns false (out unspecified) for any other codec or any fault.
+bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
+  VarintCursor c{reinterpret_cast<const uint8_t*>(raw.data()), reinterpret_cast<const uint8_t*>(raw.data()) + raw.size()};
+  switch (codec) {
+    case CodecId::kPlain: out->resize(rows); return decodeVarints<CodecId::kPlain>(c, nullptr, rows, out->data());
+    case CodecId::kDelta: out->resize(rows); return decodeVarints<CodecId::kDelta>(c, nullptr, rows, out->data());
+    case CodecId::kDeltaOfDelta: out->resize(rows); return decodeVarints<CodecId::kDeltaOfDelta>(c, nullptr, rows, out->data());
+    case CodecId::kSumResidual:
+      if (groups == nullptr || groups->prediction.size() != rows) return false;
+      out->resize(rows);
+      return decodeVarints<CodecId::kSumResidual>(c, groups->prediction.data(), rows, out->data());
+    default: return false;
+  }
 }
 
 }  // namespace

@@ -50,6 +50,8 @@ class RocksScanCursor final : public ScanCursor {
   Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);
   Status discoverHeadRanks(std::map<uint32_t, RankPlan>* out);
   Status loadHeadRows(const RankPlan& plan);
+  // A cleared source from source_pool_, appended to sources_.
+  Source& takeSource();
   // Emits the rows of block `base` of the current rank into pending_.
   Status emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix);
   // Appends the rows of src's steps [first, last) to pending_.
@@ -75,6 +77,12 @@ class RocksScanCursor final : public ScanCursor {
   size_t block_ix_ = 0;
   size_t set_ix_ = 0;
   bool rank_started_ = false;
+
+  // The current block's sources (into source_pool_, whose buffers blocks reuse) and the
+  // value of its layout chunk.
+  std::vector<Source*> sources_;
+  std::vector<std::unique_ptr<Source>> source_pool_;
+  std::string steps_value_;
 
   ColumnBatch pending_;
   size_t pending_off_ = 0;
