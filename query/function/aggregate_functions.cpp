@@ -288,11 +288,14 @@ class QuantileState final : public AggregateState {
   void resize(size_t g) override { values_.resize(g); }
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
-    forValid(v, groups, n, [&](size_t i, uint32_t g) {
-      auto& vals = values_[g];
-      if (vals.size() == vals.capacity()) bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
-      vals.push_back(at<T>(v, i));
-    });
+    if (groups && !v.constant && v.validity.empty()) {
+      // The usual case (GROUP BY, no NULLs) as a plain loop: through forValid the per-row
+      // lambda was not inlined, a call per row (a fifth of per-step median's time).
+      const T* x = v.data<T>().data();
+      for (size_t i = 0; i < n; ++i) append(values_[groups[i]], x[i]);
+      return;
+    }
+    forValid(v, groups, n, [&](size_t i, uint32_t g) { append(values_[g], at<T>(v, i)); });
   }
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(discrete_ ? type_ : L::kDouble, g);
@@ -332,6 +335,11 @@ class QuantileState final : public AggregateState {
   size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
 
  private:
+  void append(std::vector<T>& vals, T x) {
+    if (vals.size() == vals.capacity()) [[unlikely]] bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
+    vals.push_back(x);
+  }
+
   L type_;
   double q_;
   bool discrete_;
