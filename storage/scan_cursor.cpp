@@ -173,7 +173,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     src.attempt = cs.attempt;
     src.head = false;
     ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &steps_value));
-    src.offsets = src.block.rowOffsets();
+    src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
@@ -189,7 +189,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     sources[it->second]->block.append(std::move(*rec));  // each head record feeds one block, once
   }
   for (Source* src : sources) {
-    if (src->head) src->offsets = src->block.rowOffsets();
+    if (src->head) src->block.rowOffsets(&src->offsets);
   }
 
   if (sources.size() == 1) {
