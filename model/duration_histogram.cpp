@@ -162,9 +162,23 @@ void DurationHistogram::merge(const DurationHistogram& other) {
     buckets_ = other.buckets_;
     return;
   }
-  std::vector<Bucket> out;
-  out.reserve(buckets_.size() + other.buckets_.size());
+  // While other's buckets are all here already (hist_merge over one rank's steps keeps
+  // hitting the same buckets), add their counts in place: a binary search each from the
+  // last hit, instead of rewriting every bucket of ours per merge.
   size_t i = 0, j = 0;
+  for (; j < other.buckets_.size(); ++j, ++i) {
+    const int32_t want = other.buckets_[j].index;
+    i = static_cast<size_t>(std::lower_bound(buckets_.begin() + static_cast<ptrdiff_t>(i), buckets_.end(), want,
+                                             [](const Bucket& b, int32_t ix) { return b.index < ix; }) -
+                            buckets_.begin());
+    if (i == buckets_.size() || buckets_[i].index != want) break;
+    buckets_[i].count = saturatingAdd(buckets_[i].count, other.buckets_[j].count);
+  }
+  if (j == other.buckets_.size()) return;
+  // A new bucket: merge the rest of other's buckets (from j) into a new array.
+  std::vector<Bucket> out;
+  out.reserve(buckets_.size() + other.buckets_.size() - j);
+  i = 0;
   while (i < buckets_.size() || j < other.buckets_.size()) {
     if (j == other.buckets_.size() || (i < buckets_.size() && buckets_[i].index < other.buckets_[j].index)) {
       out.push_back(buckets_[i++]);

@@ -355,16 +355,91 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
   return best;
 }
 
+namespace {
+
+// Varints read straight off the bytes, for the hot loops of the varint codecs: no Status per
+// value. Any fault (truncated or overlong varint, trailing bytes) makes the fast decode give
+// up; decodeInts then decodes again through ByteReader, which names the fault.
+struct VarintCursor {
+  const uint8_t* p;
+  const uint8_t* end;
+  bool next(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift <= 63; shift += 7) {
+      if (p >= end) return false;
+      uint8_t byte = *p++;
+      if (shift == 63 && byte > 1) return false;
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        *v = result;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool nextSigned(int64_t* v) {
+    uint64_t u;
+    if (!next(&u)) return false;
+    *v = zigzagDecode(u);
+    return true;
+  }
+};
+
+// One varint codec's loop, instantiated per codec so that each is a tight loop.
+template <CodecId kCodec>
+bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64_t* o) {
+  int64_t prev = 0, delta = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    int64_t x = 0;
+    if (!c.nextSigned(&x)) return false;
+    if constexpr (kCodec == CodecId::kDelta) {
+      prev = i == 0 ? x : add(prev, x);
+    } else if constexpr (kCodec == CodecId::kDeltaOfDelta) {
+      if (i == 0) {
+        prev = x;
+      } else {
+        delta = i == 1 ? x : add(delta, x);
+        prev = add(prev, delta);
+      }
+    } else if constexpr (kCodec == CodecId::kSumResidual) {
+      prev = add(prediction[i], x);
+    } else {
+      prev = x;
+    }
+    o[i] = prev;
+  }
+  return c.p == c.end;
+}
+
+// The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
+// the varints'. Returns false (out unspecified) for any other codec or any fault.
+bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
+  VarintCursor c{reinterpret_cast<const uint8_t*>(raw.data()), reinterpret_cast<const uint8_t*>(raw.data()) + raw.size()};
+  switch (codec) {
+    case CodecId::kPlain: out->resize(rows); return decodeVarints<CodecId::kPlain>(c, nullptr, rows, out->data());
+    case CodecId::kDelta: out->resize(rows); return decodeVarints<CodecId::kDelta>(c, nullptr, rows, out->data());
+    case CodecId::kDeltaOfDelta: out->resize(rows); return decodeVarints<CodecId::kDeltaOfDelta>(c, nullptr, rows, out->data());
+    case CodecId::kSumResidual:
+      if (groups == nullptr || groups->prediction.size() != rows) return false;
+      out->resize(rows);
+      return decodeVarints<CodecId::kSumResidual>(c, groups->prediction.data(), rows, out->data());
+    default: return false;
+  }
+}
+
+}  // namespace
+
 Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
   if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
   std::string scratch;
   std::string_view raw;
   // Every codec spends at most 10 bytes per row plus a dictionary of at most 4096 values.
   ARGUS_RETURN_IF_ERROR(unwrapZstd(codec_byte, payload, rows * 10 + 4096 * 10 + 16, &scratch, &raw));
+  auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
+  if (decodeIntsFast(codec, raw, rows, groups, out)) return Status::ok();
   ByteReader r(raw, codecName(codec_byte));
   out->clear();
   out->reserve(rows);
-  auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
   switch (codec) {
     case CodecId::kPlain:
       for (size_t i = 0; i < rows; ++i) {

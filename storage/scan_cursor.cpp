@@ -44,6 +44,7 @@ bool RocksScanCursor::wantRank(uint32_t rank) const {
 Status RocksScanCursor::init() {
   snapshot_ = h_.db->GetSnapshot();
   ro_.snapshot = snapshot_;
+  chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
   if (spec_.from_step >= spec_.to_step) return Status::ok();
   std::map<uint32_t, RankPlan> ranks;
   ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
@@ -146,18 +147,21 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   return Status::ok();
 }
 
+RocksScanCursor::Source& RocksScanCursor::takeSource() {
+  if (sources_.size() == source_pool_.size()) source_pool_.push_back(std::make_unique<Source>());
+  sources_.push_back(source_pool_[sources_.size()].get());
+  return *sources_.back();
+}
+
 Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
-  std::vector<Source> sources;
-  ChunkGetter get = [this](const std::string& key, std::string* value) -> Status {
-    rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, value);
-    if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
-    return fromRocks(s, "scan: reading chunk");
-  };
+  std::vector<Source*>& sources = sources_;
+  sources.clear();
+  ChunkGetter get = [this](const std::string& key, std::string* value) { return chunks_->get(key, value); };
   for (; *set_ix < plan.sets.size() && plan.sets[*set_ix].base == base; ++*set_ix) {
     const ChunkSet& cs = plan.sets[*set_ix];
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
     std::string key = encodeChunkKey(at);
-    std::string steps_value;
+    std::string& steps_value = steps_value_;
     ARGUS_RETURN_IF_ERROR(get(key, &steps_value));
     ChunkStats st;
     ARGUS_RETURN_IF_ERROR(ChunkReader::readStats(key, steps_value, &st));
@@ -165,12 +169,11 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
       stats_.chunks_skipped += 1 + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
       continue;
     }
-    Source src;
+    Source& src = takeSource();
     src.attempt = cs.attempt;
     src.head = false;
     ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &steps_value));
-    src.offsets = src.block.rowOffsets();
-    sources.push_back(std::move(src));
+    src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
@@ -178,25 +181,25 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     if (h_.blockBase(rec->step) != base) continue;
     auto [it, fresh] = head_source.try_emplace(rec->attempt, sources.size());
     if (fresh) {
-      sources.emplace_back();
-      sources.back().attempt = rec->attempt;
-      sources.back().head = true;
-      sources.back().block.reset(spec_.table);
+      Source& src = takeSource();
+      src.attempt = rec->attempt;
+      src.head = true;
+      src.block.reset(spec_.table);
     }
-    sources[it->second].block.append(std::move(*rec));  // each head record feeds one block, once
+    sources[it->second]->block.append(std::move(*rec));  // each head record feeds one block, once
   }
-  for (Source& src : sources) {
-    if (src.head) src.offsets = src.block.rowOffsets();
+  for (Source* src : sources) {
+    if (src->head) src->block.rowOffsets(&src->offsets);
   }
 
   if (sources.size() == 1) {
     // One source (the usual case: a sealed block, no replay): its steps ascend without
     // repeats, so the rows in range are one run, copied column by column.
-    const std::vector<int64_t>& steps = sources[0].block.steps;
+    const std::vector<int64_t>& steps = sources[0]->block.steps;
     auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
     size_t first = std::lower_bound(steps.begin(), steps.end(), spec_.from_step, below) - steps.begin();
     size_t last = std::lower_bound(steps.begin() + first, steps.end(), spec_.to_step, below) - steps.begin();
-    appendRun(plan.rank, sources[0], first, last);
+    appendRun(plan.rank, *sources[0], first, last);
     return Status::ok();
   }
 
@@ -210,11 +213,11 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   };
   std::vector<Cand> cands;
   for (size_t s = 0; s < sources.size(); ++s) {
-    const auto& steps = sources[s].block.steps;
+    const auto& steps = sources[s]->block.steps;
     for (size_t i = 0; i < steps.size(); ++i) {
       uint64_t step = static_cast<uint64_t>(steps[i]);
       if (step < spec_.from_step || step >= spec_.to_step) continue;
-      cands.push_back(Cand{step, sources[s].attempt, sources[s].head, static_cast<uint32_t>(s), static_cast<uint32_t>(i)});
+      cands.push_back(Cand{step, sources[s]->attempt, sources[s]->head, static_cast<uint32_t>(s), static_cast<uint32_t>(i)});
     }
   }
   std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
@@ -224,7 +227,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   });
   for (size_t c = 0; c < cands.size(); ++c) {
     if (c > 0 && cands[c].step == cands[c - 1].step) continue;
-    appendRun(plan.rank, sources[cands[c].source], cands[c].index, cands[c].index + 1);
+    appendRun(plan.rank, *sources[cands[c].source], cands[c].index, cands[c].index + 1);
   }
   return Status::ok();
 }
@@ -238,6 +241,9 @@ void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t
     uint8_t id = columns_[o]->id;
     if (id == 0) {
       out.ints.insert(out.ints.end(), n, static_cast<int64_t>(rank));
+    } else if (id == 1 && !isNestedTable(spec_.table)) {
+      // One row per step (the steps table): the step column is the steps themselves.
+      out.ints.insert(out.ints.end(), src.block.steps.begin() + first, src.block.steps.begin() + last);
     } else if (id == 1) {
       for (size_t i = first; i < last; ++i) out.ints.insert(out.ints.end(), src.offsets[i + 1] - src.offsets[i], src.block.steps[i]);
     } else if (id == 2) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "storage/chunk_fetcher.h"
 #include "storage/db_handles.h"
 #include "storage/head_entry.h"
 #include "storage/store.h"
@@ -49,12 +50,13 @@ class RocksScanCursor final : public ScanCursor {
   Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);
   Status discoverHeadRanks(std::map<uint32_t, RankPlan>* out);
   Status loadHeadRows(const RankPlan& plan);
+  // A cleared source from source_pool_, appended to sources_.
+  Source& takeSource();
   // Emits the rows of block `base` of the current rank into pending_.
   Status emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix);
   // Appends the rows of src's steps [first, last) to pending_.
   void appendRun(uint32_t rank, Source& src, size_t first, size_t last);
   bool wantRank(uint32_t rank) const;
-  std::string getChunk(const std::string& key, Status* s);
 
   DbHandles h_;
   uint32_t job_;
@@ -63,6 +65,7 @@ class RocksScanCursor final : public ScanCursor {
   std::vector<uint8_t> stored_ids_;  // schema ids (>= 3) the output needs
   const rocksdb::Snapshot* snapshot_ = nullptr;
   rocksdb::ReadOptions ro_;
+  std::unique_ptr<ChunkFetcher> chunks_;  // reads chunk values under snapshot_
   ScanStats stats_;
 
   std::vector<RankPlan> plan_;
@@ -74,6 +77,12 @@ class RocksScanCursor final : public ScanCursor {
   size_t block_ix_ = 0;
   size_t set_ix_ = 0;
   bool rank_started_ = false;
+
+  // The current block's sources (into source_pool_, whose buffers blocks reuse) and the
+  // value of its layout chunk.
+  std::vector<Source*> sources_;
+  std::vector<std::unique_ptr<Source>> source_pool_;
+  std::string steps_value_;
 
   ColumnBatch pending_;
   size_t pending_off_ = 0;

@@ -237,9 +237,16 @@ RowContext TableBlock::groups() const {
 }
 
 std::vector<size_t> TableBlock::rowOffsets() const {
-  std::vector<size_t> off(steps.size() + 1, 0);
-  for (size_t i = 0; i < steps.size(); ++i) off[i + 1] = off[i] + (isNestedTable(table) ? static_cast<size_t>(row_counts[i]) : 1);
+  std::vector<size_t> off;
+  rowOffsets(&off);
   return off;
+}
+
+void TableBlock::rowOffsets(std::vector<size_t>* out) const {
+  std::vector<size_t>& off = *out;
+  off.resize(steps.size() + 1);
+  off[0] = 0;
+  for (size_t i = 0; i < steps.size(); ++i) off[i + 1] = off[i] + (isNestedTable(table) ? static_cast<size_t>(row_counts[i]) : 1);
 }
 
 namespace {

@@ -63,6 +63,8 @@ struct TableBlock {
   std::vector<int64_t> predict(const SumPredictor& p) const;
   // Index of the first row of each present step (size steps.size() + 1).
   std::vector<size_t> rowOffsets() const;
+  // The same into *out, reusing its buffer (the scan computes one per block).
+  void rowOffsets(std::vector<size_t>* out) const;
 };
 
 // Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed

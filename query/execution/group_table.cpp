@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 
 namespace argus::query {
 
@@ -116,9 +117,37 @@ void GroupTable::grow() {
   }
 }
 
-void GroupTable::hashRows(const std::vector<const Vector*>& keys, size_t count, bool intern) {
+uint64_t GroupTable::rowHash(size_t row) const {
+  uint64_t h = 0x2545f4914f6cdd1dull;
+  for (size_t k = 0; k < nkeys_; ++k) h = mix(h, codes_[k][row]);
+  return mix(h, row_nulls_[row]);
+}
+
+uint32_t GroupTable::probe(size_t row, uint64_t h) {
+  size_t s = h & mask_;
+  for (;;) {
+    uint32_t g = slots_[s];
+    if (g == 0) {
+      uint32_t fresh = static_cast<uint32_t>(ngroups_++);
+      for (size_t k = 0; k < nkeys_; ++k) keys_.push_back(codes_[k][row]);
+      nulls_.push_back(row_nulls_[row]);
+      hashes_.push_back(h);
+      slots_[s] = fresh + 1;
+      if (ngroups_ * 2 > slots_.size()) grow();
+      return fresh;
+    }
+    if (hashes_[g - 1] == h && sameKey(g - 1, row)) return g - 1;
+    s = (s + 1) & mask_;
+  }
+}
+
+void GroupTable::encodeRows(const std::vector<const Vector*>& keys, size_t count, bool intern) {
   row_nulls_.assign(count, 0);
   for (size_t k = 0; k < nkeys_; ++k) encode(k, *keys[k], count, intern);
+}
+
+void GroupTable::hashRows(const std::vector<const Vector*>& keys, size_t count, bool intern) {
+  encodeRows(keys, count, intern);
   row_hashes_.assign(count, 0x2545f4914f6cdd1dull);
   for (size_t k = 0; k < nkeys_; ++k) {
     const uint64_t* c = codes_[k].data();
@@ -145,33 +174,49 @@ void GroupTable::find(const std::vector<const Vector*>& keys, size_t count, std:
 
 void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
   groups.resize(count);
+  if (nkeys_ == 1 && (types_[0] == LogicalType::kBigInt || types_[0] == LogicalType::kId) && ngroups_ >= kDirectMinGroups && count > 0) {
+    encodeRows(keys, count, true);
+    findDirect(count, groups);
+    return;
+  }
   hashRows(keys, count, true);
-
   for (size_t i = 0; i < count; ++i) {
     const uint64_t h = row_hashes_[i];
     if (i > 0 && h == row_hashes_[i - 1] && sameKey(groups[i - 1], i)) {
       groups[i] = groups[i - 1];
       continue;
     }
-    size_t s = h & mask_;
-    for (;;) {
-      uint32_t g = slots_[s];
-      if (g == 0) {
-        uint32_t fresh = static_cast<uint32_t>(ngroups_++);
-        for (size_t k = 0; k < nkeys_; ++k) keys_.push_back(codes_[k][i]);
-        nulls_.push_back(row_nulls_[i]);
-        hashes_.push_back(h);
-        slots_[s] = fresh + 1;
-        groups[i] = fresh;
-        if (ngroups_ * 2 > slots_.size()) grow();
-        break;
-      }
-      if (hashes_[g - 1] == h && sameKey(g - 1, i)) {
-        groups[i] = g - 1;
-        break;
-      }
-      s = (s + 1) & mask_;
+    groups[i] = probe(i, h);
+  }
+}
+
+void GroupTable::findDirect(size_t count, std::vector<uint32_t>& groups) {
+  const uint64_t* c = codes_[0].data();
+  // Twice the hash table's slots: the array costs at most twice what the table does.
+  const uint64_t want = std::min<uint64_t>(kMaxDirectSlots, slots_.size() * 2);
+  if (direct_.size() != want) {
+    // Centre the window on this chunk's first key: keys near it (the steps of a range,
+    // ranks) land inside. Entries refill as rows look them up again.
+    direct_base_ = c[0] - want / 2;  // wraps: offsets are taken modulo 2^64
+    direct_.assign(want, 0);
+  }
+  const uint64_t slots = direct_.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0 && c[i] == c[i - 1] && row_nulls_[i] == row_nulls_[i - 1]) {
+      groups[i] = groups[i - 1];
+      continue;
     }
+    const uint64_t off = c[i] - direct_base_;
+    if (row_nulls_[i] != 0 || off >= slots) {
+      groups[i] = probe(i, rowHash(i));
+      continue;
+    }
+    uint32_t g = direct_[off];
+    if (g == 0) {
+      g = probe(i, rowHash(i)) + 1;  // the hash table still owns the group (keyColumn, order)
+      direct_[off] = g;
+    }
+    groups[i] = g - 1;
   }
 }
 
@@ -198,7 +243,7 @@ void GroupTable::keyColumn(size_t k, Vector& out) const {
 size_t GroupTable::memoryBytes() const {
   size_t n = keys_.capacity() * 8 + nulls_.capacity() * 8 + hashes_.capacity() * 8 + slots_.capacity() * 4 + string_bytes_;
   for (const auto& c : codes_) n += c.capacity() * 8;
-  return n + row_nulls_.capacity() * 8 + row_hashes_.capacity() * 8;
+  return n + row_nulls_.capacity() * 8 + row_hashes_.capacity() * 8 + direct_.capacity() * 4;
 }
 
 }  // namespace argus::query

@@ -2,7 +2,10 @@
 // encoded into 64-bit codes (integers and IDs as they are, DOUBLE by bits after folding -0.0
 // into 0.0 and every NaN into one, BOOLEAN 0/1, VARCHAR by interning), NULLs into a bit mask
 // per row; then rows are hashed column by column and probed into an open-addressing table.
-// Consecutive rows with the same key (a rank's rows arrive together) skip the probe.
+// Consecutive rows with the same key (a rank's rows arrive together) skip the probe. A single
+// integer key (step, rank) with many groups first looks in a direct array over a window of
+// key values (twice the table's slots, at most 65,536), so rows whose keys change every row
+// (GROUP BY step over rows in rank order) skip hashing and probing too.
 #pragma once
 
 #include <deque>
@@ -31,13 +34,20 @@ class GroupTable {
   size_t memoryBytes() const;
 
  private:
-  // Fills codes_, row_nulls_ and row_hashes_ for `count` rows. intern: give strings not
-  // seen before a code (else they get kAbsentString, which no key has).
+  // Fills codes_ and row_nulls_ for `count` rows. intern: give strings not seen before a
+  // code (else they get kAbsentString, which no key has).
+  void encodeRows(const std::vector<const Vector*>& keys, size_t count, bool intern);
+  // encodeRows, then row_hashes_.
   void hashRows(const std::vector<const Vector*>& keys, size_t count, bool intern);
   void encode(size_t k, const Vector& v, size_t count, bool intern);
   uint64_t stringCode(std::string_view s, bool intern);
   void grow();
   bool sameKey(uint32_t group, size_t row) const;
+  uint64_t rowHash(size_t row) const;
+  // The group of row `row` with hash h, added when new.
+  uint32_t probe(size_t row, uint64_t h);
+  // findOrAdd for one BIGINT/ID key through direct_.
+  void findDirect(size_t count, std::vector<uint32_t>& groups);
 
   std::vector<LogicalType> types_;
   size_t nkeys_;
@@ -52,6 +62,12 @@ class GroupTable {
   std::deque<std::string> strings_;
   std::unordered_map<std::string_view, uint64_t> string_codes_;  // keys view strings_
   size_t string_bytes_ = 0;
+  // One integer key: group + 1 of key direct_base_ + i (0: not looked up yet); used once
+  // the table holds kDirectMinGroups groups (fewer: the probe is cheap and memory tight).
+  static constexpr uint64_t kMaxDirectSlots = 1 << 16;
+  static constexpr size_t kDirectMinGroups = 256;
+  std::vector<uint32_t> direct_;
+  uint64_t direct_base_ = 0;
   // Per chunk scratch.
   std::vector<std::vector<uint64_t>> codes_;
   std::vector<uint64_t> row_nulls_;

@@ -91,10 +91,19 @@ class SumBigintState final : public ValueState<int64_t> {
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
     bool overflow = false;
-    forValid(v, groups, n, [&](size_t i, uint32_t g) {
-      overflow |= __builtin_add_overflow(values_[g], at<int64_t>(v, i), &values_[g]);
-      seen_[g] = 1;
-    });
+    if (!groups && !v.constant && v.validity.empty()) {
+      // One group, no NULLs (sum over a whole scan): keep the running sum in a register.
+      int64_t sum = values_[0];
+      const int64_t* x = v.i64.data();
+      for (size_t i = 0; i < n; ++i) overflow |= __builtin_add_overflow(sum, x[i], &sum);
+      values_[0] = sum;
+      if (n > 0) seen_[0] = 1;
+    } else {
+      forValid(v, groups, n, [&](size_t i, uint32_t g) {
+        overflow |= __builtin_add_overflow(values_[g], at<int64_t>(v, i), &values_[g]);
+        seen_[g] = 1;
+      });
+    }
     if (overflow) throw ExecutionError(pos_, "BIGINT overflow in sum(); sum a DOUBLE instead (CAST(x AS DOUBLE))");
   }
   void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kBigInt); }
@@ -277,11 +286,14 @@ class KeptValuesState : public AggregateState {
   void resize(size_t g) override { values_.resize(g); }
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
-    forValid(v, groups, n, [&](size_t i, uint32_t g) {
-      auto& vals = values_[g];
-      if (vals.size() == vals.capacity()) bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
-      vals.push_back(at<T>(v, i));
-    });
+    if (groups && !v.constant && v.validity.empty()) {
+      // The usual case (GROUP BY, no NULLs) as a plain loop: through forValid the per-row
+      // lambda was not inlined, a call per row (a fifth of per-step median's time).
+      const T* x = v.data<T>().data();
+      for (size_t i = 0; i < n; ++i) append(values_[groups[i]], x[i]);
+      return;
+    }
+    forValid(v, groups, n, [&](size_t i, uint32_t g) { append(values_[g], at<T>(v, i)); });
   }
   size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
 
@@ -304,6 +316,12 @@ class KeptValuesState : public AggregateState {
 
   std::vector<std::vector<T>> values_;
   size_t bytes_ = 0;
+
+ private:
+  void append(std::vector<T>& vals, T x) {
+    if (vals.size() == vals.capacity()) [[unlikely]] bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
+    vals.push_back(x);
+  }
 };
 
 // Exact quantiles over the kept values. Continuous: linear interpolation between the two

@@ -228,6 +228,25 @@ TEST_CASE("merge equals the histogram of the union") {
   }
 }
 
+TEST_CASE("merging sketches whose buckets are (mostly) already there") {
+  // merge adds in place while the other's buckets exist, then merges the rest: cover a
+  // subset, a subset then a new bucket, and new buckets below, between and above.
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    auto a = logUniform(rng, 1 + rng() % 300, 1e3, 1e6);
+    std::vector<int64_t> b;
+    for (int64_t v : a) {
+      if (rng() % 3 == 0) b.push_back(v);
+    }
+    if (round % 2 == 1) b.push_back(static_cast<int64_t>(1 + rng() % 10'000'000));  // maybe a new bucket anywhere
+    DurationHistogram ha, hb, hu;
+    for (int64_t v : a) { ha.add(v); hu.add(v); }
+    for (int64_t v : b) { hb.add(v); hu.add(v); }
+    ha.merge(hb);
+    CHECK(ha == hu);
+  }
+}
+
 TEST_CASE("bucket counts saturate instead of wrapping") {
   DurationHistogram h;
   h.add(100, std::numeric_limits<uint32_t>::max());

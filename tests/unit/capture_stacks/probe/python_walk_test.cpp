@@ -140,7 +140,9 @@ TEST_CASE("stack sampler: threads starting and ending under it, and a stack past
       int rounds = 0, samples = 0, deep = 0, deep_ok = 0;
       in >> w1 >> w2 >> rounds >> w3 >> samples >> w4 >> deep >> w5 >> deep_ok;
       CHECK(rounds == 200);
-      CHECK(samples >= 600);  // main, the deep thread, the spawner (and short-lived ones, when caught)
+      // Every round samples main and the deep thread; the spawner (and short-lived threads,
+      // when caught) in most: a walk that races a thread state being freed is dropped.
+      CHECK(samples >= 2 * rounds + rounds / 2);
       CHECK(deep == 200);
       CHECK(deep_ok == deep);
     }
