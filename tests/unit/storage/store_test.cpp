@@ -489,3 +489,22 @@ TEST_CASE("lastStep is the highest step over every rank, in head entries and chu
   CHECK(last() == std::optional<uint64_t>(72));
   CHECK(store->lastStep("job-b").value() == std::optional<uint64_t>(502));
 }
+
+TEST_CASE("a sealed kernels block whose row count equals its step count keeps each row's step") {
+  // Steps 0..15 (one block) with 2, 0, 2, 0, ... kernels: 16 rows over 16 steps, the shape
+  // a one-row-per-step shortcut would mistake for the steps table.
+  TempDir dir;
+  auto store = openStore(dir.path());
+  auto job = store->ensureJob("job-a");
+  REQUIRE(job.isOk());
+  std::vector<model::StepRecord> recs = synth(0, 16);
+  for (auto& r : recs) r.kernels.resize(r.step % 2 == 0 ? 2 : 0);
+  std::vector<WriteRequest> reqs(1);
+  reqs[0].job = *job;
+  reqs[0].records = recs;
+  REQUIRE(store->writeGroup(reqs).isOk());
+  REQUIRE(store->sealAll().isOk());
+  ColumnBatch b;
+  REQUIRE(scanAll(*store, spec(Table::kKernels), &b).isOk());
+  checkKernels(b, recs);
+}
