@@ -8,6 +8,7 @@
 #include <rocksdb/db.h>
 
 #include "base/status.h"
+#include "storage/head_index.h"
 
 namespace argus::storage {
 
@@ -36,6 +37,7 @@ struct DbHandles {
   rocksdb::ColumnFamilyHandle* meta = nullptr;
   rocksdb::ColumnFamilyHandle* head = nullptr;
   rocksdb::ColumnFamilyHandle* chunk = nullptr;
+  HeadIndex* head_index = nullptr;  // the store's; never null once open
   uint32_t block_steps = 256;
   uint64_t blockBase(uint64_t step) const { return step - step % block_steps; }
 };

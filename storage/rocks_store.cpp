@@ -2,6 +2,7 @@
 // sealing, scans, drops and retention. Formats: docs/format/.
 #include "storage/rocks_store.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
@@ -45,9 +46,10 @@ rocksdb::CompressionType headCompression() {
   return rocksdb::kSnappyCompression;
 }
 
-rocksdb::ColumnFamilyOptions cfOptions(std::string_view name) {
+rocksdb::ColumnFamilyOptions cfOptions(std::string_view name, const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions o;
   rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
   if (name == kHeadCf) {
     // The ingest path: big memtables absorb group commits; rows are deleted on seal, so
     // most never reach an SST.
@@ -124,7 +126,8 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
     if (options.read_only && found.size() != names.size()) return Status::corruption("column families missing: not an Argus store");
   }
   std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
-  for (const auto& n : names) cfds.emplace_back(n, cfOptions(n));
+  std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  for (const auto& n : names) cfds.emplace_back(n, cfOptions(n, cache));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs = options.read_only ? rocksdb::DB::OpenForReadOnly(dbo, dir, cfds, &handles_, &raw)
                                          : rocksdb::DB::Open(dbo, dir, cfds, &handles_, &raw);
@@ -134,12 +137,28 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
   h_.meta = handles_[1];
   h_.head = handles_[2];
   h_.chunk = handles_[3];
+  h_.head_index = &head_index_;
   ARGUS_RETURN_IF_ERROR(checkFormat());
   if (!options.read_only) ARGUS_RETURN_IF_ERROR(beginSessionEpoch());
-  auto head = headBytesUnder("");
-  if (!head.isOk()) return head.status();
-  head_bytes_ = *head;
+  ARGUS_RETURN_IF_ERROR(loadHead());
   return loadJobs();
+}
+
+Status RocksStore::loadHead() {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.head));
+  uint64_t bytes = 0;
+  HeadKey k;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    bytes += it->key().size() + it->value().size();
+    const std::string_view key(it->key().data(), it->key().size());
+    // A malformed key is left out: the sealer, which reads every head key, reports it.
+    if (decodeHeadKey(key, &k)) head_index_.add(k.job, k.rank, k.block_base);
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading head entries"));
+  head_bytes_ = bytes;
+  return Status::ok();
 }
 
 Result<uint64_t> RocksStore::headBytesUnder(const std::string& prefix) const {
@@ -386,6 +405,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
       head_added += kHeadKeySize + e.value.size();
       char key[kHeadKeySize];
       encodeHeadKeyTo(HeadKey{r.job, e.rank, e.block_base, e.session, e.first_seq}, key);
+      head_index_.add(r.job, e.rank, e.block_base);  // before the commit (head_index.h)
       batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(e.value.data(), e.value.size()));
     }
   }
@@ -436,6 +456,7 @@ uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepReco
     }
     char k[kHeadKeySize];
     encodeHeadKeyTo(key, k);
+    head_index_.add(job, rank, base);  // before the commit (head_index.h)
     batch->Put(h_.head, rocksdb::Slice(k, sizeof k), value);
     bytes += sizeof k + value.size();
   }
@@ -620,6 +641,7 @@ Status RocksStore::dropJob(std::string_view job) {
   wo.sync = options_.sync_wal;
   ARGUS_RETURN_IF_ERROR(fromRocks(db_->Write(wo, &b), "dropping job " + info.name));
   head_bytes_.fetch_sub(*head, std::memory_order_relaxed);
+  head_index_.dropJob(info.id);
   {
     std::lock_guard lock(jobs_mu_);
     jobs_.erase(info.name);

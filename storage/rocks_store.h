@@ -81,6 +81,8 @@ class RocksStore final : public Store {
   uint64_t putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch);
   // Bytes (keys and values) of the head entries under `prefix`.
   Result<uint64_t> headBytesUnder(const std::string& prefix) const;
+  // At open: counts the head's bytes into head_bytes_ and lists its entries in head_index_.
+  Status loadHead();
   // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
   Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
@@ -90,6 +92,7 @@ class RocksStore final : public Store {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all opened, for destruction
   DbHandles h_;
+  HeadIndex head_index_;  // h_.head_index
 
   std::atomic<uint64_t> next_session_id_{0};
   std::atomic<uint64_t> head_bytes_{0};

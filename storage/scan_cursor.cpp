@@ -42,13 +42,18 @@ bool RocksScanCursor::wantRank(uint32_t rank) const {
 }
 
 Status RocksScanCursor::init() {
+  // The head index before the snapshot: every head entry the snapshot holds is then listed
+  // (storage/head_index.h).
+  std::vector<uint32_t> head_ranks = h_.head_index->ranks(job_, spec_.from_step, spec_.to_step, h_.block_steps);
   snapshot_ = h_.db->GetSnapshot();
   ro_.snapshot = snapshot_;
   chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
   if (spec_.from_step >= spec_.to_step) return Status::ok();
   std::map<uint32_t, RankPlan> ranks;
   ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
-  ARGUS_RETURN_IF_ERROR(discoverHeadRanks(&ranks));
+  for (uint32_t r : head_ranks) {
+    if (wantRank(r)) ranks[r].in_head = true;
+  }
   plan_.reserve(ranks.size());
   for (auto& [rank, plan] : ranks) {
     plan.rank = rank;
@@ -90,37 +95,6 @@ Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, RankPlan>* out) {
     base += 1;  // the next Seek lands on the next block present
   }
   return fromRocks(it->status(), "scan: listing chunks");
-}
-
-Status RocksScanCursor::discoverHeadRanks(std::map<uint32_t, RankPlan>* out) {
-  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.head));
-  HeadKey k;
-  auto hit = [&](uint32_t rank) {
-    std::string prefix = headPrefix(job_, rank);
-    it->Seek(headPrefix(job_, rank, h_.blockBase(spec_.from_step)));
-    return it->Valid() && startsWith(it->key(), prefix) && decodeHeadKey(view(it->key()), &k) && k.block_base < spec_.to_step;
-  };
-  if (!spec_.ranks.empty()) {
-    for (uint32_t r : spec_.ranks) {
-      if (hit(r)) (*out)[r].in_head = true;
-    }
-    return fromRocks(it->status(), "scan: listing head entries");
-  }
-  // Skip-scan: one seek per rank present.
-  std::string job_prefix = headPrefix(job_);
-  uint64_t r = 0;
-  while (r <= UINT32_MAX) {
-    it->Seek(headPrefix(job_, static_cast<uint32_t>(r), h_.blockBase(spec_.from_step)));
-    if (!it->Valid() || !startsWith(it->key(), job_prefix)) break;
-    if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
-    if (k.rank != r) {
-      r = k.rank;  // the first rank at or after r; its entries may start before from_step
-      continue;
-    }
-    if (k.block_base < spec_.to_step) (*out)[k.rank].in_head = true;
-    ++r;
-  }
-  return fromRocks(it->status(), "scan: listing head entries");
 }
 
 Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {

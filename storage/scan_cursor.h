@@ -1,7 +1,7 @@
 // RocksScanCursor: a scan over head entries and sealed chunks under one RocksDB snapshot.
 //
 // Plan: on construction the cursor lists the ranks with data in the step range (the
-// layout chunks of the table, and head keys) and, per rank, the chunk sets (block,
+// layout chunks of the table, and the store's head index) and, per rank, the chunk sets (block,
 // attempt). next() then walks rank by rank and block by block: it reads the block's
 // chunk sets (skipping a set whose layout statistics miss the step range), the rank's head
 // records of that block, and for each step keeps the highest attempt (head winning a tie).
@@ -48,7 +48,6 @@ class RocksScanCursor final : public ScanCursor {
   };
 
   Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);
-  Status discoverHeadRanks(std::map<uint32_t, RankPlan>* out);
   Status loadHeadRows(const RankPlan& plan);
   // A cleared source from source_pool_, appended to sources_.
   Source& takeSource();

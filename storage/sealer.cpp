@@ -198,6 +198,7 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
   if (hooks_.before_commit) hooks_.before_commit(job, rank, base);
   rocksdb::WriteOptions wo;  // not synced: the batch is atomic, and until it lands the entries stay
   ARGUS_RETURN_IF_ERROR(fromRocks(h_.db->Write(wo, &batch_), "sealer: writing block"));
+  h_.head_index->remove(job, rank, base, static_cast<uint32_t>(keys_.size()));
   stats->blocks += sets;
   stats->merged += merged_sets;
   stats->head_rows += rows.size();
