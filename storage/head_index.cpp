@@ -44,4 +44,15 @@ std::vector<uint32_t> HeadIndex::ranks(uint32_t job, uint64_t from_step, uint64_
   return out;
 }
 
+std::vector<HeadIndex::Block> HeadIndex::blocks() const {
+  std::vector<Block> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [job, ranks] : jobs_) {
+    for (const auto& [rank, blocks] : ranks) {
+      for (const auto& [base, entries] : blocks) out.push_back(Block{job, rank, base});
+    }
+  }
+  return out;
+}
+
 }  // namespace argus::storage

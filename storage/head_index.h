@@ -31,6 +31,14 @@ class HeadIndex {
   // ascending. block_steps: the store's block size.
   std::vector<uint32_t> ranks(uint32_t job, uint64_t from_step, uint64_t to_step, uint32_t block_steps) const;
 
+  struct Block {
+    uint32_t job;
+    uint32_t rank;
+    uint64_t block_base;
+  };
+  // Every block listed, in key order (job, rank, block_base): what the sealer visits.
+  std::vector<Block> blocks() const;
+
  private:
   using Blocks = std::map<uint64_t, uint32_t>;  // block_base -> live entries
   mutable std::mutex mu_;

@@ -13,15 +13,27 @@
 namespace argus::storage {
 
 Status Sealer::run(bool all, SealStats* stats) {
+  // The blocks come from the head index, not from iterating the head: sealed entries leave
+  // tombstones that an iterator walks until compaction drops them, so a pass over the head
+  // read the whole sealed history. Each block is read by a seek bounded to its rank.
+  const std::vector<HeadIndex::Block> blocks = h_.head_index->blocks();
+  // One snapshot for the pass: the seal batches written meanwhile do not move it.
+  const rocksdb::Snapshot* snapshot = h_.db->GetSnapshot();
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* s;
+    ~Release() { db->ReleaseSnapshot(s); }
+  } release{h_.db, snapshot};
+  // One iterator per rank, bounded to the rank's keys (the bound is fixed for an
+  // iterator's life: RocksDB does not promise that a changed one is honoured).
+  std::string upper;
+  rocksdb::Slice upper_slice;
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
-  // One iterator, one implicit snapshot: the seal batches written meanwhile do not move it.
-  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
-  auto keyOf = [&](HeadKey* k) -> Status {
-    std::string_view key(it->key().data(), it->key().size());
-    if (!decodeHeadKey(key, k)) return Status::corruption("malformed head key: " + describeKey(kHeadCf, key));
-    return Status::ok();
-  };
+  ro.snapshot = snapshot;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it;
+  uint32_t it_job = 0, it_rank = 0;
   // A failing block is logged, counted and skipped; the pass goes on (C3).
   Status first_error;
   auto fail = [&](const std::string& what, const Status& s) {
@@ -29,32 +41,28 @@ Status Sealer::run(bool all, SealStats* stats) {
     std::fprintf(stderr, "argus sealer: skipping %s: %s\n", what.c_str(), s.toString().c_str());
     if (first_error.isOk()) first_error = s.withContext(what);
   };
-  it->SeekToFirst();
-  while (it->Valid()) {
-    HeadKey k;
-    Status ks = keyOf(&k);
-    if (!ks.isOk()) {
-      fail("a head entry", ks);
-      it->Next();
-      continue;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const HeadIndex::Block& k = blocks[b];
+    // A later block of the rank makes this one complete; the rank's last block stays open.
+    const bool later = b + 1 < blocks.size() && blocks[b + 1].job == k.job && blocks[b + 1].rank == k.rank;
+    if (!all && !later) continue;
+    const uint64_t base = k.block_base;
+    const bool has_next_block = base <= UINT64_MAX - h_.block_steps;
+    if (!it || it_job != k.job || it_rank != k.rank) {
+      it.reset();  // before its bound changes
+      it_job = k.job;
+      it_rank = k.rank;
+      upper = prefixSuccessor(headPrefix(k.job, k.rank));
+      upper_slice = rocksdb::Slice(upper);
+      it.reset(h_.db->NewIterator(ro, h_.head));
     }
-    uint64_t base = k.block_base;
-    std::string rank_prefix = headPrefix(k.job, k.rank);
-    bool has_next_block = base <= UINT64_MAX - h_.block_steps;
-    bool sealable = all;
-    if (!sealable && has_next_block) {
-      // A later block of this rank in head makes this one complete. Probe by a seek, so
-      // the rows of a rank's last (open) block are never read.
-      it->Seek(headPrefix(k.job, k.rank, base + h_.block_steps));
-      sealable = it->Valid() && it->key().starts_with(rank_prefix);
-      it->Seek(headPrefix(k.job, k.rank, base));
-    }
-    if (!sealable) {
-      // Next rank (or the next job after the last rank).
-      std::string next = prefixSuccessor(rank_prefix);
-      if (next.empty()) break;
-      it->Seek(next);
-      continue;
+    if (!all) {
+      // The later block must be in the snapshot, not only listed: a write adds to the index
+      // before it commits, and a block's last entries can be in the same write as the next
+      // block's first. Sealing before they land would orphan their chains (head_entry.h).
+      if (has_next_block) it->Seek(headPrefix(k.job, k.rank, base + h_.block_steps));
+      ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
+      if (!has_next_block || !it->Valid()) continue;
     }
     // Decode the block's entries straight from the iterator into reused records (their
     // lists and histograms keep their capacity from the previous block).
@@ -62,7 +70,7 @@ Status Sealer::run(bool all, SealStats* stats) {
     keys_.clear();
     keys_bytes_ = 0;
     Status bs;
-    for (; it->Valid(); it->Next()) {
+    for (it->Seek(headPrefix(k.job, k.rank, base)); it->Valid(); it->Next()) {
       HeadKey r;
       std::string_view key(it->key().data(), it->key().size());
       if (!decodeHeadKey(key, &r)) {
@@ -78,19 +86,8 @@ Status Sealer::run(bool all, SealStats* stats) {
     // The iterator itself failing is not one block's problem: end the pass.
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
     if (bs.isOk()) bs = sealBlock(k.job, k.rank, base, stats);
-    if (!bs.isOk()) {
-      fail("block job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step_base=" + std::to_string(base), bs);
-      // Past the rest of this block: its rows stay in head.
-      if (has_next_block) {
-        it->Seek(headPrefix(k.job, k.rank, base + h_.block_steps));
-      } else {
-        std::string next = prefixSuccessor(rank_prefix);
-        if (next.empty()) break;
-        it->Seek(next);
-      }
-    }
+    if (!bs.isOk()) fail("block job=" + std::to_string(k.job) + " rank=" + std::to_string(k.rank) + " step_base=" + std::to_string(base), bs);
   }
-  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "sealer: iterating head"));
   if (!first_error.isOk() && stats->failed_blocks > 1) {
     return Status::fromCode(first_error.code(), std::to_string(stats->failed_blocks) + " blocks not sealed (sealed the rest); first: " + first_error.message());
   }
