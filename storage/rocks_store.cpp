@@ -11,11 +11,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <system_error>
 
 #include "model/step_chain.h"
 #include "storage/head_entry.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
+#include "storage/parallel_scan_cursor.h"
 #include "storage/scan_cursor.h"
 
 namespace argus::storage {
@@ -508,7 +510,17 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
   if (!job.isOk()) return job.status();
   auto cursor = std::make_unique<RocksScanCursor>(h_, job->id, spec, std::move(cols));
   ARGUS_RETURN_IF_ERROR(cursor->init());
-  return std::unique_ptr<ScanCursor>(std::move(cursor));
+  const size_t ranks = cursor->rankCount();
+  if (spec.threads < 2 || ranks < 2) return std::unique_ptr<ScanCursor>(std::move(cursor));
+  // Stripes of consecutive ranks: about eight per thread (the work evens out), at most 8
+  // ranks each, so a worker runs several stripes ahead of the reader within its queue.
+  const size_t stripe = std::clamp<size_t>(ranks / (spec.threads * 8), 1, 8);
+  const size_t threads = std::min(spec.threads, (ranks + stripe - 1) / stripe);
+  try {
+    return std::unique_ptr<ScanCursor>(std::make_unique<ParallelScanCursor>(std::move(cursor), threads, stripe));
+  } catch (const std::system_error& e) {
+    return Status::resourceExhausted(std::string("scan: cannot start its threads: ") + e.what());
+  }
 }
 
 Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {

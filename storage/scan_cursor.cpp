@@ -34,7 +34,28 @@ RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec
 }
 
 RocksScanCursor::~RocksScanCursor() {
-  if (snapshot_) h_.db->ReleaseSnapshot(snapshot_);
+  if (snapshot_ && owns_snapshot_) h_.db->ReleaseSnapshot(snapshot_);
+}
+
+std::unique_ptr<RocksScanCursor> RocksScanCursor::worker() const {
+  auto w = std::make_unique<RocksScanCursor>(h_, job_, spec_, columns_);
+  w->snapshot_ = snapshot_;
+  w->owns_snapshot_ = false;
+  w->ro_.snapshot = snapshot_;
+  w->chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
+  w->plan_ = plan_;
+  w->last_rank_ix_ = 0;  // nothing until setRanks
+  return w;
+}
+
+void RocksScanCursor::setRanks(size_t first, size_t last) {
+  rank_ix_ = first;
+  last_rank_ix_ = std::min(last, plan_->size());
+  rank_started_ = false;
+  head_.clear();
+  head_rows_ = nullptr;
+  pending_.clear();
+  pending_off_ = 0;
 }
 
 bool RocksScanCursor::wantRank(uint32_t rank) const {
@@ -54,11 +75,14 @@ Status RocksScanCursor::init() {
   for (uint32_t r : head_ranks) {
     if (wantRank(r)) ranks[r].in_head = true;
   }
-  plan_.reserve(ranks.size());
+  auto plans = std::make_shared<std::vector<RankPlan>>();
+  plans->reserve(ranks.size());
   for (auto& [rank, plan] : ranks) {
     plan.rank = rank;
-    plan_.push_back(std::move(plan));
+    plans->push_back(std::move(plan));
   }
+  plan_ = std::move(plans);
+  last_rank_ix_ = plan_->size();
   return Status::ok();
 }
 
@@ -248,8 +272,8 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     pending_.rows -= pending_off_;
     pending_off_ = 0;
   }
-  while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < plan_.size()) {
-    const RankPlan& plan = plan_[rank_ix_];
+  while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < last_rank_ix_) {
+    const RankPlan& plan = (*plan_)[rank_ix_];
     if (!rank_started_) {
       ARGUS_RETURN_IF_ERROR(loadHeadRows(plan));
       blocks_.clear();

@@ -30,6 +30,15 @@ class RocksScanCursor final : public ScanCursor {
   Status next(ColumnBatch* batch, bool* has_rows) override;
   const ScanStats& stats() const override { return stats_; }
 
+  // Parallel scans (parallel_scan_cursor.h). The ranks init() planned, in output order.
+  size_t rankCount() const { return plan_ ? plan_->size() : 0; }
+  size_t batchRows() const { return spec_.batch_rows; }
+  // A cursor over this one's plan and snapshot (REQUIRES: init() succeeded; this cursor
+  // outlives it), yielding nothing until setRanks. Its own reads, buffers and stats.
+  std::unique_ptr<RocksScanCursor> worker() const;
+  // Restarts at planned rank `first`; next() ends (has_rows false) after rank last - 1.
+  void setRanks(size_t first, size_t last);
+
  private:
   struct ChunkSet {
     uint64_t base;
@@ -67,8 +76,10 @@ class RocksScanCursor final : public ScanCursor {
   std::unique_ptr<ChunkFetcher> chunks_;  // reads chunk values under snapshot_
   ScanStats stats_;
 
-  std::vector<RankPlan> plan_;
+  bool owns_snapshot_ = true;  // workers share their planner's
+  std::shared_ptr<const std::vector<RankPlan>> plan_;  // set by init(), then read-only
   size_t rank_ix_ = 0;
+  size_t last_rank_ix_ = 0;  // next() stops before this rank
   // Within the current rank: head records in range, and the blocks left to visit.
   HeadDecoder head_;
   std::vector<model::StepRecord*>* head_rows_ = nullptr;  // head_.sorted()

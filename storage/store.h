@@ -78,6 +78,9 @@ struct ScanSpec {
   uint64_t to_step = UINT64_MAX;
   std::vector<uint32_t> ranks;
   size_t batch_rows = 4096;
+  // Threads that read and decode (parallel_scan_cursor.h); 1: the caller's thread only.
+  // Rows come in the same order either way.
+  size_t threads = 1;
 };
 
 struct ScanStats {

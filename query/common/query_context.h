@@ -3,7 +3,7 @@
 // once per chunk, so a query past its deadline (or cancelled) stops within one chunk's work,
 // and report the bytes they hold through a MemoryReservation, so one past its cap stops at
 // the chunk that crossed it. Both throw ExecutionError; the operators' destructors free everything.
-// Not thread-safe: one query runs on one thread.
+// Not thread-safe: one query's operators run on one thread (its scans may read on more).
 #pragma once
 
 #include <atomic>
@@ -24,6 +24,9 @@ struct QueryOptions {
   // Set by another thread to stop the query at its next check(): the shell's Ctrl-C, or
   // argusd when the client that asked has gone. Null: nothing cancels but the limits.
   const std::atomic<bool>* cancel = nullptr;
+  // Threads reading and decoding each table scan (storage::ScanSpec::threads); the
+  // operators run on the query's own thread. 0: one per core, at most 8.
+  size_t scan_threads = 0;
 };
 
 struct QueryStats {

@@ -1,12 +1,19 @@
 #include "query/execution/table_scan.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "query/common/errors.h"
 
 namespace argus::query {
 
 namespace {
+
+size_t scanThreads(const QueryOptions& o) {
+  if (o.scan_threads > 0) return o.scan_threads;
+  const size_t cores = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(cores, 1, 8);
+}
 
 std::string stepRangeText(const ScanPredicates& p) {
   std::string to = p.to_step == UINT64_MAX ? "inf" : std::to_string(p.to_step);
@@ -66,6 +73,7 @@ bool TableScan::openNextJob() {
     spec.to_step = predicates_.to_step;
     spec.ranks = predicates_.ranks;
     spec.batch_rows = kVectorSize;
+    spec.threads = scanThreads(ctx_.options());
     auto cursor = store_.scan(spec);
     if (!cursor.isOk()) {
       if (cursor.status().isNotFound()) continue;  // dropped since it was listed

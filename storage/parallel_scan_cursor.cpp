@@ -1,0 +1,155 @@
+#include "storage/parallel_scan_cursor.h"
+
+#include <exception>
+#include <utility>
+
+namespace argus::storage {
+
+ParallelScanCursor::ParallelScanCursor(std::unique_ptr<RocksScanCursor> planner, size_t threads, size_t ranks_per_stripe, size_t depth)
+    : planner_(std::move(planner)),
+      ranks_(planner_->rankCount()),
+      batch_rows_(planner_->batchRows()),
+      stripe_(ranks_per_stripe == 0 ? 1 : ranks_per_stripe),
+      depth_(depth == 0 ? 1 : depth) {
+  for (size_t w = 0; w < threads; ++w) {
+    auto worker = std::make_unique<Worker>();
+    worker->cursor = planner_->worker();
+    workers_.push_back(std::move(worker));
+  }
+  try {
+    for (size_t w = 0; w < workers_.size(); ++w) workers_[w]->thread = std::thread([this, w] { run(w); });
+  } catch (...) {  // no thread to be had: stop those started, then the caller hears of it
+    stopWorkers();
+    throw;
+  }
+}
+
+ParallelScanCursor::~ParallelScanCursor() { stopWorkers(); }
+
+void ParallelScanCursor::stopWorkers() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  for (auto& w : workers_) w->room_ready.notify_all();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+void ParallelScanCursor::run(size_t w) {
+  try {
+    runStripes(w);
+  } catch (const std::exception& e) {  // bad_alloc outside a batch: the reader gets it in turn
+    std::lock_guard lock(mu_);
+    Item item;
+    item.stripe_end = true;
+    item.error = Status::resourceExhausted(std::string("scan: ") + e.what());
+    workers_[w]->ready.push_back(std::move(item));
+  }
+  workers_[w]->item_ready.notify_all();
+}
+
+void ParallelScanCursor::runStripes(size_t w) {
+  Worker& me = *workers_[w];
+  const size_t n = workers_.size();
+  // Waits for room in this worker's queue, then queues the item; false: stopped.
+  auto push = [&](Item item) {
+    std::unique_lock lock(mu_);
+    me.worker_waits = true;
+    me.room_ready.wait(lock, [&] { return me.ready.size() < depth_ || stop_; });
+    me.worker_waits = false;
+    if (stop_) return false;
+    me.ready.push_back(std::move(item));
+    const bool wake = me.reader_waits;
+    lock.unlock();
+    if (wake) me.item_ready.notify_one();
+    return true;
+  };
+  for (size_t s = w; s * stripe_ < ranks_; s += n) {
+    me.cursor->setRanks(s * stripe_, (s + 1) * stripe_);
+    for (;;) {
+      Item item;
+      {
+        std::lock_guard lock(mu_);
+        if (stop_) return;
+        if (!me.spare.empty()) {
+          item.batch = std::move(me.spare.back());
+          me.spare.pop_back();
+        }
+      }
+      bool has_rows = false;
+      try {
+        item.error = me.cursor->next(&item.batch, &has_rows);
+      } catch (const std::exception& e) {  // bad_alloc: the reader gets it as an error
+        item.error = Status::resourceExhausted(std::string("scan: ") + e.what());
+      }
+      item.stats = me.cursor->stats();
+      if (!item.error.isOk() || !has_rows) {
+        item.stripe_end = true;
+        const bool failed = !item.error.isOk();
+        if (!push(std::move(item)) || failed) return;
+        break;
+      }
+      if (!push(std::move(item))) return;
+    }
+  }
+}
+
+Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
+  // Stripes end in short batches: consecutive ones are joined up to a full batch, so the
+  // operators see the same batch sizes as from one thread.
+  size_t filled = 0;
+  while (!failed_ && stripe_ix_ * stripe_ < ranks_ && filled < batch_rows_) {
+    Worker& w = *workers_[stripe_ix_ % workers_.size()];
+    std::unique_lock lock(mu_);
+    w.reader_waits = true;
+    w.item_ready.wait(lock, [&] { return !w.ready.empty(); });
+    w.reader_waits = false;
+    Item& item = w.ready.front();
+    if (!item.stripe_end && filled > 0 && filled + item.batch.rows > batch_rows_) break;  // the next call's
+    // Stats: this worker's new total replaces what it had contributed.
+    stats_.chunks_read += item.stats.chunks_read - w.taken.chunks_read;
+    stats_.chunks_skipped += item.stats.chunks_skipped - w.taken.chunks_skipped;
+    stats_.head_rows_read += item.stats.head_rows_read - w.taken.head_rows_read;
+    w.taken = item.stats;
+    Status error;
+    if (item.stripe_end) {
+      error = std::move(item.error);
+      ++stripe_ix_;
+    } else if (filled == 0) {
+      std::swap(*batch, item.batch);
+      filled = batch->rows;
+    } else {
+      append(item.batch, batch);
+      filled = batch->rows;
+    }
+    if (!item.stripe_end) w.spare.push_back(std::move(item.batch));  // buffers go round again
+    w.ready.pop_front();
+    const bool wake = w.worker_waits;
+    lock.unlock();
+    if (wake) w.room_ready.notify_one();
+    if (!error.isOk()) {
+      failed_ = true;
+      return error;
+    }
+  }
+  *has_rows = filled > 0;
+  if (filled == 0) batch->clear();
+  return Status::ok();
+}
+
+void ParallelScanCursor::append(ColumnBatch& from, ColumnBatch* to) {
+  for (size_t o = 0; o < to->columns.size(); ++o) {
+    Column& src = from.columns[o];
+    Column& dst = to->columns[o];
+    if (dst.type == ColumnType::kHistogram) {
+      dst.hists.insert(dst.hists.end(), std::make_move_iterator(src.hists.begin()), std::make_move_iterator(src.hists.end()));
+    } else {
+      dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end());
+    }
+  }
+  to->rows += from.rows;
+}
+
+}  // namespace argus::storage
