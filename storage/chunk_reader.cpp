@@ -137,7 +137,7 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
       const SumPredictor* p = sumPredictorOf(at.table, id);
       if (p == nullptr) return named(Status::corruption("sum-residual on a column without a predictor"), k);
       for (uint8_t t = 0; t < p->nterms; ++t) ARGUS_RETURN_IF_ERROR(load(p->terms[t]));
-      prediction = out->predict(*p);
+      out->predict(*p, &prediction);
       ctx.prediction = prediction;
     }
     if (need_groups) {

@@ -146,7 +146,7 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
     }
     std::vector<int64_t> prediction;
     if (const SumPredictor* p = sumPredictorOf(b.table, def.id)) {
-      prediction = b.predict(*p);
+      b.predict(*p, &prediction);
       ctx.prediction = prediction;
       column_ctx = &ctx;
     }

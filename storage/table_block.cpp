@@ -41,13 +41,14 @@ const SumPredictor* sumPredictorOf(Table t, uint8_t column) {
   return nullptr;
 }
 
-std::vector<int64_t> TableBlock::predict(const SumPredictor& p) const {
-  std::vector<uint64_t> acc(rows, 0);
+void TableBlock::predict(const SumPredictor& p, std::vector<int64_t>* out) const {
+  out->assign(rows, 0);
+  int64_t* acc = out->data();
   for (uint8_t k = 0; k < p.nterms; ++k) {
     const auto& term = columns[p.terms[k]].ints;
-    for (size_t i = 0; i < rows && i < term.size(); ++i) acc[i] += static_cast<uint64_t>(term[i]);
+    const size_t n = std::min(rows, term.size());
+    for (size_t i = 0; i < n; ++i) acc[i] = static_cast<int64_t>(static_cast<uint64_t>(acc[i]) + static_cast<uint64_t>(term[i]));
   }
-  return std::vector<int64_t>(acc.begin(), acc.end());
 }
 
 void TableBlock::reset(Table t) {

@@ -60,7 +60,7 @@ struct TableBlock {
   // REQUIRES: the group-key columns are filled for all rows.
   RowContext groups() const;
   // The prediction of `p` for every row (wrapping sums). REQUIRES: its terms are filled.
-  std::vector<int64_t> predict(const SumPredictor& p) const;
+  void predict(const SumPredictor& p, std::vector<int64_t>* out) const;
   // Index of the first row of each present step (size steps.size() + 1).
   std::vector<size_t> rowOffsets() const;
   // The same into *out, reusing its buffer (the scan computes one per block).
