@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -157,15 +158,24 @@ Status RocksStore::loadHead() {
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.head));
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, malformed = 0;
+  std::string first_malformed;
   HeadKey k;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     bytes += it->key().size() + it->value().size();
     const std::string_view key(it->key().data(), it->key().size());
-    // A malformed key is left out: the sealer, which reads every head key, reports it.
-    if (decodeHeadKey(key, &k)) head_index_.add(k.job, k.rank, k.block_base);
+    if (decodeHeadKey(key, &k)) {
+      head_index_.add(k.job, k.rank, k.block_base);
+    } else if (malformed++ == 0) {
+      first_malformed = describeKey(kHeadCf, key);
+    }
   }
   ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading head entries"));
+  if (malformed > 0) {
+    // Not a block of any job: no scan or seal can reach it. Said once, the store still opens.
+    std::fprintf(stderr, "argus store %s: ignoring %llu malformed head keys (first: %s)\n", dir_.c_str(),
+                 static_cast<unsigned long long>(malformed), first_malformed.c_str());
+  }
   head_bytes_ = bytes;
   return Status::ok();
 }

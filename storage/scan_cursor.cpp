@@ -50,7 +50,7 @@ std::unique_ptr<RocksScanCursor> RocksScanCursor::worker() const {
 
 void RocksScanCursor::setRanks(size_t first, size_t last) {
   rank_ix_ = first;
-  last_rank_ix_ = std::min(last, plan_->size());
+  last_rank_ix_ = std::min(last, rankCount());
   rank_started_ = false;
   head_.clear();
   head_rows_ = nullptr;

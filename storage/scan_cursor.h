@@ -53,7 +53,7 @@ class RocksScanCursor final : public ScanCursor {
   struct RankPlan {
     uint32_t rank;
     std::vector<ChunkSet> sets;  // sorted by (base, attempt)
-    bool in_head = false;        // the snapshot holds head entries of the rank in range
+    bool in_head = false;        // the head index listed the rank in range (head_index.h)
   };
 
   Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);

@@ -499,10 +499,7 @@ TEST_CASE("a sealed kernels block whose row count equals its step count keeps ea
   REQUIRE(job.isOk());
   std::vector<model::StepRecord> recs = synth(0, 16);
   for (auto& r : recs) r.kernels.resize(r.step % 2 == 0 ? 2 : 0);
-  std::vector<WriteRequest> reqs(1);
-  reqs[0].job = *job;
-  reqs[0].records = recs;
-  REQUIRE(store->writeGroup(reqs).isOk());
+  REQUIRE(writeRecords(*store, *job, recs).isOk());
   REQUIRE(store->sealAll().isOk());
   ColumnBatch b;
   REQUIRE(scanAll(*store, spec(Table::kKernels), &b).isOk());
