@@ -127,7 +127,7 @@ uint64_t maxDataPoints(const Json& body) {
 
 }  // namespace
 
-HttpResponse GrafanaApi::handle(std::string_view method, std::string_view path, const std::string& body) {
+HttpResponse GrafanaApi::handle(std::string_view method, std::string_view path, const std::string& body, const std::atomic<bool>* cancel) {
   Endpoint endpoint = endpointOf(path);
   requests_[endpoint].fetch_add(1, std::memory_order_relaxed);
   HttpResponse r;
@@ -138,7 +138,9 @@ HttpResponse GrafanaApi::handle(std::string_view method, std::string_view path, 
                            (endpoint == kTest ? " (GET it)" : " (POST a JSON body)"));
   } else {
     try {
-      r = route(endpoint, body);
+      QueryOptions options;  // the defaults of POST /api/v1/query
+      options.cancel = cancel;
+      r = route(endpoint, body, options);
     } catch (const GrafanaBadRequest& e) {
       r = jsonError(e.status(), e.what());
     } catch (const QueryError& e) {
@@ -182,10 +184,11 @@ std::vector<std::string> rankNames(const std::vector<uint32_t>& ranks) {
 
 // Values a variable (/variable, /search) names: `jobs`, `ranks JOB`, `metrics`, or a
 // statement (its first column). nullopt for other text.
-std::optional<std::vector<std::string>> namedValues(const storage::Store& store, QueryMetrics& queries, std::string_view text) {
+std::optional<std::vector<std::string>> namedValues(const storage::Store& store, QueryMetrics& queries, std::string_view text,
+                                                    const QueryOptions& options) {
   std::vector<std::string_view> parts = words(text);
   if (isStatement(text)) {
-    QueryResult r = queries.run(store, text, {});
+    QueryResult r = queries.run(store, text, options);
     std::vector<std::string> values;
     if (r.columns.empty()) return values;
     for (size_t row = 0; row < r.rows; ++row) values.push_back(grafanaCellText(r, row, 0));
@@ -226,7 +229,7 @@ HttpResponse metricsList() {
 
 }  // namespace
 
-HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) {
+HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text, const QueryOptions& options) {
   HttpResponse r;
   JsonWriter w(&r.body);
   switch (endpoint) {
@@ -261,7 +264,7 @@ HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) 
       Json body = parseGrafanaBody(body_text, true);
       const std::string* target = stringMember(body, "target", "body");
       std::string text = target ? *target : "";
-      std::optional<std::vector<std::string>> values = namedValues(store_, queries_, text);
+      std::optional<std::vector<std::string>> values = namedValues(store_, queries_, text, options);
       if (!values) {
         // The metric picker's type-ahead: the metrics containing what was typed.
         values.emplace();
@@ -280,7 +283,7 @@ HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) 
       if (!payload || !payload->is_object()) throw GrafanaBadRequest("variable: payload must be an object such as {\"target\": \"jobs\"}");
       const std::string* target = stringMember(*payload, "target", "payload");
       if (!target) throw GrafanaBadRequest("variable: payload.target is required (jobs, ranks JOB, metrics or a SELECT statement)");
-      std::optional<std::vector<std::string>> values = namedValues(store_, queries_, *target);
+      std::optional<std::vector<std::string>> values = namedValues(store_, queries_, *target, options);
       if (!values)
         throw GrafanaBadRequest("variable: unknown query '" + target->substr(0, 128) +
                                 "' (jobs, ranks JOB, metrics or a SELECT statement)");
@@ -328,7 +331,7 @@ HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) 
       const std::string* query = stringMember(*annotation, "query", "annotation");
       if (!query || !isStatement(*query))
         throw GrafanaBadRequest("annotations: annotation.query must be a SELECT statement with columns time and text");
-      QueryResult result = queries_.run(store_, *query, {});
+      QueryResult result = queries_.run(store_, *query, options);
       std::string error;
       std::vector<GrafanaAnnotation> list = annotationsFromResult(result, range.from_ns, range.to_ns, &error);
       if (!error.empty()) throw GrafanaBadRequest("annotations: " + error);
@@ -347,7 +350,7 @@ HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) 
       return r;
     }
     case kQuery:
-      return query(body_text);
+      return query(body_text, options);
     case kOther:
     case kEndpoints:
       break;
@@ -355,7 +358,7 @@ HttpResponse GrafanaApi::route(Endpoint endpoint, const std::string& body_text) 
   throw GrafanaBadRequest("BUG: unrouted Grafana endpoint", 500);
 }
 
-HttpResponse GrafanaApi::query(const std::string& body_text) {
+HttpResponse GrafanaApi::query(const std::string& body_text, const QueryOptions& options) {
   Json body = parseGrafanaBody(body_text, false);
   GrafanaRange range = parseRange(body);
   uint64_t max_points = maxDataPoints(body);
@@ -382,7 +385,7 @@ HttpResponse GrafanaApi::query(const std::string& body_text) {
     }
     if (isStatement(*text)) {
       try {
-        writeGrafanaTable(queries_.run(store_, *text, {}), w);
+        writeGrafanaTable(queries_.run(store_, *text, options), w);
       } catch (const QueryError& e) {
         throw GrafanaBadRequest(where + ": " + e.what(), e.kind() == QueryError::Kind::kExecution ? 422 : 400);
       }

@@ -28,8 +28,9 @@ class GrafanaApi {
  public:
   GrafanaApi(const storage::Store& store, QueryMetrics& queries) : store_(store), queries_(queries) {}
 
-  // `path`: what follows /api/v1/grafana ("", "/", "/query", ...).
-  HttpResponse handle(std::string_view method, std::string_view path, const std::string& body);
+  // `path`: what follows /api/v1/grafana ("", "/", "/query", ...). cancel: set when the
+  // client has gone; the queries it asked for stop (QueryOptions::cancel).
+  HttpResponse handle(std::string_view method, std::string_view path, const std::string& body, const std::atomic<bool>* cancel = nullptr);
   // Appends argus_grafana_requests_total{endpoint} and argus_grafana_request_errors_total{endpoint}.
   void writeMetrics(std::string* out) const;
 
@@ -48,8 +49,8 @@ class GrafanaApi {
   };
 
  private:
-  HttpResponse route(Endpoint endpoint, const std::string& body);
-  HttpResponse query(const std::string& body);
+  HttpResponse route(Endpoint endpoint, const std::string& body, const QueryOptions& options);
+  HttpResponse query(const std::string& body, const QueryOptions& options);
 
   const storage::Store& store_;
   QueryMetrics& queries_;

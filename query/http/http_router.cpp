@@ -152,7 +152,7 @@ HttpResponse HttpRouter::handle(const HttpRequest& request) {
       response = jsonError(405, "method " + request.method + " not allowed on " + std::string(path) + " (POST to request a dump)");
     }
   } else if (path.starts_with(kGrafana) && (path.size() == kGrafana.size() || path[kGrafana.size()] == '/')) {
-    response = grafana_.handle(request.method, path.substr(kGrafana.size()), request.body);
+    response = grafana_.handle(request.method, path.substr(kGrafana.size()), request.body, request.client_gone);
   } else if (path == "/api/v1/query") {
     if (request.method == "POST") {
       std::string error;

@@ -1,4 +1,4 @@
-// Hostile queries against a real argusd over POST /api/v1/query: deep nesting of every kind,
+// Hostile queries against a real argusd over POST /api/v1/query (and Grafana's /query): deep nesting of every kind,
 // a huge IN list, oversized text, queries (cross joins among them) past their memory cap or
 // deadline. Each gets a
 // clean 4xx with a message, a normal query keeps being answered while they run, and the
@@ -54,6 +54,29 @@ int64_t count(uint16_t port, const std::string& sql) {
   Json body = Json::parse(r.body);
   REQUIRE(body["rows"].size() == 1);
   return body["rows"][0][0].get<int64_t>();
+}
+
+// Gives up on `abandoned` (a request still running) 300 ms after `started`; the client
+// returns at once, and argusd, noticing the closed connection, stops the query: it is
+// counted as failed (execution error) long before its deadline.
+void giveUpAndCheckCancelled(uint16_t port, std::future<Result<cli::HttpReply>>& abandoned, std::atomic<bool>& give_up,
+                             std::chrono::steady_clock::time_point started) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  give_up = true;
+  Result<cli::HttpReply> r = abandoned.get();
+  CHECK(r.status().code() == Status::Code::kAborted);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  auto failures = [&] {
+    Result<cli::HttpReply> m = cli::httpRequest("127.0.0.1", port, "GET", "/metrics");
+    REQUIRE(m.isOk());
+    const std::string key = "argus_query_outcomes_total{outcome=\"execution_error\"} ";
+    size_t at = m->body.find(key);
+    REQUIRE(at != std::string::npos);
+    return std::stod(m->body.substr(at + key.size()));
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (failures() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(failures() == 1);
 }
 
 }  // namespace
@@ -137,24 +160,21 @@ TEST_CASE("hostile queries get clean errors and leave argusd answering") {
       return cli::httpRequest("127.0.0.1", http, "POST", "/api/v1/query?timeout_ms=60000", "SELECT count(*) FROM kernels a, kernels b, steps c",
                               std::chrono::seconds(120), "", &give_up);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    give_up = true;
-    Result<cli::HttpReply> r = abandoned.get();
-    CHECK(r.status().code() == Status::Code::kAborted);
-    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
-    // argusd notices the closed connection and stops the query: it is counted as failed
-    // (execution error) long before its deadline.
-    auto failures = [&] {
-      Result<cli::HttpReply> m = cli::httpRequest("127.0.0.1", http, "GET", "/metrics");
-      REQUIRE(m.isOk());
-      const std::string key = "argus_query_outcomes_total{outcome=\"execution_error\"} ";
-      size_t at = m->body.find(key);
-      REQUIRE(at != std::string::npos);
-      return std::stod(m->body.substr(at + key.size()));
-    };
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (failures() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CHECK(failures() == 1);
+    giveUpAndCheckCancelled(http, abandoned, give_up, started);
+    CHECK(count(http, all_steps) == kRanks * kSteps);
+  }
+
+  SUBCASE("a Grafana panel whose browser gives up cancels its query on the server") {
+    // As above through the Grafana datasource: its queries run with the default 30 s
+    // deadline, so a failure counted within 20 s is the cancel.
+    std::atomic<bool> give_up{false};
+    auto started = std::chrono::steady_clock::now();
+    const std::string body = R"({"range":{"from":"2026-01-01T00:00:00Z","to":"2026-01-02T00:00:00Z"},"targets":[)"
+                             R"({"refId":"A","type":"table","target":"SELECT count(*) FROM kernels a, kernels b, steps c"}]})";
+    auto abandoned = std::async(std::launch::async, [&] {
+      return cli::httpRequest("127.0.0.1", http, "POST", "/api/v1/grafana/query", body, std::chrono::seconds(120), "", &give_up);
+    });
+    giveUpAndCheckCancelled(http, abandoned, give_up, started);
     CHECK(count(http, all_steps) == kRanks * kSteps);
   }
 
