@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "query/function/function_registry.h"
+#include "query/function/kept_values.h"
 
 namespace argus::query {
 
@@ -290,12 +291,12 @@ class KeptValuesState : public AggregateState {
       // The usual case (GROUP BY, no NULLs) as a plain loop: through forValid the per-row
       // lambda was not inlined, a call per row (a fifth of per-step median's time).
       const T* x = v.data<T>().data();
-      for (size_t i = 0; i < n; ++i) append(values_[groups[i]], x[i]);
+      for (size_t i = 0; i < n; ++i) values_.append(groups[i], x[i]);
       return;
     }
-    forValid(v, groups, n, [&](size_t i, uint32_t g) { append(values_[g], at<T>(v, i)); });
+    forValid(v, groups, n, [&](size_t i, uint32_t g) { values_.append(g, at<T>(v, i)); });
   }
-  size_t memoryBytes() const override { return values_.capacity() * sizeof(std::vector<T>) + bytes_; }
+  size_t memoryBytes() const override { return values_.memoryBytes() + scratch_.capacity() * sizeof(T); }
 
  protected:
   static bool lt(const T& a, const T& b) { return less(a, b, L::kBigInt); }
@@ -314,14 +315,15 @@ class KeptValuesState : public AggregateState {
     return lo_v + (hi_v - lo_v) * frac;
   }
 
-  std::vector<std::vector<T>> values_;
-  size_t bytes_ = 0;
+  // Group g's values, reordered freely by the caller (valid until the next call).
+  std::vector<T>& gathered(size_t g) {
+    values_.gather(g, &scratch_);
+    return scratch_;
+  }
 
  private:
-  void append(std::vector<T>& vals, T x) {
-    if (vals.size() == vals.capacity()) [[unlikely]] bytes_ += (vals.capacity() ? vals.capacity() : 4) * sizeof(T);
-    vals.push_back(x);
-  }
+  KeptValues<T> values_;
+  std::vector<T> scratch_;
 };
 
 // Exact quantiles over the kept values. Continuous: linear interpolation between the two
@@ -333,7 +335,7 @@ class QuantileState final : public KeptValuesState<T> {
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(discrete_ ? type_ : L::kDouble, g);
     for (size_t i = 0; i < g; ++i) {
-      auto& vals = this->values_[i];
+      auto& vals = this->gathered(i);
       if (vals.empty()) {
         out.setNull(i);
         if (discrete_) {
@@ -368,7 +370,7 @@ class MadState final : public KeptValuesState<T> {
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(L::kDouble, g);
     for (size_t i = 0; i < g; ++i) {
-      auto& vals = this->values_[i];
+      auto& vals = this->gathered(i);
       if (vals.empty()) {
         out.setNull(i);
         out.f64[i] = 0;

@@ -1,0 +1,100 @@
+// KeptValues: every value of every group, for the aggregates that select among them at
+// finalize (median, quantiles, mad).
+//
+// A group's values are a chain of segments of doubling size (4, 8, ... 4,096 values)
+// carved from pages this object owns, so adding a value never moves the ones before it: a
+// vector per group copied every value about twice as it grew, and touched twice the
+// memory (a quarter of a per-step median's time over 10 M rows). finalize gathers a
+// group's chain into one buffer.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace argus::query {
+
+template <typename T>
+class KeptValues {
+ public:
+  void resize(size_t groups) { groups_.resize(groups); }
+  size_t count(size_t g) const { return groups_[g].count; }
+
+  void append(uint32_t g, T x) {
+    Group& gr = groups_[g];
+    if (gr.pos == gr.limit) [[unlikely]] grow(gr);
+    *gr.pos++ = x;
+    ++gr.count;
+  }
+
+  // Group g's values, in the order added, into *out (replacing its contents).
+  void gather(size_t g, std::vector<T>* out) const {
+    const Group& gr = groups_[g];
+    out->clear();
+    out->reserve(gr.count);
+    for (const Segment* s = gr.head; s != nullptr; s = s->next) {
+      const T* v = values(s);
+      out->insert(out->end(), v, s == gr.tail ? gr.pos : v + s->capacity);
+    }
+  }
+
+  size_t memoryBytes() const { return page_bytes_ + groups_.capacity() * sizeof(Group); }
+
+ private:
+  struct Segment {
+    Segment* next;
+    size_t capacity;  // values after this header
+  };
+  struct Group {
+    Segment* head = nullptr;
+    Segment* tail = nullptr;
+    T* pos = nullptr;  // where tail's next value goes
+    T* limit = nullptr;
+    size_t count = 0;
+  };
+  static constexpr size_t kFirstSegment = 4;
+  static constexpr size_t kLastSegment = 4096;
+  static constexpr size_t kFirstPage = 4096;   // bytes; pages double up to kLastPage
+  static constexpr size_t kLastPage = 1 << 20;
+  static_assert(sizeof(Segment) % alignof(T) == 0);
+
+  static T* values(Segment* s) { return reinterpret_cast<T*>(s + 1); }
+  static const T* values(const Segment* s) { return reinterpret_cast<const T*>(s + 1); }
+
+  void grow(Group& gr) {
+    const size_t capacity = gr.tail == nullptr ? kFirstSegment : std::min(gr.tail->capacity * 2, kLastSegment);
+    Segment* s = carve(sizeof(Segment) + capacity * sizeof(T));
+    s->next = nullptr;
+    s->capacity = capacity;
+    (gr.tail ? gr.tail->next : gr.head) = s;
+    gr.tail = s;
+    gr.pos = values(s);
+    gr.limit = gr.pos + capacity;
+  }
+
+  Segment* carve(size_t bytes) {
+    if (page_left_ < bytes) {
+      const size_t size = std::max(bytes, pages_.empty() ? kFirstPage : std::min(last_page_size_ * 2, kLastPage));
+      pages_.push_back(std::make_unique_for_overwrite<std::byte[]>(size));
+      last_page_size_ = size;
+      page_bytes_ += size;
+      page_at_ = pages_.back().get();
+      page_left_ = size;
+    }
+    auto* s = reinterpret_cast<Segment*>(page_at_);
+    page_at_ += bytes;
+    page_left_ -= bytes;
+    return s;
+  }
+
+  std::vector<Group> groups_;
+  std::vector<std::unique_ptr<std::byte[]>> pages_;
+  std::byte* page_at_ = nullptr;
+  size_t page_left_ = 0;
+  size_t last_page_size_ = 0;
+  size_t page_bytes_ = 0;
+};
+
+}  // namespace argus::query
