@@ -5,6 +5,8 @@
 #include <cstring>
 #include <cmath>
 #include <set>
+#include <system_error>
+#include <thread>
 #include <unordered_set>
 
 #include "query/function/function_registry.h"
@@ -315,10 +317,36 @@ class KeptValuesState : public AggregateState {
     return lo_v + (hi_v - lo_v) * frac;
   }
 
-  // Group g's values, reordered freely by the caller (valid until the next call).
-  std::vector<T>& gathered(size_t g) {
-    values_.gather(g, &scratch_);
-    return scratch_;
+  // Calls empty(i) for each of the first g groups without values, then fn(i, values) for
+  // each of the others (values: a buffer of the group's, reordered freely). With much to
+  // select from, fn runs on one thread per core (at most 8), each group on one: fn may
+  // write only its group's output.
+  template <typename Empty, typename Fn>
+  void forEachGroup(size_t g, Empty&& empty, Fn&& fn) {
+    size_t total = 0;
+    for (size_t i = 0; i < g; ++i) {
+      if (values_.count(i) == 0) empty(i);
+      total += values_.count(i);
+    }
+    auto work = [&](size_t first, size_t stride, std::vector<T>& scratch) {
+      for (size_t i = first; i < g; i += stride) {
+        if (values_.count(i) == 0) continue;
+        values_.gather(i, &scratch);
+        fn(i, scratch);
+      }
+    };
+    const size_t threads = total >= (size_t{1} << 20) ? std::min<size_t>(g, std::clamp(std::thread::hardware_concurrency(), 1u, 8u)) : 1;
+    std::vector<std::thread> pool;
+    std::vector<std::vector<T>> scratch(threads);
+    try {
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back([&, t] { work(t, threads, scratch[t]); });
+    } catch (const std::system_error&) {  // no threads to be had: this one does it all
+      for (auto& th : pool) th.join();
+      work(0, 1, scratch_);
+      return;
+    }
+    work(0, threads, threads == 1 ? scratch_ : scratch[0]);
+    for (auto& th : pool) th.join();
   }
 
  private:
@@ -334,26 +362,24 @@ class QuantileState final : public KeptValuesState<T> {
   QuantileState(L type, double q, bool discrete) : type_(type), q_(q), discrete_(discrete) {}
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(discrete_ ? type_ : L::kDouble, g);
-    for (size_t i = 0; i < g; ++i) {
-      auto& vals = this->gathered(i);
-      if (vals.empty()) {
-        out.setNull(i);
-        if (discrete_) {
-          out.data<T>()[i] = T{};
-        } else {
-          out.f64[i] = 0;
-        }
-        continue;
+    auto empty = [&](size_t i) {
+      out.setNull(i);
+      if (discrete_) {
+        out.data<T>()[i] = T{};
+      } else {
+        out.f64[i] = 0;
       }
+    };
+    this->forEachGroup(g, empty, [&](size_t i, std::vector<T>& vals) {
       if (discrete_) {
         size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(vals.size())));
         k = k == 0 ? 0 : k - 1;
         std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), this->lt);
         out.data<T>()[i] = vals[k];
-        continue;
+        return;
       }
       out.f64[i] = this->quantileCont(vals, q_);
-    }
+    });
   }
 
  private:
@@ -369,22 +395,18 @@ class MadState final : public KeptValuesState<T> {
  public:
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(L::kDouble, g);
-    for (size_t i = 0; i < g; ++i) {
-      auto& vals = this->gathered(i);
-      if (vals.empty()) {
-        out.setNull(i);
-        out.f64[i] = 0;
-        continue;
-      }
+    auto empty = [&](size_t i) {
+      out.setNull(i);
+      out.f64[i] = 0;
+    };
+    this->forEachGroup(g, empty, [&](size_t i, std::vector<T>& vals) {
       const double m = this->quantileCont(vals, 0.5);
-      deviations_.clear();
-      for (const T& v : vals) deviations_.push_back(std::fabs(static_cast<double>(v) - m));
-      out.f64[i] = this->quantileCont(deviations_, 0.5);
-    }
+      thread_local std::vector<double> deviations;
+      deviations.clear();
+      for (const T& v : vals) deviations.push_back(std::fabs(static_cast<double>(v) - m));
+      out.f64[i] = this->quantileCont(deviations, 0.5);
+    });
   }
-
- private:
-  std::vector<double> deviations_;
 };
 
 // argmin(arg, val) / argmax(arg, val): arg of the row with the least / greatest val. Rows
