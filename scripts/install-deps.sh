@@ -15,6 +15,7 @@ packages=(
   doctest-dev                    # unit tests
   nlohmann-json3-dev             # JSON in the CLI and tests
   zlib1g-dev                     # gzipped traces (argus import)
+  libjemalloc-dev                # argusd's and the CLI's allocator
   python3                        # the stack sampler's tests run CPython (3.11 on Debian 12)
   "$@"
 )
