@@ -97,8 +97,8 @@ void ParallelScanCursor::runStripes(size_t w) {
 }
 
 Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
-  // Stripes end in short batches: consecutive ones are joined up to a full batch, so the
-  // operators see the same batch sizes as from one thread.
+  // Stripes end in short batches: whole batches are joined while they fit in one, so the
+  // operators see full batches rather than a short one per stripe.
   size_t filled = 0;
   while (!failed_ && stripe_ix_ * stripe_ < ranks_ && filled < batch_rows_) {
     Worker& w = *workers_[stripe_ix_ % workers_.size()];
