@@ -34,9 +34,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/worker_threads.h"
 #include "bench/query_store.h"
 #include "model/duration_histogram.h"
 #include "query/common/errors.h"
@@ -371,7 +371,7 @@ int main(int argc, char** argv) {
   std::printf("DuckDB %s, %d threads, loaded in %.1f s; Argus embedded, operators on one thread, scans on %u (one per core); "
               "median of %d warm runs each; cpu s: all of Argus's threads\n\n",
               duck["version"].get<std::string>().c_str(), duck["threads"].get<int>(), duck["load_s"].get<double>(),
-              std::clamp(std::thread::hardware_concurrency(), 1u, 8u), runs);
+              defaultWorkerThreads(), runs);
 
   bool ok = true;
   std::printf("%-44s %9s %9s %9s %8s %14s  %-24s %s\n", "query", "argus s", "cpu s", "duckdb s", "ratio", "M values/s/core", "target", "met");

@@ -7,6 +7,11 @@ void HeadIndex::add(uint32_t job, uint32_t rank, uint64_t block_base, uint32_t e
   jobs_[job][rank][block_base] += entries;
 }
 
+void HeadIndex::add(std::span<const Block> blocks) {
+  std::lock_guard lock(mu_);
+  for (const Block& b : blocks) ++jobs_[b.job][b.rank][b.block_base];
+}
+
 void HeadIndex::remove(uint32_t job, uint32_t rank, uint64_t block_base, uint32_t entries) {
   std::lock_guard lock(mu_);
   auto j = jobs_.find(job);

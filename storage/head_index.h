@@ -17,13 +17,22 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace argus::storage {
 
 class HeadIndex {
  public:
+  struct Block {
+    uint32_t job;
+    uint32_t rank;
+    uint64_t block_base;
+  };
+
   void add(uint32_t job, uint32_t rank, uint64_t block_base, uint32_t entries = 1);
+  // One entry in each block, under one lock: a write batch's entries.
+  void add(std::span<const Block> blocks);
   // Counts below zero stop at zero (see the header comment).
   void remove(uint32_t job, uint32_t rank, uint64_t block_base, uint32_t entries);
   void dropJob(uint32_t job);
@@ -31,11 +40,6 @@ class HeadIndex {
   // ascending. block_steps: the store's block size.
   std::vector<uint32_t> ranks(uint32_t job, uint64_t from_step, uint64_t to_step, uint32_t block_steps) const;
 
-  struct Block {
-    uint32_t job;
-    uint32_t rank;
-    uint64_t block_base;
-  };
   // Every block listed, in key order (job, rank, block_base): what the sealer visits.
   std::vector<Block> blocks() const;
 

@@ -155,38 +155,36 @@ Status RocksStore::openImpl(const std::string& dir, const StoreOptions& options)
 }
 
 Status RocksStore::loadHead() {
-  rocksdb::ReadOptions ro;
-  ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.head));
-  uint64_t bytes = 0, malformed = 0;
+  uint64_t malformed = 0;
   std::string first_malformed;
   HeadKey k;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    bytes += it->key().size() + it->value().size();
-    const std::string_view key(it->key().data(), it->key().size());
+  auto bytes = headBytesUnder("", [&](std::string_view key) {
     if (decodeHeadKey(key, &k)) {
       head_index_.add(k.job, k.rank, k.block_base);
     } else if (malformed++ == 0) {
       first_malformed = describeKey(kHeadCf, key);
     }
-  }
-  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading head entries"));
+  });
+  if (!bytes.isOk()) return bytes.status();
   if (malformed > 0) {
     // Not a block of any job: no scan or seal can reach it. Said once, the store still opens.
     std::fprintf(stderr, "argus store %s: ignoring %llu malformed head keys (first: %s)\n", dir_.c_str(),
                  static_cast<unsigned long long>(malformed), first_malformed.c_str());
   }
-  head_bytes_ = bytes;
+  head_bytes_ = *bytes;
   return Status::ok();
 }
 
-Result<uint64_t> RocksStore::headBytesUnder(const std::string& prefix) const {
+Result<uint64_t> RocksStore::headBytesUnder(const std::string& prefix, const std::function<void(std::string_view key)>& on_key) const {
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h_.head));
   uint64_t bytes = 0;
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) bytes += it->key().size() + it->value().size();
-  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "measuring head"));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    bytes += it->key().size() + it->value().size();
+    if (on_key) on_key(std::string_view(it->key().data(), it->key().size()));
+  }
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading head entries"));
   return bytes;
 }
 
@@ -401,6 +399,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   }
 
   uint64_t head_added = 0;
+  std::vector<HeadIndex::Block> head_blocks;  // listed in the head index before the commit (head_index.h)
   // Dictionary and topology entries: only new or changed ones go into the batch.
   std::vector<std::pair<std::string, uint64_t>> meta_new;
   auto putMeta = [&](std::string key, std::string value) {
@@ -419,16 +418,17 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     for (const auto& e : r.kernels) putMeta(jobDataKey(r.job, JobDataKind::kKernelDict, e.signature), encodeKernelDict(e));
     for (const auto& e : r.stacks) putMeta(jobDataKey(r.job, JobDataKind::kStackDict, e.stack_id), encodeStackDict(e));
     for (const auto& e : r.strings) putMeta(jobDataKey(r.job, JobDataKind::kStringDict, e.id), encodeStringDict(e));
-    if (!r.records.empty()) head_added += putRecordEntries(r.job, r.records, &batch);
+    if (!r.records.empty()) head_added += putRecordEntries(r.job, r.records, &batch, &head_blocks);
     for (const EncodedEntry& e : r.entries) {
       head_added += kHeadKeySize + e.value.size();
       char key[kHeadKeySize];
       encodeHeadKeyTo(HeadKey{r.job, e.rank, e.block_base, e.session, e.first_seq}, key);
-      head_index_.add(r.job, e.rank, e.block_base);  // before the commit (head_index.h)
+      head_blocks.push_back({r.job, e.rank, e.block_base});
       batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(e.value.data(), e.value.size()));
     }
   }
   for (const JobInfo& info : touched) batch.Put(h_.meta, jobByNameKey(info.name), encodeJobInfo(info));
+  head_index_.add(head_blocks);
 
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync_wal;
@@ -452,7 +452,8 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   return Status::ok();
 }
 
-uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch) {
+uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch,
+                                      std::vector<HeadIndex::Block>* head_blocks) {
   // The records as one session of their own: a run of one rank and block is one entry,
   // its chain starting with a keyframe.
   thread_local model::ChainedStepEncoder encoder;
@@ -475,7 +476,7 @@ uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepReco
     }
     char k[kHeadKeySize];
     encodeHeadKeyTo(key, k);
-    head_index_.add(job, rank, base);  // before the commit (head_index.h)
+    head_blocks->push_back({job, rank, base});
     batch->Put(h_.head, rocksdb::Slice(k, sizeof k), value);
     bytes += sizeof k + value.size();
   }

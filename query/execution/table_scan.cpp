@@ -1,8 +1,8 @@
 #include "query/execution/table_scan.h"
 
 #include <algorithm>
-#include <thread>
 
+#include "base/worker_threads.h"
 #include "query/common/errors.h"
 
 namespace argus::query {
@@ -10,9 +10,7 @@ namespace argus::query {
 namespace {
 
 size_t scanThreads(const QueryOptions& o) {
-  if (o.scan_threads > 0) return o.scan_threads;
-  const size_t cores = std::thread::hardware_concurrency();
-  return std::clamp<size_t>(cores, 1, 8);
+  return o.scan_threads > 0 ? o.scan_threads : defaultWorkerThreads();
 }
 
 std::string stepRangeText(const ScanPredicates& p) {

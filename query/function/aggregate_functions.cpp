@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/worker_threads.h"
 #include "query/function/function_registry.h"
 #include "query/function/kept_values.h"
 
@@ -335,7 +336,7 @@ class KeptValuesState : public AggregateState {
         fn(i, scratch);
       }
     };
-    const size_t threads = total >= (size_t{1} << 20) ? std::min<size_t>(g, std::clamp(std::thread::hardware_concurrency(), 1u, 8u)) : 1;
+    const size_t threads = total >= (size_t{1} << 20) ? std::min<size_t>(g, defaultWorkerThreads()) : 1;
     std::vector<std::thread> pool;
     std::vector<std::vector<T>> scratch(threads);
     try {
