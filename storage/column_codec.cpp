@@ -595,12 +595,14 @@ bool zstdCompress(std::string_view raw, std::string* frame, int level) {
   return true;
 }
 
+bool zstdPays(size_t raw_bytes, size_t stored_bytes) { return stored_bytes + raw_bytes / 8 < raw_bytes; }
+
 bool applyZstdIfSmaller(EncodedPayload* p, int level) {
   if (p->bytes.size() < 32) return false;  // the frame header alone eats what it could save
   // Per-thread scratch; p->bytes then takes the result into its own capacity.
   thread_local std::string frame;
   if (!zstdCompress(p->bytes, &frame, level)) return false;
-  if (varintLen(p->bytes.size()) + frame.size() >= p->bytes.size()) return false;
+  if (!zstdPays(p->bytes.size(), varintLen(p->bytes.size()) + frame.size())) return false;
   size_t raw_size = p->bytes.size();
   p->bytes.clear();
   ByteWriter(&p->bytes).putVarint(raw_size);

@@ -152,8 +152,13 @@ class VarintWriter {
 // Returns false when zstd fails.
 bool zstdCompress(std::string_view raw, std::string* frame, int level = 3);
 
+// Whether a zstd frame of stored_bytes (its raw-size varint included) pays for raw_bytes:
+// it must save at least an eighth. A query decodes every chunk it reads, and a frame costs
+// about a microsecond to set up however small it is: a few percent of disk is not worth it.
+bool zstdPays(size_t raw_bytes, size_t stored_bytes);
+
 // zstd layer: replaces p->bytes with varint(raw size) + zstd frame and sets the flag when
-// that is smaller. Returns whether it did.
+// that pays (zstdPays). Returns whether it did.
 bool applyZstdIfSmaller(EncodedPayload* p, int level = 3);
 // Undoes applyZstdIfSmaller: when the flag is set, decompresses into *scratch (at most
 // max_raw_bytes) and points *raw at it; otherwise *raw = payload.

@@ -102,10 +102,10 @@ int64_t impliedSlot(const int32_t* ref_mode, int64_t first, int64_t last) {
 }
 
 // A stream of the window codec: varint raw length, varint stored length, bytes; zstd'ed
-// on its own when that is smaller (stored < raw, with applyZstdIfSmaller's rule).
+// on its own when that pays (zstdPays).
 void putStream(ByteWriter& w, const std::string& raw) {
   thread_local std::string frame;
-  bool z = raw.size() >= 32 && zstdCompress(raw, &frame) && varintBytes(raw.size()) + frame.size() < raw.size();
+  bool z = raw.size() >= 32 && zstdCompress(raw, &frame) && zstdPays(raw.size(), varintBytes(raw.size()) + frame.size());
   w.putVarint(raw.size());
   w.putVarint(z ? frame.size() : raw.size());
   w.putBytes(z ? std::string_view(frame) : std::string_view(raw));
