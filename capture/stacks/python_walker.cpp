@@ -27,26 +27,39 @@ int PythonWalker::walk(ThreadFrames* out, size_t max_threads) {
   }
   size_t n = 0;
   for (size_t i = 0; interp != 0 && i < kMaxInterpreters && n < max_threads; ++i) {
-    uint64_t tstate = 0;
-    if (!pages_.readValue(interp + l.interp_threads_head, &tstate)) {
-      ++stats_.bad_threads;
-      break;
-    }
-    // A thread list longer than max_threads is cut; a cycle (a list read mid-change) too.
-    for (size_t k = 0; tstate != 0 && k < max_threads && n < max_threads; ++k) {
-      ThreadFrames& t = out[n];
-      uint64_t next = 0;
-      if (!walkThread(tstate, interp, &t, &next)) {
-        ++stats_.bad_threads;
-        break;
-      }
-      if (t.depth > 0) ++n;
-      tstate = next;
+    // A list read while threads start and end can break at a thread state being freed,
+    // losing every thread after it. It is read once more, from fresh pages: the list has
+    // usually settled, and a sampled thread is not missing from the round for nothing.
+    const size_t first = n;
+    if (!walkThreadList(interp, out, max_threads, &n)) {
+      n = first;
+      pages_.reset();
+      walkThreadList(interp, out, max_threads, &n);
     }
     if (!pages_.readValue(interp + l.interp_next, &interp)) break;
   }
   stats_.page_reads = pages_.pageReads();
   return static_cast<int>(n);
+}
+
+bool PythonWalker::walkThreadList(uint64_t interp, ThreadFrames* out, size_t max_threads, size_t* n) {
+  uint64_t tstate = 0;
+  if (!pages_.readValue(interp + rt_.layout.interp_threads_head, &tstate)) {
+    ++stats_.bad_threads;
+    return false;
+  }
+  // A thread list longer than max_threads is cut; a cycle (a list read mid-change) too.
+  for (size_t k = 0; tstate != 0 && k < max_threads && *n < max_threads; ++k) {
+    ThreadFrames& t = out[*n];
+    uint64_t next = 0;
+    if (!walkThread(tstate, interp, &t, &next)) {
+      ++stats_.bad_threads;
+      return false;
+    }
+    if (t.depth > 0) ++*n;
+    tstate = next;
+  }
+  return true;
 }
 
 bool PythonWalker::walkThread(uint64_t tstate, uint64_t interp, ThreadFrames* t, uint64_t* next) {

@@ -47,6 +47,9 @@ class PythonWalker {
   const WalkStats& stats() const { return stats_; }
 
  private:
+  // Walks the thread list of `interp` into out[*n, ...), advancing *n. False: a thread
+  // state (or the list head) did not read or check out, and the list stopped there.
+  bool walkThreadList(uint64_t interp, ThreadFrames* out, size_t max_threads, size_t* n);
   // Reads the frames of the thread state at `tstate` into *t. False: the thread state
   // itself is bad (then *next is not set).
   bool walkThread(uint64_t tstate, uint64_t interp, ThreadFrames* t, uint64_t* next);
