@@ -28,7 +28,7 @@ struct ThreadFrames {
 struct WalkStats {
   uint64_t walks = 0;
   uint64_t failed_walks = 0;   // the interpreter list itself did not read
-  uint64_t bad_threads = 0;    // a thread state that did not read or check out
+  uint64_t bad_threads = 0;    // reads of a thread state that did not read or check out
   uint64_t bad_frames = 0;     // a frame or code object that did not read or check out
   uint64_t page_reads = 0;     // system calls of the walks
 };
