@@ -55,7 +55,6 @@ void RocksScanCursor::setRanks(size_t first, size_t last) {
   head_.clear();
   head_rows_ = nullptr;
   pending_.clear();
-  pending_off_ = 0;
 }
 
 bool RocksScanCursor::wantRank(uint32_t rank) const {
@@ -259,20 +258,7 @@ void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t
 }
 
 Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
-  if (pending_off_ > 0) {
-    // Drop the rows already handed out (fewer than a batch remain): otherwise the buffers
-    // would keep every row of the scan whenever blocks do not add up to whole batches.
-    for (Column& c : pending_.columns) {
-      if (c.type == ColumnType::kHistogram) {
-        c.hists.erase(c.hists.begin(), c.hists.begin() + static_cast<ptrdiff_t>(pending_off_));
-      } else {
-        c.ints.erase(c.ints.begin(), c.ints.begin() + static_cast<ptrdiff_t>(pending_off_));
-      }
-    }
-    pending_.rows -= pending_off_;
-    pending_off_ = 0;
-  }
-  while (pending_.rows - pending_off_ < spec_.batch_rows && rank_ix_ < last_rank_ix_) {
+  while (pending_.rows < spec_.batch_rows && rank_ix_ < last_rank_ix_) {
     const RankPlan& plan = (*plan_)[rank_ix_];
     if (!rank_started_) {
       ARGUS_RETURN_IF_ERROR(loadHeadRows(plan));
@@ -296,42 +282,31 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     ++block_ix_;
   }
 
-  size_t avail = pending_.rows - pending_off_;
-  size_t n = std::min(avail, spec_.batch_rows);
+  const size_t avail = pending_.rows;
+  const size_t n = std::min(avail, spec_.batch_rows);
   *has_rows = n > 0;
-  if (pending_off_ == 0 && n == avail) {
-    // Everything pending fits: hand the buffers over instead of copying.
-    std::swap(*batch, pending_);
-    // pending_ now holds the caller's old buffers: reshape them for the next rows.
-    pending_.columns.resize(batch->columns.size());
-    for (size_t o = 0; o < batch->columns.size(); ++o) {
-      pending_.columns[o].name = batch->columns[o].name;
-      pending_.columns[o].type = batch->columns[o].type;
-    }
-    pending_.clear();
-    return Status::ok();
-  }
-  batch->columns.resize(pending_.columns.size());
-  for (size_t o = 0; o < pending_.columns.size(); ++o) {
+  // The pending buffers are handed over whole; rows past a batch (less than the last block
+  // added) come back into pending_. Copying a batch out instead cost a copy of every row.
+  std::swap(*batch, pending_);
+  pending_.columns.resize(batch->columns.size());
+  for (size_t o = 0; o < batch->columns.size(); ++o) {
     Column& out = batch->columns[o];
-    const Column& in = pending_.columns[o];
-    out.name = in.name;
-    out.type = in.type;
-    if (in.type == ColumnType::kHistogram) {
-      out.ints.clear();
-      auto& src = pending_.columns[o].hists;
-      out.hists.assign(std::make_move_iterator(src.begin() + pending_off_), std::make_move_iterator(src.begin() + pending_off_ + n));
+    Column& rest = pending_.columns[o];
+    rest.name = out.name;
+    rest.type = out.type;
+    rest.ints.clear();
+    rest.hists.clear();
+    if (n == avail) continue;
+    if (out.type == ColumnType::kHistogram) {
+      rest.hists.assign(std::make_move_iterator(out.hists.begin() + static_cast<ptrdiff_t>(n)), std::make_move_iterator(out.hists.end()));
+      out.hists.resize(n);
     } else {
-      out.hists.clear();
-      out.ints.assign(in.ints.begin() + pending_off_, in.ints.begin() + pending_off_ + n);
+      rest.ints.assign(out.ints.begin() + static_cast<ptrdiff_t>(n), out.ints.end());
+      out.ints.resize(n);
     }
   }
   batch->rows = n;
-  pending_off_ += n;
-  if (pending_off_ == pending_.rows) {
-    pending_.clear();
-    pending_off_ = 0;
-  }
+  pending_.rows = avail - n;
   return Status::ok();
 }
 

@@ -95,7 +95,6 @@ class RocksScanCursor final : public ScanCursor {
   std::string steps_value_;
 
   ColumnBatch pending_;
-  size_t pending_off_ = 0;
 };
 
 }  // namespace argus::storage
