@@ -29,17 +29,6 @@ Keys: left/right, Home/End (Ctrl-A/Ctrl-E), Backspace/Delete, Ctrl-U/Ctrl-K/Ctrl
 up/down for history, Ctrl-C abandons the input. The language: docs/query/language.md.
 )";
 
-// One line per table of docs/query/language.md, "Tables and columns".
-const char* tableDescription(const std::string& name) {
-  if (name == "jobs") return "the store's jobs: creation, last write, retention";
-  if (name == "steps") return "one row per (job, rank, step): iteration time and its phases";
-  if (name == "kernels") return "GPU kernels per step: signature, phase, count, total and histogram of durations";
-  if (name == "collectives") return "collectives and point-to-point transfers per step: op, communicator, bytes, time, wait";
-  if (name == "stacks") return "sampled CPU stacks per step: stack id and samples";
-  if (name == "events") return "events per step: kind, time, value, name";
-  return "";
-}
-
 bool isIdentifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s) {
@@ -128,7 +117,7 @@ bool ShellSession::runMeta(std::string_view line) {
 
 void ShellSession::printTables() {
   TablePrinter table({"table", "description"});
-  for (const query::TableInfo& t : query::catalogTables()) table.addRow({t.name, tableDescription(t.name)});
+  for (const query::TableInfo& t : query::catalogTables()) table.addRow({t.name, t.description});
   table.print(stdout);
 }
 

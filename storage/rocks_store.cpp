@@ -610,20 +610,32 @@ Result<std::optional<uint64_t>> RocksStore::lastStep(std::string_view job) const
   return last;
 }
 
-Result<std::vector<model::RankTopology>> RocksStore::topology(std::string_view job) const {
+Status RocksStore::forEachJobData(std::string_view job, JobDataKind kind,
+                                  const std::function<Status(uint64_t id, std::string_view key, std::string_view value)>& fn) const {
   auto info = findJob(job);
   if (!info.isOk()) return info.status();
   std::string prefix = jobDataPrefix(info->id);
-  prefix.push_back(static_cast<char>(JobDataKind::kTopology));
-  std::vector<model::RankTopology> out;
+  prefix.push_back(static_cast<char>(kind));
+  const size_t id_bytes = kind == JobDataKind::kTopology ? 4 : 8;  // as jobDataKey writes them
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), h_.meta));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    model::RankTopology t;
-    Status s = decodeTopology(std::string_view(it->value().data(), it->value().size()), &t);
-    if (!s.isOk()) return s.withContext(describeKey(kMetaCf, std::string_view(it->key().data(), it->key().size())));
-    out.push_back(std::move(t));
+    const std::string_view key(it->key().data(), it->key().size());
+    if (key.size() != prefix.size() + id_bytes) return Status::corruption(describeKey(kMetaCf, key) + ": malformed job data key");
+    uint64_t id = 0;
+    for (size_t i = prefix.size(); i < key.size(); ++i) id = id << 8 | static_cast<uint8_t>(key[i]);
+    ARGUS_RETURN_IF_ERROR(fn(id, key, std::string_view(it->value().data(), it->value().size())));
   }
-  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "reading topology"));
+  return fromRocks(it->status(), "reading job data");
+}
+
+Result<std::vector<model::RankTopology>> RocksStore::topology(std::string_view job) const {
+  std::vector<model::RankTopology> out;
+  ARGUS_RETURN_IF_ERROR(forEachJobData(job, JobDataKind::kTopology, [&](uint64_t, std::string_view key, std::string_view value) {
+    model::RankTopology t;
+    ARGUS_RETURN_IF_ERROR(decodeTopology(value, &t).withContext(describeKey(kMetaCf, key)));
+    out.push_back(std::move(t));
+    return Status::ok();
+  }));
   return out;
 }
 
@@ -639,6 +651,18 @@ Result<model::KernelDictEntry> RocksStore::kernelName(std::string_view job, uint
   ARGUS_RETURN_IF_ERROR(decodeKernelDict(v, &e).withContext(describeKey(kMetaCf, key)));
   e.signature = signature;
   return e;
+}
+
+Result<std::vector<model::KernelDictEntry>> RocksStore::kernelNames(std::string_view job) const {
+  std::vector<model::KernelDictEntry> out;
+  ARGUS_RETURN_IF_ERROR(forEachJobData(job, JobDataKind::kKernelDict, [&](uint64_t id, std::string_view key, std::string_view value) {
+    model::KernelDictEntry e;
+    ARGUS_RETURN_IF_ERROR(decodeKernelDict(value, &e).withContext(describeKey(kMetaCf, key)));
+    e.signature = id;
+    out.push_back(std::move(e));
+    return Status::ok();
+  }));
+  return out;
 }
 
 // --- drops and retention ---

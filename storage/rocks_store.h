@@ -50,6 +50,7 @@ class RocksStore final : public Store {
 
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override;
   Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const override;
+  Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const override;
 
   Status dropJob(std::string_view job) override;
   Status applyRetention(int64_t now_ns) override;
@@ -87,6 +88,10 @@ class RocksStore final : public Store {
   // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
   Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
+  // Calls fn(id, key, value) for each meta entry of `kind` of the job, ids ascending (the
+  // key's big-endian id after the kind byte); NotFound if the job is absent.
+  Status forEachJobData(std::string_view job, JobDataKind kind,
+                        const std::function<Status(uint64_t id, std::string_view key, std::string_view value)>& fn) const;
 
   std::string dir_;
   StoreOptions options_;

@@ -137,6 +137,8 @@ class Store {
   // Topology and dictionaries as stored.
   virtual Result<std::vector<model::RankTopology>> topology(std::string_view job) const = 0;
   virtual Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const = 0;
+  // Every kernel dictionary entry of the job, by signature ascending.
+  virtual Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const = 0;
 
   virtual Status dropJob(std::string_view job) = 0;  // range deletes
   // Drops every job whose last write is older than its retention.

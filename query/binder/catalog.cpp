@@ -11,11 +11,23 @@ bool isIdColumn(std::string_view name) {
   return name == "signature" || name == "communicator" || name == "stack_id" || name == "name_id";
 }
 
+const char* storeTableDescription(storage::Table t) {
+  switch (t) {
+    case storage::Table::kSteps: return "one row per (job, rank, step): iteration time and its phases";
+    case storage::Table::kKernels: return "GPU kernels per step: signature, phase, count, total and histogram of durations";
+    case storage::Table::kCollectives: return "collectives and point-to-point transfers per step: op, communicator, bytes, time, wait";
+    case storage::Table::kStacks: return "sampled CPU stacks per step: stack id and samples";
+    case storage::Table::kEvents: return "events per step: kind, time, value, name";
+  }
+  return "";
+}
+
 std::vector<TableInfo> buildCatalog() {
   std::vector<TableInfo> tables;
   TableInfo jobs;
   jobs.kind = TableInfo::Kind::kJobs;
   jobs.name = "jobs";
+  jobs.description = "the store's jobs: creation, last write, retention";
   jobs.columns = {{"job", LogicalType::kVarchar},
                   {"created_ns", LogicalType::kBigInt},
                   {"last_write_ns", LogicalType::kBigInt},
@@ -24,6 +36,7 @@ std::vector<TableInfo> buildCatalog() {
   TableInfo ranks;
   ranks.kind = TableInfo::Kind::kRanks;
   ranks.name = "ranks";
+  ranks.description = "each job's topology: rank, host, device and parallel groups, as the capture sessions reported it";
   ranks.columns = {{"job", LogicalType::kVarchar}, {"rank", LogicalType::kBigInt}, {"world_size", LogicalType::kBigInt},
                    {"host", LogicalType::kVarchar}};
   for (const char* c : {"local_rank", "device", "tp_rank", "tp_size", "pp_rank", "pp_size", "dp_rank", "dp_size", "cp_rank", "cp_size",
@@ -31,10 +44,18 @@ std::vector<TableInfo> buildCatalog() {
     ranks.columns.push_back({c, LogicalType::kBigInt});
   }
   tables.push_back(std::move(ranks));
+  TableInfo kernel_names;
+  kernel_names.kind = TableInfo::Kind::kKernelNames;
+  kernel_names.name = "kernel_names";
+  kernel_names.description = "each job's kernel dictionary: the normalized name and launch geometry behind a signature";
+  kernel_names.columns = {{"job", LogicalType::kVarchar}, {"signature", LogicalType::kId}, {"name", LogicalType::kVarchar}};
+  for (const char* c : {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"}) kernel_names.columns.push_back({c, LogicalType::kBigInt});
+  tables.push_back(std::move(kernel_names));
   for (storage::Table t : storage::kAllTables) {
     TableInfo info;
     info.kind = TableInfo::Kind::kStore;
     info.name = storage::tableName(t);
+    info.description = storeTableDescription(t);
     info.table = t;
     info.columns.push_back({"job", LogicalType::kVarchar});
     for (const storage::ColumnDef& def : storage::tableColumns(t)) {

@@ -28,6 +28,14 @@ std::vector<storage::JobInfo> jobsByName(const storage::Store& store) {
   return jobs;
 }
 
+// False when the job was dropped since the listing; throws on any other failure.
+template <typename T>
+bool present(const Result<T>& r, const char* what, const storage::JobInfo& job) {
+  if (r.isOk()) return true;
+  if (r.status().isNotFound()) return false;
+  throw ExecutionError(std::string("reading ") + what + " of job '" + job.name + "': " + r.status().toString());
+}
+
 }  // namespace
 
 PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
@@ -43,10 +51,7 @@ PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store
   for (const storage::JobInfo& j : jobsByName(store)) {
     ctx.check();
     auto topology = store.topology(j.name);
-    if (!topology.isOk()) {
-      if (topology.status().isNotFound()) continue;  // dropped since the listing
-      throw ExecutionError("reading the topology of job '" + j.name + "': " + topology.status().toString());
-    }
+    if (!present(topology, "the topology", j)) continue;
     std::sort(topology->begin(), topology->end(), [](const model::RankTopology& a, const model::RankTopology& b) { return a.rank < b.rank; });
     for (const model::RankTopology& r : *topology) {
       std::vector<Value> row = {Value::varchar(j.name), Value::bigint(r.rank), Value::bigint(r.world_size), Value::varchar(r.host)};
@@ -58,6 +63,22 @@ PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store
     }
   }
   return rowsOf(ctx, "RANKS_SCAN", "ranks", std::move(rows), column_ids);
+}
+
+PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+  std::vector<std::vector<Value>> rows;
+  for (const storage::JobInfo& j : jobsByName(store)) {
+    ctx.check();
+    auto names = store.kernelNames(j.name);
+    if (!present(names, "the kernel dictionary", j)) continue;
+    for (const model::KernelDictEntry& e : *names) {
+      const model::LaunchGeometry& g = e.geometry;
+      std::vector<Value> row = {Value::varchar(j.name), Value::id(e.signature), Value::varchar(e.name)};
+      for (uint32_t v : {g.grid_x, g.grid_y, g.grid_z, g.block_x, g.block_y, g.block_z}) row.push_back(Value::bigint(v));
+      rows.push_back(std::move(row));
+    }
+  }
+  return rowsOf(ctx, "KERNEL_NAMES_SCAN", "kernel_names", std::move(rows), column_ids);
 }
 
 }  // namespace argus::query

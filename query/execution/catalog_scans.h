@@ -1,5 +1,6 @@
-// The `jobs` and `ranks` tables: small listings from the store's metadata (its job list,
-// each job's topology), read whole when the plan is built and served by RowsSource.
+// The `jobs`, `ranks` and `kernel_names` tables: small listings from the store's metadata
+// (its job list, each job's topology and kernel dictionary), read whole when the plan is
+// built and served by RowsSource.
 #pragma once
 
 #include <vector>
@@ -13,5 +14,8 @@ namespace argus::query {
 PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids);
 // One row per rank of each job's topology, jobs in name order, ranks ascending (RANKS_SCAN).
 PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids);
+// One row per kernel dictionary entry of each job, jobs in name order, signatures ascending
+// (KERNEL_NAMES_SCAN).
+PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids);
 
 }  // namespace argus::query

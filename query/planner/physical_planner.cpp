@@ -21,6 +21,7 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
     case LogicalOpType::kGet:
       if (op.table->kind == TableInfo::Kind::kJobs) return makeJobsScan(ctx, store, op.column_ids);
       if (op.table->kind == TableInfo::Kind::kRanks) return makeRanksScan(ctx, store, op.column_ids);
+      if (op.table->kind == TableInfo::Kind::kKernelNames) return makeKernelNamesScan(ctx, store, op.column_ids);
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;

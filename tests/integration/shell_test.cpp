@@ -62,7 +62,9 @@ void checkScript(const RunResult& r) {
   CHECK(contains(r.output, "Timing is on.\n"));
   CHECK(contains(r.output, "(1 row)\nTime: "));
   CHECK(contains(r.output, "Timing is off.\nFormat is csv.\nrank,last\r\n0,9\r\n1,9\r\n2,9\r\nFormat is json.\n{\"columns\":[{\"name\":\"two\",\"type\":\"BIGINT\"}],\"rows\":[[2]]"));
-  CHECK(contains(r.output, "  collectives  collectives and point-to-point"));
+  CHECK(contains(r.output, "  collectives   collectives and point-to-point"));
+  CHECK(contains(r.output, "  ranks         each job's topology"));
+  CHECK(contains(r.output, "  kernel_names  each job's kernel dictionary"));
   CHECK(contains(r.output, "  recent_steps(job VARCHAR, last BIGINT = 100, ranks VARCHAR = NULL)  "));
   CHECK(contains(r.output, "  signature  ID\n"));
   CHECK(contains(r.output, "  hist       HISTOGRAM\n"));

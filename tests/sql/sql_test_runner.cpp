@@ -273,6 +273,21 @@ class Runner {
         w.topology = &t;
         Status s = id.isOk() ? store_->write(w) : id.status();
         if (!s.isOk()) fail(line, "topology: " + s.toString());
+      } else if (what == "kernel_name") {
+        model::KernelDictEntry e;
+        e.signature = unum(f, "signature", 0);
+        e.name = f.count("name") ? f["name"] : "";
+        model::LaunchGeometry& g = e.geometry;
+        for (auto [name, field] : {std::pair{"grid_x", &g.grid_x}, {"grid_y", &g.grid_y}, {"grid_z", &g.grid_z}, {"block_x", &g.block_x},
+                                   {"block_y", &g.block_y}, {"block_z", &g.block_z}}) {
+          *field = static_cast<uint32_t>(num(f, name, 1));
+        }
+        auto id = store_->ensureJob(job_);
+        storage::WriteRequest w;
+        w.job = id.isOk() ? *id : 0;
+        w.kernels = std::span(&e, 1);
+        Status s = id.isOk() ? store_->write(w) : id.status();
+        if (!s.isOk()) fail(line, "kernel_name: " + s.toString());
       } else if (what == "write") {
         flush(line);
       } else if (what == "seal") {

@@ -2,6 +2,7 @@
 // chunk skipping, dictionaries, reopen.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "model/step_chain.h"
@@ -344,6 +345,13 @@ TEST_CASE("topology and dictionaries are stored once and read back") {
   REQUIRE(name.isOk());
   CHECK(*name == k0);
   CHECK(store->kernelName("job-a", 12345).status().isNotFound());
+  // The whole dictionary, signatures ascending (unsigned), each entry as written.
+  std::vector<model::KernelDictEntry> want = gen.dictionary().kernels;
+  std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.signature < b.signature; });
+  auto names = store->kernelNames("job-a");
+  REQUIRE(names.isOk());
+  CHECK(*names == want);
+  CHECK(store->kernelNames("no-such-job").status().isNotFound());
   auto info = store->findJob("job-a");
   REQUIRE(info.isOk());
   CHECK(info->last_write_ns > 0);
