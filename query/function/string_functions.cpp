@@ -1,6 +1,7 @@
-// String functions: length, lower, upper, starts_with, || (concatenation), LIKE; and the
+// String functions: length, lower, upper, starts_with, substr, || (concatenation), LIKE; and the
 // names of the coded columns: phase_name(kernels.phase), op_name(collectives.op),
 // event_kind_name(events.kind).
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -30,6 +31,32 @@ void caseKernel(const Vector* const* a, size_t, size_t n, Vector& out, const Fun
 void startsWith(const Vector* const* a, size_t, size_t n, Vector& out, const FunctionContext&) {
   binaryLoop<std::string_view, std::string_view, uint8_t>(*a[0], *a[1], n, out,
                                                           [](std::string_view s, std::string_view p, size_t) -> uint8_t { return s.starts_with(p); });
+}
+
+// SQL's substring by bytes, 1-based: the bytes at positions [start, start + length) that
+// exist (standard SQL and PostgreSQL: a start before 1 still counts its positions).
+std::string_view substrOf(std::string_view s, int64_t start, int64_t length) {
+  const __int128 size = static_cast<__int128>(s.size());
+  const __int128 first = std::max<__int128>(start, 1);
+  const __int128 end = std::min<__int128>(static_cast<__int128>(start) + length, size + 1);  // 128 bits: no overflow
+  if (first >= end) return {};
+  return s.substr(static_cast<size_t>(first - 1), static_cast<size_t>(end - first));
+}
+
+void substrFrom(const Vector* const* a, size_t, size_t n, Vector& out, const FunctionContext&) {
+  binaryLoop<std::string_view, int64_t, std::string_view>(*a[0], *a[1], n, out, [](std::string_view s, int64_t start, size_t) {
+    return start > static_cast<int64_t>(s.size()) ? std::string_view() : s.substr(static_cast<size_t>(std::max<int64_t>(start, 1) - 1));
+  });
+}
+
+void substrFor(const Vector* const* a, size_t, size_t n, Vector& out, const FunctionContext& ctx) {
+  std::string_view* o = out.data<std::string_view>().data();
+  for (size_t i = 0; i < n; ++i) {
+    if (!out.isValid(i)) continue;
+    const int64_t length = at<int64_t>(*a[2], i);
+    if (length < 0) throw ExecutionError(ctx.pos, std::string(ctx.name) + "() with a negative length (" + std::to_string(length) + ")");
+    o[i] = substrOf(at<std::string_view>(*a[0], i), at<int64_t>(*a[1], i), length);
+  }
 }
 
 void concat(const Vector* const* a, size_t, size_t n, Vector& out, const FunctionContext& ctx) {
@@ -89,6 +116,8 @@ void registerStringFunctions(FunctionRegistry& r) {
   r.add(ScalarFunction{"lower", {L::kVarchar}, L::kVarchar, caseKernel<std::tolower>});
   r.add(ScalarFunction{"upper", {L::kVarchar}, L::kVarchar, caseKernel<std::toupper>});
   r.add(ScalarFunction{"starts_with", {L::kVarchar, L::kVarchar}, L::kBoolean, startsWith});
+  r.add(ScalarFunction{"substr", {L::kVarchar, L::kBigInt}, L::kVarchar, substrFrom});
+  r.add(ScalarFunction{"substr", {L::kVarchar, L::kBigInt, L::kBigInt}, L::kVarchar, substrFor});
   r.add(ScalarFunction{"||", {L::kVarchar, L::kVarchar}, L::kVarchar, concat});
   r.add(ScalarFunction{"like", {L::kVarchar, L::kVarchar}, L::kBoolean, likeKernel});
   r.add(ScalarFunction{"phase_name", {L::kBigInt}, L::kVarchar, enumName<model::Phase, model::phaseName, 6>});
