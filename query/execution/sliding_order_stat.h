@@ -2,7 +2,8 @@
 // order statistics of every frame (median, quantiles, MAD, min, max) come without sorting
 // each frame anew. The frame moves by insert (binary search, then a shift) and erase: for a
 // rolling median over w rows that is O(log w + w) word moves per row against O(w log w) for
-// a sort, and no allocation once the vector has grown to the largest frame. Values added in
+// a sort, and no allocation once the vector has grown to the largest frame; a frame that
+// slides by one row (one insert, then one erase) moves once. Values added in
 // a burst (a frame's first rows) are sorted once and merged. NaN sorts above every number,
 // as in ORDER BY and min/max.
 #pragma once
@@ -26,6 +27,15 @@ class SlidingOrderStat {
   void insert(T x) { pending_.push_back(x); }
   // REQUIRES: x is in the frame.
   void erase(T x) {
+    if (pending_.size() == 1) {
+      // The frame slid by one row (one in, now one out): one shift of the values between
+      // the two instead of a shift for the insert and another for the erase. When the row
+      // out is the row in (or an equal value), nothing moves.
+      const T y = pending_[0];
+      pending_.clear();
+      if (less(x, y) || less(y, x)) replace(x, y);
+      return;
+    }
     flush();
     values_.erase(std::lower_bound(values_.begin(), values_.end(), x, less));
   }
@@ -84,6 +94,21 @@ class SlidingOrderStat {
       return std::isnan(b) || a < b;
     } else {
       return a < b;
+    }
+  }
+  // Replaces x (in values_) by y, keeping values_ sorted: the values between x's place and
+  // y's move by one toward x's.
+  void replace(T x, T y) {
+    const auto b = values_.begin();
+    size_t i = static_cast<size_t>(std::lower_bound(b, values_.end(), x, less) - b);
+    if (less(y, x)) {
+      const size_t j = static_cast<size_t>(std::upper_bound(b, b + static_cast<std::ptrdiff_t>(i), y, less) - b);
+      for (; i > j; --i) values_[i] = values_[i - 1];
+      values_[j] = y;
+    } else {
+      const size_t j = static_cast<size_t>(std::upper_bound(b + static_cast<std::ptrdiff_t>(i) + 1, values_.end(), y, less) - b);
+      for (; i + 1 < j; ++i) values_[i] = values_[i + 1];
+      values_[j - 1] = y;
     }
   }
   void flush() {
