@@ -61,6 +61,9 @@ struct TableFunctionBinding {
   std::vector<std::string> names;  // output columns
   std::vector<LogicalType> types;
   std::shared_ptr<const TableFunctionBindData> data;  // may be null
+  // Output columns the rows come sorted by, ascending, the first most significant (empty:
+  // no order promised). A window over the rows in that order need not sort them.
+  std::vector<std::string> order = {};
 };
 
 // What execute() works with. REQUIRES: everything outlives the returned operator.

@@ -29,15 +29,23 @@ std::vector<BoundExpr*> sourceExpressions(BoundSelect& s) {
 }
 
 // Whether the rows reaching a window already come in its order, so it need not sort them:
-// a store table's scan yields them by job (name order), rank, step (storage/store.h), and
-// filters keep that order. A column the scan is restricted to one value of orders nothing
-// and may appear anywhere; the others must be a prefix of (job, rank, step): first the
-// PARTITION BY columns (in any order), then the ORDER BY columns, ascending.
+// a store table's scan yields them by job (name order), rank, step (storage/store.h), a
+// table function in its binding's `order`, and filters keep that order. A column the
+// pushed conditions restrict to one value orders nothing and may appear anywhere; the
+// others must be a prefix of that order: first the PARTITION BY columns (in any order),
+// then the ORDER BY columns, ascending.
 bool inputInWindowOrder(const LogicalOperator& input, const BoundWindow& w) {
   if (w.partitions.empty() && w.orders.empty()) return true;
   const LogicalOperator* op = &input;
   while (op->type == LogicalOpType::kFilter) op = op->children[0].get();
-  if (op->type != LogicalOpType::kGet || op->table->kind != TableInfo::Kind::kStore) return false;
+  std::vector<std::string> source_order;
+  if (op->type == LogicalOpType::kGet && op->table->kind == TableInfo::Kind::kStore) {
+    source_order = {"job", "rank", "step"};
+  } else if (op->type == LogicalOpType::kTableFunction) {
+    source_order = op->function_call->function_binding.order;
+  } else {
+    return false;
+  }
   const ScanPredicates& p = op->predicates;
   auto fixed = [&](const std::string& c) {
     if (c == "job") return p.jobs_restricted && p.jobs.size() == 1;
@@ -45,13 +53,10 @@ bool inputInWindowOrder(const LogicalOperator& input, const BoundWindow& w) {
     return c == "step" && p.to_step != UINT64_MAX && p.from_step + 1 == p.to_step;
   };
   std::vector<std::string> scan_order;
-  for (const char* c : {"job", "rank", "step"}) {
+  for (const std::string& c : source_order) {
     if (!fixed(c)) scan_order.push_back(c);
   }
-  auto nameOf = [&](const BoundExpr& e) -> std::string {
-    if (e.kind != BoundExprKind::kColumnRef) return "";
-    return op->table->columns[op->column_ids[e.column]].name;
-  };
+  auto nameOf = [&](const BoundExpr& e) -> std::string { return e.kind == BoundExprKind::kColumnRef ? op->names[e.column] : ""; };
   std::vector<std::string> partitions;
   for (const auto& e : w.partitions) {
     std::string n = nameOf(*e);

@@ -58,7 +58,9 @@ class GenerateSeries final : public TableFunction {
 
   TableFunctionBinding bind(const TableFunctionArguments& args) const override {
     if (!args[2].isNull() && args[2].bigintValue() == 0) throw BinderError(args.positions[2], "generate_series(): step must not be 0");
-    return TableFunctionBinding{{"generate_series"}, {LogicalType::kBigInt}, nullptr};
+    const bool ascending = args[2].isNull() || args[2].bigintValue() > 0;
+    return TableFunctionBinding{{"generate_series"}, {LogicalType::kBigInt}, nullptr, ascending ? std::vector<std::string>{"generate_series"}
+                                                                                                   : std::vector<std::string>{}};
   }
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {

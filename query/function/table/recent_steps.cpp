@@ -79,6 +79,7 @@ class RecentSteps final : public TableFunction {
       b.types.push_back(c.type);
     }
     b.data = std::move(data);
+    b.order = {"rank", "step"};  // a store scan of one job
     return b;
   }
 

@@ -137,7 +137,8 @@ class StepStats final : public TableFunction {
     }
     return TableFunctionBinding{{"step", "ranks", "min_iter_ns", "median_iter_ns", "mean_iter_ns", "max_iter_ns", "slowest_rank"},
                                 {L::kBigInt, L::kBigInt, L::kBigInt, L::kDouble, L::kDouble, L::kBigInt, L::kBigInt},
-                                nullptr};
+                                nullptr,
+                                {"step"}};
   }
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
