@@ -11,7 +11,7 @@ namespace argus::query {
 namespace {
 
 PhysicalOperatorPtr rowsOf(QueryContext& ctx, const char* label, const char* table, std::vector<std::vector<Value>> rows,
-                           const std::vector<size_t>& column_ids) {
+                           const std::vector<size_t>& column_ids, const ScanPredicates& p) {
   const TableInfo& t = *findTable(table);
   std::vector<std::string> names;
   std::vector<LogicalType> types;
@@ -19,11 +19,13 @@ PhysicalOperatorPtr rowsOf(QueryContext& ctx, const char* label, const char* tab
     names.push_back(c.name);
     types.push_back(c.type);
   }
-  return std::make_unique<RowsSource>(ctx, label, names, types, std::move(rows), column_ids);
+  return std::make_unique<RowsSource>(ctx, std::string(label) + " " + describePredicates(p, t.findColumn("rank") >= 0, false), names, types, std::move(rows), column_ids);
 }
 
-std::vector<storage::JobInfo> jobsByName(const storage::Store& store) {
+// The jobs p selects, in name order.
+std::vector<storage::JobInfo> jobsByName(const storage::Store& store, const ScanPredicates& p) {
   std::vector<storage::JobInfo> jobs = store.listJobs();
+  std::erase_if(jobs, [&](const storage::JobInfo& j) { return !p.selectsJob(j.name); });
   std::sort(jobs.begin(), jobs.end(), [](const storage::JobInfo& a, const storage::JobInfo& b) { return a.name < b.name; });
   return jobs;
 }
@@ -38,22 +40,25 @@ bool present(const Result<T>& r, const char* what, const storage::JobInfo& job) 
 
 }  // namespace
 
-PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+PhysicalOperatorPtr makeJobsScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                const ScanPredicates& p) {
   std::vector<std::vector<Value>> rows;
-  for (const storage::JobInfo& j : jobsByName(store)) {
+  for (const storage::JobInfo& j : jobsByName(store, p)) {
     rows.push_back({Value::varchar(j.name), Value::bigint(j.created_ns), Value::bigint(j.last_write_ns), Value::bigint(j.retention_ns)});
   }
-  return rowsOf(ctx, "JOBS_SCAN", "jobs", std::move(rows), column_ids);
+  return rowsOf(ctx, "JOBS_SCAN", "jobs", std::move(rows), column_ids, p);
 }
 
-PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                const ScanPredicates& p) {
   std::vector<std::vector<Value>> rows;
-  for (const storage::JobInfo& j : jobsByName(store)) {
+  for (const storage::JobInfo& j : jobsByName(store, p)) {
     ctx.check();
     auto topology = store.topology(j.name);
     if (!present(topology, "the topology", j)) continue;
     std::sort(topology->begin(), topology->end(), [](const model::RankTopology& a, const model::RankTopology& b) { return a.rank < b.rank; });
     for (const model::RankTopology& r : *topology) {
+      if (!p.selectsRank(r.rank)) continue;
       std::vector<Value> row = {Value::varchar(j.name), Value::bigint(r.rank), Value::bigint(r.world_size), Value::varchar(r.host)};
       for (uint32_t v : {r.local_rank, r.device, r.tp_rank, r.tp_size, r.pp_rank, r.pp_size, r.dp_rank, r.dp_size, r.cp_rank, r.cp_size,
                          r.ep_rank, r.ep_size}) {
@@ -62,12 +67,13 @@ PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store
       rows.push_back(std::move(row));
     }
   }
-  return rowsOf(ctx, "RANKS_SCAN", "ranks", std::move(rows), column_ids);
+  return rowsOf(ctx, "RANKS_SCAN", "ranks", std::move(rows), column_ids, p);
 }
 
-PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids) {
+PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                const ScanPredicates& p) {
   std::vector<std::vector<Value>> rows;
-  for (const storage::JobInfo& j : jobsByName(store)) {
+  for (const storage::JobInfo& j : jobsByName(store, p)) {
     ctx.check();
     auto names = store.kernelNames(j.name);
     if (!present(names, "the kernel dictionary", j)) continue;
@@ -78,7 +84,7 @@ PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store&
       rows.push_back(std::move(row));
     }
   }
-  return rowsOf(ctx, "KERNEL_NAMES_SCAN", "kernel_names", std::move(rows), column_ids);
+  return rowsOf(ctx, "KERNEL_NAMES_SCAN", "kernel_names", std::move(rows), column_ids, p);
 }
 
 }  // namespace argus::query

@@ -13,11 +13,6 @@ size_t scanThreads(const QueryOptions& o) {
   return o.scan_threads > 0 ? o.scan_threads : defaultWorkerThreads();
 }
 
-std::string stepRangeText(const ScanPredicates& p) {
-  std::string to = p.to_step == UINT64_MAX ? "inf" : std::to_string(p.to_step);
-  return "[" + std::to_string(p.from_step) + ", " + to + ")";
-}
-
 }  // namespace
 
 TableScan::TableScan(QueryContext& ctx, const storage::Store& store, const TableInfo& table, std::vector<size_t> column_ids,
@@ -130,23 +125,7 @@ bool TableScan::next(DataChunk& out) {
 }
 
 std::string TableScan::describe() const {
-  std::string out = "TABLE_SCAN " + table_.name + " jobs=";
-  if (predicates_.jobs_restricted) {
-    out += "[";
-    for (size_t i = 0; i < predicates_.jobs.size(); ++i) out += (i ? ", " : "") + Value::varchar(predicates_.jobs[i]).toSql();
-    out += "]";
-  } else {
-    out += "all";
-  }
-  out += " ranks=";
-  if (predicates_.ranks_restricted) {
-    out += "[";
-    for (size_t i = 0; i < predicates_.ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(predicates_.ranks[i]);
-    out += "]";
-  } else {
-    out += "all";
-  }
-  out += " steps=" + stepRangeText(predicates_) + " columns=[";
+  std::string out = "TABLE_SCAN " + table_.name + " " + describePredicates(predicates_, true, true) + " columns=[";
   for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
   out += "]";
   if (predicates_.contradiction()) out += " (nothing can match)";

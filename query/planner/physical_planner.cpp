@@ -19,9 +19,9 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
   auto child = [&](size_t i) { return createPhysicalPlan(*op.children[i], ctx, store); };
   switch (op.type) {
     case LogicalOpType::kGet:
-      if (op.table->kind == TableInfo::Kind::kJobs) return makeJobsScan(ctx, store, op.column_ids);
-      if (op.table->kind == TableInfo::Kind::kRanks) return makeRanksScan(ctx, store, op.column_ids);
-      if (op.table->kind == TableInfo::Kind::kKernelNames) return makeKernelNamesScan(ctx, store, op.column_ids);
+      if (op.table->kind == TableInfo::Kind::kJobs) return makeJobsScan(ctx, store, op.column_ids, op.predicates);
+      if (op.table->kind == TableInfo::Kind::kRanks) return makeRanksScan(ctx, store, op.column_ids, op.predicates);
+      if (op.table->kind == TableInfo::Kind::kKernelNames) return makeKernelNamesScan(ctx, store, op.column_ids, op.predicates);
       return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;

@@ -108,7 +108,7 @@ BoundExprPtr joinConjuncts(std::vector<BoundExprPtr> conjuncts) {
 
 ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
   ScanPredicates p;
-  if (!*where || table.kind != TableInfo::Kind::kStore) return p;
+  if (!*where) return p;
   const int job = table.findColumn("job");
   const int rank = table.findColumn("rank");
   const int step = table.findColumn("step");

@@ -1,8 +1,11 @@
-// ScanPredicates: what a store scan is restricted to (job, ranks, step range).
+// ScanPredicates: what a scan is restricted to (job, ranks, step range): a store table's,
+// a table function's, or a metadata table's (jobs, ranks, kernel_names: job and rank).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace argus::query {
@@ -20,6 +23,11 @@ struct ScanPredicates {
   bool contradiction() const {
     return (jobs_restricted && jobs.empty()) || (ranks_restricted && ranks.empty()) || from_step >= to_step;
   }
+  bool selectsJob(std::string_view job) const;
+  bool selectsRank(uint32_t rank) const;
 };
+
+// "jobs=['a', 'b']", then " ranks=all" and " steps=[from, to)" when asked: for EXPLAIN.
+std::string describePredicates(const ScanPredicates& p, bool with_ranks, bool with_steps);
 
 }  // namespace argus::query
