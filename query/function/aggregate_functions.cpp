@@ -471,31 +471,73 @@ class ArgExtremeState final : public AggregateState {
   size_t bytes_ = 0;
 };
 
+// hist_merge(h). A group's rows usually come one after another (a scan yields rank by
+// rank, step by step): their bucket counts are summed into a dense array indexed by bucket
+// and merged into the group's histogram once, when a row of another group comes or at
+// finalize, rather than by one sparse merge per row. Counts saturate as merge's do: the
+// sums are exact, and min(sum, UINT32_MAX) is what saturating each addition gives.
 class HistMergeState final : public AggregateState {
  public:
+  using Bucket = model::DurationHistogram::Bucket;
   void resize(size_t g) override { hists_.resize(g); seen_.resize(g, 0); }
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
+    if (run_.empty()) run_.assign(model::DurationHistogram::kMaxIndex + 1, 0);
     forValid(v, groups, n, [&](size_t i, uint32_t g) {
-      size_t before = hists_[g].buckets().size();
-      hists_[g].merge(*at<const model::DurationHistogram*>(v, i));
-      bytes_ += (hists_[g].buckets().size() - before) * sizeof(model::DurationHistogram::Bucket);
-      seen_[g] = 1;
+      if (g != run_group_) {
+        flushRun();
+        run_group_ = g;
+        seen_[g] = 1;
+      }
+      for (const Bucket& b : at<const model::DurationHistogram*>(v, i)->buckets()) {
+        run_[static_cast<size_t>(b.index)] += b.count;
+        run_lo_ = std::min(run_lo_, b.index);
+        run_hi_ = std::max(run_hi_, b.index);
+      }
     });
   }
   void finalize(size_t g, Vector& out, Arena& arena) override {
+    flushRun();
     out.reset(L::kHistogram, g);
     for (size_t i = 0; i < g; ++i) {
       out.hist[i] = arena.copy(hists_[i]);
       if (!seen_[i]) out.setNull(i);
     }
   }
-  size_t memoryBytes() const override { return hists_.capacity() * sizeof(model::DurationHistogram) + seen_.capacity() + bytes_; }
+  size_t memoryBytes() const override {
+    return hists_.capacity() * sizeof(model::DurationHistogram) + seen_.capacity() + run_.size() * sizeof(uint64_t) + bytes_;
+  }
 
  private:
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
+  void flushRun() {
+    if (run_group_ == kNoGroup || run_lo_ > run_hi_) return;
+    run_hist_.refill([&](std::vector<Bucket>& out) {
+      for (int32_t i = run_lo_; i <= run_hi_; ++i) {
+        uint64_t& c = run_[static_cast<size_t>(i)];
+        if (c == 0) continue;
+        out.push_back(Bucket{i, static_cast<uint32_t>(std::min<uint64_t>(c, UINT32_MAX))});
+        c = 0;
+      }
+      return true;
+    });
+    run_lo_ = model::DurationHistogram::kMaxIndex + 1;
+    run_hi_ = -1;
+    model::DurationHistogram& h = hists_[run_group_];
+    const size_t before = h.buckets().size();
+    h.merge(run_hist_);
+    bytes_ += (h.buckets().size() - before) * sizeof(Bucket);
+  }
+
   std::vector<model::DurationHistogram> hists_;
   std::vector<uint8_t> seen_;
   size_t bytes_ = 0;
+  // The run of rows of run_group_ not yet merged: counts per bucket index in [run_lo_, run_hi_].
+  std::vector<uint64_t> run_;  // allocated at the first update
+  uint32_t run_group_ = kNoGroup;
+  int32_t run_lo_ = model::DurationHistogram::kMaxIndex + 1;
+  int32_t run_hi_ = -1;
+  model::DurationHistogram run_hist_;  // the run's buckets, merged into the group's
 };
 
 // agg(DISTINCT x): passes on only the first occurrence of each (group, value).
