@@ -44,8 +44,9 @@ std::string_view substrOf(std::string_view s, int64_t start, int64_t length) {
 }
 
 void substrFrom(const Vector* const* a, size_t, size_t n, Vector& out, const FunctionContext&) {
+  // To the end: from position max(start, 1), however far back start lies.
   binaryLoop<std::string_view, int64_t, std::string_view>(*a[0], *a[1], n, out, [](std::string_view s, int64_t start, size_t) {
-    return start > static_cast<int64_t>(s.size()) ? std::string_view() : s.substr(static_cast<size_t>(std::max<int64_t>(start, 1) - 1));
+    return substrOf(s, std::max<int64_t>(start, 1), INT64_MAX);
   });
 }
 
