@@ -254,6 +254,28 @@ TEST_CASE("the highest attempt wins per (rank, step), in head and in chunks") {
   check({r2});
 }
 
+TEST_CASE("a damaged kernel dictionary entry is named, not skipped or read as garbage") {
+  TempDir dir;
+  auto store = openStore(dir.path());
+  JobId job = store->ensureJob("j").value();
+  const DbHandles& h = store->handles();
+  SUBCASE("a key whose id is cut short") {
+    std::string key = jobDataKey(job, JobDataKind::kKernelDict, 1);
+    key.pop_back();
+    REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.meta, key, "x").ok());
+    auto names = store->kernelNames("j");
+    REQUIRE(!names.isOk());
+    CHECK(names.status().code() == Status::Code::kCorruption);
+    CHECK(names.status().message().find("malformed job data key") != std::string::npos);
+  }
+  SUBCASE("a value that does not decode") {
+    REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.meta, jobDataKey(job, JobDataKind::kKernelDict, 1), std::string("\xff\xff", 2)).ok());
+    auto names = store->kernelNames("j");
+    REQUIRE(!names.isOk());
+    CHECK(names.status().code() == Status::Code::kCorruption);
+  }
+}
+
 TEST_CASE("re-delivery is idempotent across seals") {
   TempDir dir;
   auto store = openStore(dir.path());
