@@ -145,7 +145,7 @@ void ChunkWriter::writeBlock(uint32_t job, uint32_t rank, uint16_t attempt, uint
       ctx.hist_buckets = hist_buckets;
     }
     std::vector<int64_t> prediction;
-    if (const SumPredictor* p = sumPredictorOf(b.table, def.id)) {
+    if (const SumPredictor* p = sumPredictorOf(b.table, def.id); p && p->written) {
       b.predict(*p, &prediction);
       ctx.prediction = prediction;
       column_ctx = &ctx;

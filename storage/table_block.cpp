@@ -30,7 +30,9 @@ std::span<const uint8_t> groupKeyColumns(Table t) {
 namespace {
 // steps: end_ns (4) = start_ns (3) + iter_ns (5); compute_ns (11) = forward (7) + backward (8)
 // + optimizer (9). Do not change: stored chunks are decoded with these (docs/format/codecs.md).
-constexpr SumPredictor kStepsPredictors[] = {{4, {3, 5, 0}, 2}, {11, {7, 8, 9}, 3}};
+// compute_ns is no longer written against its terms: it is the column straggler queries read
+// alone, and its residual chunk made that read four chunks (saving ~2 B per rank-step).
+constexpr SumPredictor kStepsPredictors[] = {{4, {3, 5, 0}, 2, true}, {11, {7, 8, 9}, 3, false}};
 }  // namespace
 
 const SumPredictor* sumPredictorOf(Table t, uint8_t column) {

@@ -39,6 +39,9 @@ struct SumPredictor {
   uint8_t column;
   uint8_t terms[3];
   uint8_t nterms;
+  // Whether writers still code the column against it. A residual chunk costs a read of
+  // every term: for a column queried on its own that is several chunks for one.
+  bool written;
 };
 // REQUIRES nothing; returns null when the column has no predictor.
 const SumPredictor* sumPredictorOf(Table t, uint8_t column);

@@ -1,0 +1,101 @@
+// ChunkReader::readBlock over chunks written today and chunks as older writers coded them
+// (docs/format/codecs.md: sum-residual predictors stay readable after writers drop them).
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "storage/chunk_reader.h"
+#include "storage/chunk_writer.h"
+#include "storage/column_codec.h"
+#include "storage/keys.h"
+
+using namespace argus;
+using namespace argus::storage;
+
+namespace {
+
+constexpr uint8_t kForward = 7, kBackward = 8, kOptimizer = 9, kCompute = 11;
+
+// A steps block of `n` rows whose compute_ns is forward + backward + optimizer plus a little.
+TableBlock stepsBlock(size_t n) {
+  TableBlock b;
+  b.reset(Table::kSteps);
+  b.rows = n;
+  for (size_t i = 0; i < n; ++i) b.steps.push_back(static_cast<int64_t>(i));
+  for (const ColumnDef& d : tableColumns(Table::kSteps)) {
+    if (d.id < kFirstStoredColumnId || d.type == ColumnType::kHistogram) continue;
+    for (size_t i = 0; i < n; ++i) b.columns[d.id].ints.push_back(static_cast<int64_t>(1000 * d.id + 37 * i % 101));
+  }
+  auto& c = b.columns[kCompute].ints;
+  for (size_t i = 0; i < n; ++i) {
+    c[i] = b.columns[kForward].ints[i] + b.columns[kBackward].ints[i] + b.columns[kOptimizer].ints[i] + static_cast<int64_t>(i % 3);
+  }
+  return b;
+}
+
+std::map<std::string, std::string> chunksOf(const TableBlock& b) {
+  std::vector<ChunkKV> kvs;
+  ChunkWriter::writeBlock(1, 0, 0, 0, b, &kvs);
+  std::map<std::string, std::string> out;
+  for (auto& kv : kvs) out[kv.key] = kv.value;
+  return out;
+}
+
+ChunkGetter getterOf(const std::map<std::string, std::string>& chunks, std::vector<uint8_t>* fetched) {
+  return [&chunks, fetched](const std::string& key, std::string* value) {
+    auto it = chunks.find(key);
+    if (it == chunks.end()) return Status::notFound(describeKey(kChunkCf, key));
+    ChunkKey k;
+    REQUIRE(decodeChunkKey(key, &k));
+    fetched->push_back(k.column);
+    *value = it->second;
+    return Status::ok();
+  };
+}
+
+std::string computeKey() { return encodeChunkKey(ChunkKey{1, Table::kSteps, kCompute, 0, 0, 0}); }
+
+}  // namespace
+
+TEST_CASE("steps.compute_ns is written on its own: reading it alone fetches _steps and it, nothing else") {
+  TableBlock b = stepsBlock(40);
+  auto chunks = chunksOf(b);
+  ChunkView v;
+  REQUIRE(parseChunk(chunks.at(computeKey()), &v).isOk());
+  CHECK((v.codec & kCodecIdMask) != static_cast<uint8_t>(CodecId::kSumResidual));
+
+  std::vector<uint8_t> fetched;
+  std::vector<uint8_t> wanted{kCompute};
+  TableBlock back;
+  uint64_t read = 0;
+  REQUIRE(ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(fetched == std::vector<uint8_t>{kStepsColumnId, kCompute});
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+}
+
+TEST_CASE("a compute_ns chunk coded against forward + backward + optimizer, as older writers did, still reads") {
+  TableBlock b = stepsBlock(40);
+  auto chunks = chunksOf(b);
+  std::vector<int64_t> prediction;
+  b.predict(*sumPredictorOf(Table::kSteps, kCompute), &prediction);
+  RowContext ctx;
+  ctx.prediction = prediction;
+  std::string payload;
+  REQUIRE(encodeIntsWith(CodecId::kSumResidual, b.columns[kCompute].ints, &ctx, &payload));
+  ChunkView old;
+  REQUIRE(parseChunk(chunks.at(computeKey()), &old).isOk());
+  chunks[computeKey()] = encodeChunk(old.type, static_cast<uint8_t>(CodecId::kSumResidual), old.stats, payload);
+
+  std::vector<uint8_t> fetched;
+  std::vector<uint8_t> wanted{kCompute};
+  TableBlock back;
+  uint64_t read = 0;
+  REQUIRE(ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+  CHECK(fetched.size() == 5);  // _steps, the three terms, compute_ns
+
+  // Without its terms the residuals mean nothing: a missing term is named corruption.
+  chunks.erase(encodeChunkKey(ChunkKey{1, Table::kSteps, kBackward, 0, 0, 0}));
+  Status s = ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read);
+  CHECK(s.isCorruption());
+}
