@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace argus::testing {
 
@@ -18,10 +19,20 @@ inline std::string tempPath(const std::string& name) {
   return std::string(tmp != nullptr ? tmp : "/tmp") + "/argus-import-" + std::to_string(::getpid()) + "-" + name;
 }
 
+// Every path writeFile wrote, removed when the test process exits.
+struct WrittenFiles {
+  std::vector<std::string> paths;
+  ~WrittenFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+};
+
 // Writes `bytes` to tempPath(name) and returns the path.
 inline std::string writeFile(const std::string& name, const std::string& bytes) {
+  static WrittenFiles written;
   std::string path = tempPath(name);
   std::ofstream(path, std::ios::binary) << bytes;
+  written.paths.push_back(path);
   return path;
 }
 
