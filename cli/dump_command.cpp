@@ -163,6 +163,7 @@ void addDumpCommand(CLI::App& app, int* exit_code) {
   store->add_option("--data", store_options->data_dir, "argusd data directory")->required();
   store->add_option("--cf", store_options->cf, "column family")->check(CLI::IsMember({"all", "meta", "head", "chunk"}))->capture_default_str();
   store->add_option("--limit", store_options->limit, "most entries per column family (0: all)");
+  store->group("Subcommands");  // subcommands inherit dump's hidden group; `argus dump --help` lists them
   store->callback([store_options, exit_code] { *exit_code = dumpStore(*store_options); });
 
   auto wire_path = std::make_shared<std::string>();
@@ -170,6 +171,7 @@ void addDumpCommand(CLI::App& app, int* exit_code) {
   CLI::App* wire_cmd = dump->add_subcommand("wire", "Decode a file of wire frames (as sent on an ingest socket)");
   wire_cmd->add_option("file", *wire_path, "file holding frames back to back")->required();
   wire_cmd->add_flag("--server", *from_server, "the frames were sent by argusd (Welcome, Ack, Close ...)");
+  wire_cmd->group("Subcommands");
   wire_cmd->callback([wire_path, from_server, exit_code] { *exit_code = dumpWire(*wire_path, *from_server); });
 }
 

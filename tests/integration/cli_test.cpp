@@ -112,3 +112,14 @@ TEST_CASE("argus dump wire decodes a session's frames and stops cleanly at a tru
   CHECK(contains(truncated.output, "truncated"));
   cli::removeTree(dir);
 }
+
+TEST_CASE("argus dump stays out of the top-level help but its own help lists store and wire") {
+  RunResult top = runArgus("--help");
+  CHECK(top.exit_code == 0);
+  CHECK_FALSE(contains(top.output, "Decode stored objects"));
+  RunResult help = runArgus("dump --help");
+  INFO(help.output);
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.output, "Decode a data directory's meta entries"));
+  CHECK(contains(help.output, "Decode a file of wire frames"));
+}
