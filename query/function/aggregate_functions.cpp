@@ -12,6 +12,7 @@
 #include "base/worker_threads.h"
 #include "query/function/function_registry.h"
 #include "query/function/kept_values.h"
+#include "query/function/select_nth.h"
 
 namespace argus::query {
 
@@ -309,6 +310,11 @@ class KeptValuesState : public AggregateState {
     const size_t n = vals.size();
     double pos = q * static_cast<double>(n - 1);
     size_t lo = static_cast<size_t>(std::floor(pos));
+    if constexpr (std::is_same_v<U, int64_t>) {
+      const NthPair p = selectNth(vals, lo);
+      const double frac = pos - static_cast<double>(lo);
+      return frac == 0 ? static_cast<double>(p.nth) : static_cast<double>(p.nth) + (static_cast<double>(p.next) - static_cast<double>(p.nth)) * frac;
+    }
     auto by = [](const U& a, const U& b) { return less(a, b, L::kBigInt); };
     std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(lo), vals.end(), by);
     double lo_v = static_cast<double>(vals[lo]);
@@ -375,8 +381,12 @@ class QuantileState final : public KeptValuesState<T> {
       if (discrete_) {
         size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(vals.size())));
         k = k == 0 ? 0 : k - 1;
-        std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), this->lt);
-        out.data<T>()[i] = vals[k];
+        if constexpr (std::is_same_v<T, int64_t>) {
+          out.data<T>()[i] = selectNth(vals, k).nth;
+        } else {
+          std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), this->lt);
+          out.data<T>()[i] = vals[k];
+        }
         return;
       }
       out.f64[i] = this->quantileCont(vals, q_);

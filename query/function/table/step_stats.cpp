@@ -10,6 +10,7 @@
 
 #include "query/binder/catalog.h"
 #include "query/execution/table_scan.h"
+#include "query/function/select_nth.h"
 #include "query/function/table_function_registry.h"
 
 namespace argus::query {
@@ -93,10 +94,8 @@ class StepStatsSource final : public PhysicalOperator {
       }
       const size_t n = hi - lo;
       // The median as median() has it: the middle value, or the mean of the two middle ones.
-      auto mid = values.begin() + static_cast<ptrdiff_t>(n / 2);
-      std::nth_element(values.begin(), mid, values.end());
-      double median = static_cast<double>(*mid);
-      if (n % 2 == 0) median = (median + static_cast<double>(*std::max_element(values.begin(), mid))) / 2;
+      const NthPair mid = selectNth(values, n % 2 == 0 ? n / 2 - 1 : n / 2);
+      const double median = n % 2 == 0 ? (static_cast<double>(mid.nth) + static_cast<double>(mid.next)) / 2 : static_cast<double>(mid.nth);
       i64_[kStep].push_back(samples[lo].step);
       i64_[kRanks].push_back(static_cast<int64_t>(n));
       i64_[kMin].push_back(min_ns);
