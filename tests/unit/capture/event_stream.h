@@ -106,4 +106,11 @@ inline const model::KernelStat* findKernel(const model::StepRecord& r, uint64_t 
   return nullptr;
 }
 
+inline const model::KernelStat* findKernel(const model::StepRecord& r, uint64_t sig, model::Phase phase) {
+  for (const auto& k : r.kernels) {
+    if (k.signature == sig && k.phase == phase) return &k;
+  }
+  return nullptr;
+}
+
 }  // namespace argus::capture::testing

@@ -414,3 +414,35 @@ TEST_CASE("kernel totals: the histogram's sketch total by default (within 1%), e
   CHECK(e->total_ns == exact);
   CHECK(e->hist == k->hist);
 }
+
+TEST_CASE("kernel statistics come out in the record's order (signature, phase) with their own histograms") {
+  EventStream s;
+  s.range("ProfilerStep#3", 0, 1'000'000);
+  s.range("forward", 0, 500'000);
+  s.range("backward", 500'000, 1'000'000);
+  // 40 names, each launched in both phases, in an order unrelated to their signatures.
+  for (int half = 0; half < 2; ++half) {
+    for (int i = 0; i < 40; ++i) {
+      int64_t t = half * 500'000 + 1000 + ((i * 17) % 40) * 10'000;
+      for (int rep = 0; rep <= i % 3; ++rep) {
+        s.kernel("kernel_" + std::to_string(i), t + rep * 3000, t + rep * 3000 + 1000 + i, 7, t + rep * 3000 - 100, 1);
+      }
+    }
+  }
+  auto recs = assemble(s);
+  REQUIRE(recs.size() == 1);
+  const StepRecord& r = recs[0];
+  REQUIRE(r.kernels.size() == 80);
+  StepRecord sorted = r;
+  sorted.canonicalize();
+  CHECK(sorted.kernels == r.kernels);
+  for (int i = 0; i < 40; ++i) {
+    for (Phase p : {Phase::kForward, Phase::kBackward}) {
+      const auto* k = findKernel(r, s.sig("kernel_" + std::to_string(i)), p);
+      REQUIRE(k != nullptr);
+      CHECK(k->count == static_cast<uint32_t>(i % 3 + 1));
+      CHECK(k->hist.count() == k->count);
+      CHECK(k->total_ns == int64_t{k->count} * (1000 + i));
+    }
+  }
+}
