@@ -40,89 +40,48 @@ Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, C
   return named(decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints), key);
 }
 
-Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                              uint64_t* chunks_read, const std::string* steps_value) {
-  out->reset(at.table);
-  ChunkKey key = at;
-  std::string value;
-  auto fetch = [&](uint8_t column, bool required) -> Status {
-    key.column = column;
-    Status s = get(encodeChunkKey(key), &value);
-    if (s.isNotFound() && required) {
-      return Status::corruption(describeKey(kChunkCf, encodeChunkKey(key)) + ": chunk missing while its block layout exists");
-    }
+namespace {
+
+// Loads the wanted columns of one block, each after the columns its codec predicts from.
+// Per-thread buffers keep the chunk keys and values' capacity from block to block: a scan
+// reads a block per rank, and each allocation here was paid per chunk.
+class BlockLoader {
+ public:
+  BlockLoader(const ChunkKey& at, const ChunkGetter& get, TableBlock* out, uint64_t* chunks_read)
+      : key_(at), get_(get), out_(out), chunks_read_(chunks_read), group_keys_(groupKeyColumns(at.table)) {
+    std::fill_n(state_, out->columns.size(), kNotLoaded);
+  }
+
+  // Fetches chunk `column` of the block into its value buffer; NotFound passes through
+  // unless `required` (then the block's layout exists and the chunk is damage).
+  Status fetch(uint8_t column, bool required, std::string** value) {
+    keyFor(column);
+    *value = &buffers().values[column];
+    Status s = get_(buffers().key, *value);
+    if (s.isNotFound() && required) return Status::corruption(describeKey(kChunkCf, buffers().key) + ": chunk missing while its block layout exists");
     return s;
-  };
-
-  std::string steps_key;
-  {
-    key.column = kStepsColumnId;
-    steps_key = encodeChunkKey(key);
-    if (steps_value == nullptr) {
-      // Absent _steps means "no block" only for the steps table; every other table's layout
-      // is read once the steps table's block is known to exist, so there it is damage.
-      ARGUS_RETURN_IF_ERROR(fetch(kStepsColumnId, at.table != Table::kSteps));
-      steps_value = &value;
-    }
-    Column c;
-    c.type = ColumnType::kUInt64;
-    ARGUS_RETURN_IF_ERROR(decodeColumn(steps_key, *steps_value, ColumnType::kUInt64, SIZE_MAX, nullptr, &c));
-    ++*chunks_read;
-    out->steps = std::move(c.ints);
-    for (size_t i = 0; i < out->steps.size(); ++i) {
-      uint64_t s = static_cast<uint64_t>(out->steps[i]);
-      if (static_cast<int64_t>(s) < 0) {
-        return Status::corruption(describeKey(kChunkCf, steps_key) + ": step " + std::to_string(s) + " past the largest storable step (2^63-1)");
-      }
-      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1])) {
-        return Status::corruption(describeKey(kChunkCf, steps_key) + ": steps not ascending inside the block");
-      }
-    }
   }
-  if (isNestedTable(at.table)) {
-    ARGUS_RETURN_IF_ERROR(fetch(kRowCountColumnId, true));
-    Column c;
-    c.type = ColumnType::kUInt64;
-    std::string k = encodeChunkKey(key);
-    ARGUS_RETURN_IF_ERROR(decodeColumn(k, value, ColumnType::kUInt64, out->steps.size(), nullptr, &c));
-    ++*chunks_read;
-    uint64_t total = 0;
-    for (int64_t n : c.ints) {
-      if (n < 0 || static_cast<uint64_t>(n) > kMaxChunkRows || (total += static_cast<uint64_t>(n)) > kMaxChunkRows) {
-        return Status::corruption(describeKey(kChunkCf, k) + ": row counts out of range");
-      }
-    }
-    out->row_counts = std::move(c.ints);
-    out->rows = total;
-  } else {
-    out->rows = out->steps.size();
+  // The key of the block's chunk `column`, valid until the next call or fetch.
+  const std::string& keyFor(uint8_t column) {
+    key_.column = column;
+    encodeChunkKey(key_, &buffers().key);
+    return buffers().key;
   }
 
-  std::vector<uint8_t> wanted;
-  if (columns == nullptr) {
-    for (const ColumnDef& d : tableColumns(at.table)) {
-      if (d.id >= kFirstStoredColumnId) wanted.push_back(d.id);
+  Status load(uint8_t id) {
+    const Table table = key_.table;
+    if (id >= out_->columns.size() || id < kFirstStoredColumnId) {
+      return Status::corruption(std::string("column ") + std::to_string(id) + " is not in table " + tableName(table));
     }
-  } else {
-    wanted = *columns;
-  }
-  auto keys = groupKeyColumns(at.table);
-  std::vector<uint8_t> state(out->columns.size(), 0);  // 0 not loaded, 1 loading, 2 loaded
-  bool have_groups = false;
-  RowContext groups;
-
-  std::function<Status(uint8_t)> load = [&](uint8_t id) -> Status {
-    if (id >= out->columns.size() || id < kFirstStoredColumnId) {
-      return Status::corruption(std::string("column ") + std::to_string(id) + " is not in table " + tableName(at.table));
-    }
-    if (state[id] == 2) return Status::ok();
-    if (state[id] == 1) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
-    state[id] = 1;
-    ARGUS_RETURN_IF_ERROR(fetch(id, true));
-    std::string k = encodeChunkKey(key);
-    std::string v = std::move(value);
+    if (state_[id] == kLoaded) return Status::ok();
+    if (state_[id] == kLoading) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
+    state_[id] = kLoading;
+    std::string* v = nullptr;
+    ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
+    // Errors name this chunk's key (loading a dependency below re-encodes the key buffer).
+    auto named_here = [&](const Status& s) { return named(s, keyFor(id)); };
     ChunkView view;
-    ARGUS_RETURN_IF_ERROR(named(parseChunk(v, &view), k));
+    ARGUS_RETURN_IF_ERROR(named_here(parseChunk(*v, &view)));
     // What the codec predicts from: load those columns first.
     auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
     bool zstd = view.codec & kCodecZstdFlag;
@@ -132,43 +91,125 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     bool need_hists = codec == CodecId::kHistResidual;
     bool need_prediction = codec == CodecId::kSumResidual;
     RowContext ctx;
-    std::vector<int64_t> prediction;
+    std::vector<int64_t>& prediction = buffers().prediction;
     if (need_prediction) {
-      const SumPredictor* p = sumPredictorOf(at.table, id);
-      if (p == nullptr) return named(Status::corruption("sum-residual on a column without a predictor"), k);
+      const SumPredictor* p = sumPredictorOf(table, id);
+      if (p == nullptr) return named_here(Status::corruption("sum-residual on a column without a predictor"));
       for (uint8_t t = 0; t < p->nterms; ++t) ARGUS_RETURN_IF_ERROR(load(p->terms[t]));
-      out->predict(*p, &prediction);
+      out_->predict(*p, &prediction);
       ctx.prediction = prediction;
     }
     if (need_groups) {
-      if (std::find(keys.begin(), keys.end(), id) != keys.end()) return named(Status::corruption("a group-key column uses a grouped codec"), k);
-      if (keys.empty()) return named(Status::corruption("grouped codec in a table without groups"), k);
-      if (!have_groups) {
-        for (uint8_t kid : keys) ARGUS_RETURN_IF_ERROR(load(kid));
-        groups = out->groups();
-        have_groups = true;
+      if (std::find(group_keys_.begin(), group_keys_.end(), id) != group_keys_.end()) {
+        return named_here(Status::corruption("a group-key column uses a grouped codec"));
       }
-      ctx.ids = groups.ids;
-      ctx.count = groups.count;
+      if (group_keys_.empty()) return named_here(Status::corruption("grouped codec in a table without groups"));
+      if (!have_groups_) {
+        for (uint8_t kid : group_keys_) ARGUS_RETURN_IF_ERROR(load(kid));
+        groups_ = out_->groups();
+        have_groups_ = true;
+      }
+      ctx.ids = groups_.ids;
+      ctx.count = groups_.count;
     }
     if (need_counts) {
-      uint8_t c = countColumnOf(at.table);
-      if (c == kNoColumn) return named(Status::corruption("codec needs a count column this table lacks"), k);
+      uint8_t c = countColumnOf(table);
+      if (c == kNoColumn) return named_here(Status::corruption("codec needs a count column this table lacks"));
       ARGUS_RETURN_IF_ERROR(load(c));
-      ctx.counts = out->columns[c].ints;
+      ctx.counts = out_->columns[c].ints;
     }
     if (need_hists) {
-      uint8_t h = histColumnOf(at.table);
-      if (h == kNoColumn) return named(Status::corruption("codec needs a histogram column this table lacks"), k);
+      uint8_t h = histColumnOf(table);
+      if (h == kNoColumn) return named_here(Status::corruption("codec needs a histogram column this table lacks"));
       ARGUS_RETURN_IF_ERROR(load(h));
-      ctx.hists = out->columns[h].hists;
+      ctx.hists = out_->columns[h].hists;
     }
-    ARGUS_RETURN_IF_ERROR(decodeColumn(k, v, out->columns[id].type, out->rows, &ctx, &out->columns[id]));
-    ++*chunks_read;
-    state[id] = 2;
+    ARGUS_RETURN_IF_ERROR(ChunkReader::decodeColumn(keyFor(id), *v, out_->columns[id].type, out_->rows, &ctx, &out_->columns[id]));
+    ++*chunks_read_;
+    state_[id] = kLoaded;
     return Status::ok();
+  }
+
+ private:
+  enum : uint8_t { kNotLoaded, kLoading, kLoaded };
+  struct Buffers {
+    std::string key;          // of the chunk last named
+    std::string values[256];  // by column id
+    std::vector<int64_t> prediction;
   };
-  for (uint8_t id : wanted) ARGUS_RETURN_IF_ERROR(load(id));
+  static Buffers& buffers() {
+    thread_local Buffers b;
+    return b;
+  }
+
+  ChunkKey key_;
+  const ChunkGetter& get_;
+  TableBlock* out_;
+  uint64_t* chunks_read_;
+  std::span<const uint8_t> group_keys_;
+  uint8_t state_[256];
+  bool have_groups_ = false;
+  RowContext groups_;
+};
+
+}  // namespace
+
+Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
+                              uint64_t* chunks_read, const std::string* steps_value) {
+  out->reset(at.table);
+  BlockLoader loader(at, get, out, chunks_read);
+  {
+    if (steps_value == nullptr) {
+      // Absent _steps means "no block" only for the steps table; every other table's layout
+      // is read once the steps table's block is known to exist, so there it is damage.
+      std::string* v = nullptr;
+      ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps, &v));
+      steps_value = v;
+    }
+    const std::string& key = loader.keyFor(kStepsColumnId);
+    Column c;
+    c.type = ColumnType::kUInt64;
+    c.ints = std::move(out->steps);  // its capacity, reused
+    ARGUS_RETURN_IF_ERROR(decodeColumn(key, *steps_value, ColumnType::kUInt64, SIZE_MAX, nullptr, &c));
+    ++*chunks_read;
+    out->steps = std::move(c.ints);
+    for (size_t i = 0; i < out->steps.size(); ++i) {
+      uint64_t s = static_cast<uint64_t>(out->steps[i]);
+      if (static_cast<int64_t>(s) < 0) {
+        return Status::corruption(describeKey(kChunkCf, key) + ": step " + std::to_string(s) + " past the largest storable step (2^63-1)");
+      }
+      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1])) {
+        return Status::corruption(describeKey(kChunkCf, key) + ": steps not ascending inside the block");
+      }
+    }
+  }
+  if (isNestedTable(at.table)) {
+    std::string* v = nullptr;
+    ARGUS_RETURN_IF_ERROR(loader.fetch(kRowCountColumnId, true, &v));
+    Column c;
+    c.type = ColumnType::kUInt64;
+    c.ints = std::move(out->row_counts);
+    ARGUS_RETURN_IF_ERROR(decodeColumn(loader.keyFor(kRowCountColumnId), *v, ColumnType::kUInt64, out->steps.size(), nullptr, &c));
+    ++*chunks_read;
+    uint64_t total = 0;
+    for (int64_t n : c.ints) {
+      if (n < 0 || static_cast<uint64_t>(n) > kMaxChunkRows || (total += static_cast<uint64_t>(n)) > kMaxChunkRows) {
+        return Status::corruption(describeKey(kChunkCf, loader.keyFor(kRowCountColumnId)) + ": row counts out of range");
+      }
+    }
+    out->row_counts = std::move(c.ints);
+    out->rows = total;
+  } else {
+    out->rows = out->steps.size();
+  }
+
+  if (columns != nullptr) {
+    for (uint8_t id : *columns) ARGUS_RETURN_IF_ERROR(loader.load(id));
+    return Status::ok();
+  }
+  for (const ColumnDef& d : tableColumns(at.table)) {
+    if (d.id >= kFirstStoredColumnId) ARGUS_RETURN_IF_ERROR(loader.load(d.id));
+  }
   return Status::ok();
 }
 

@@ -66,9 +66,19 @@ std::string headPrefix(uint32_t job, uint32_t rank, uint64_t block_base) {
 }
 
 std::string encodeChunkKey(const ChunkKey& k) {
-  std::string out = chunkPrefix(k.job, k.table, k.column, k.step_base, k.rank);
-  putBE(&out, k.attempt, 2);
+  std::string out;
+  encodeChunkKey(k, &out);
   return out;
+}
+
+void encodeChunkKey(const ChunkKey& k, std::string* out) {
+  out->clear();
+  putBE(out, k.job, 4);
+  out->push_back(static_cast<char>(k.table));
+  out->push_back(static_cast<char>(k.column));
+  putBE(out, k.step_base, 8);
+  putBE(out, k.rank, 4);
+  putBE(out, k.attempt, 2);
 }
 
 bool decodeChunkKey(std::string_view key, ChunkKey* out) {

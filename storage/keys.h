@@ -76,6 +76,8 @@ std::string headPrefix(uint32_t job, uint32_t rank, uint64_t block_base);
 
 // Chunk keys and their prefixes.
 std::string encodeChunkKey(const ChunkKey& k);
+// The same into *out (replacing its contents; its capacity kept for the next key).
+void encodeChunkKey(const ChunkKey& k, std::string* out);
 bool decodeChunkKey(std::string_view key, ChunkKey* out);
 std::string chunkPrefix(uint32_t job);
 std::string chunkPrefix(uint32_t job, Table table, uint8_t column);

@@ -157,7 +157,8 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   for (; *set_ix < plan.sets.size() && plan.sets[*set_ix].base == base; ++*set_ix) {
     const ChunkSet& cs = plan.sets[*set_ix];
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
-    std::string key = encodeChunkKey(at);
+    std::string& key = steps_key_;
+    encodeChunkKey(at, &key);
     std::string& steps_value = steps_value_;
     ARGUS_RETURN_IF_ERROR(get(key, &steps_value));
     ChunkStats st;

@@ -89,9 +89,10 @@ class RocksScanCursor final : public ScanCursor {
   bool rank_started_ = false;
 
   // The current block's sources (into source_pool_, whose buffers blocks reuse) and the
-  // value of its layout chunk.
+  // key and value of its layout chunk.
   std::vector<Source*> sources_;
   std::vector<std::unique_ptr<Source>> source_pool_;
+  std::string steps_key_;
   std::string steps_value_;
 
   ColumnBatch pending_;

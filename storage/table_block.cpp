@@ -61,7 +61,7 @@ void TableBlock::reset(Table t) {
   auto defs = tableColumns(t);
   columns.resize(defs.size());
   for (size_t i = 0; i < defs.size(); ++i) {
-    columns[i].name = std::string(defs[i].name);
+    columns[i].name.assign(defs[i].name);  // in place: a block is reset per rank a scan reads
     columns[i].type = defs[i].type;
     columns[i].ints.clear();
     columns[i].hists.clear();
