@@ -76,3 +76,39 @@ TEST_CASE("SlidingOrderStat: mad of one value and of two") {
   s.erase(7);
   CHECK(s.quantileCont(0.5) == 10);
 }
+
+TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, counted (<= 64) and searched (> 64), with ties and NaN") {
+  for (size_t width : {2, 21, 64, 65, 100}) {
+    std::mt19937 rng(static_cast<uint32_t>(width));
+    std::vector<int64_t> ints(600);
+    std::vector<double> doubles(600);
+    for (size_t i = 0; i < ints.size(); ++i) {
+      ints[i] = static_cast<int64_t>(rng() % 40) - 20;
+      doubles[i] = rng() % 50 == 0 ? NAN : static_cast<double>(rng() % 40);
+    }
+    SlidingOrderStat<int64_t> si;
+    SlidingOrderStat<double> sd;
+    for (size_t e = 0; e < ints.size(); ++e) {
+      si.insert(ints[e]);
+      sd.insert(doubles[e]);
+      if (e >= width) {
+        si.erase(ints[e - width]);
+        sd.erase(doubles[e - width]);
+      }
+      const size_t s = e >= width ? e - width + 1 : 0;
+      std::vector<int64_t> fi(ints.begin() + static_cast<std::ptrdiff_t>(s), ints.begin() + static_cast<std::ptrdiff_t>(e) + 1);
+      std::vector<double> fd(doubles.begin() + static_cast<std::ptrdiff_t>(s), doubles.begin() + static_cast<std::ptrdiff_t>(e) + 1);
+      std::sort(fi.begin(), fi.end());
+      // NaN sorts above every number.
+      std::sort(fd.begin(), fd.end(), [](double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); });
+      REQUIRE(si.size() == fi.size());
+      REQUIRE(sd.size() == fd.size());
+      for (size_t k = 0; k < fi.size(); ++k) {
+        INFO("width " << width << " row " << e << " rank " << k);
+        REQUIRE(si.at(k) == fi[k]);
+        const double got = sd.at(k);
+        REQUIRE(((std::isnan(got) && std::isnan(fd[k])) || got == fd[k]));
+      }
+    }
+  }
+}
