@@ -595,7 +595,10 @@ bool zstdCompress(std::string_view raw, std::string* frame, int level) {
   return true;
 }
 
-bool zstdPays(size_t raw_bytes, size_t stored_bytes) { return stored_bytes + raw_bytes / 8 < raw_bytes; }
+bool zstdPays(size_t raw_bytes, size_t stored_bytes) {
+  constexpr size_t kSavingThatAlwaysPays = 512;
+  return stored_bytes + std::min(raw_bytes / 8, kSavingThatAlwaysPays) < raw_bytes;
+}
 
 bool applyZstdIfSmaller(EncodedPayload* p, int level) {
   if (p->bytes.size() < 32) return false;  // the frame header alone eats what it could save

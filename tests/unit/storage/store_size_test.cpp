@@ -85,7 +85,9 @@ TEST_CASE("bytes per rank-step on disk (64 kernel signatures with histograms)") 
   std::printf("  SST on disk: chunk %llu + meta %llu + head %llu bytes\n", static_cast<unsigned long long>(sst_chunk),
               static_cast<unsigned long long>(sst_meta), static_cast<unsigned long long>(sst_head));
   std::printf("  ON DISK: %.1f bytes per rank-step (target <= 300)\n", per);
-  CHECK(per < 1000);
+  // DESIGN §8. The workload is seeded and the layout fixed, so the figure is exact: a change
+  // that crosses the target must say so (last session's zstd rule did, unnoticed).
+  CHECK(per <= 300);
 
   // And it all reads back.
   ColumnBatch b;
