@@ -155,16 +155,18 @@ class BlockLoader {
 }  // namespace
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                              uint64_t* chunks_read, const std::string* steps_value) {
+                              uint64_t* chunks_read, const std::string_view* steps_value) {
   out->reset(at.table);
   BlockLoader loader(at, get, out, chunks_read);
   {
+    std::string_view fetched;
     if (steps_value == nullptr) {
       // Absent _steps means "no block" only for the steps table; every other table's layout
       // is read once the steps table's block is known to exist, so there it is damage.
       std::string* v = nullptr;
       ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps, &v));
-      steps_value = v;
+      fetched = *v;
+      steps_value = &fetched;
     }
     const std::string& key = loader.keyFor(kStepsColumnId);
     Column c;

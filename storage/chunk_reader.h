@@ -35,7 +35,7 @@ class ChunkReader {
   // the key for any other table (its block exists; the layout is damaged).
   // *chunks_read counts chunk values decoded.
   static Status readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                          uint64_t* chunks_read, const std::string* steps_value = nullptr);
+                          uint64_t* chunks_read, const std::string_view* steps_value = nullptr);
 };
 
 }  // namespace argus::storage

@@ -91,12 +91,19 @@ Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, RankPlan>* out) {
   std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
-  auto add = [&](const ChunkKey& k) { (*out)[k.rank].sets.push_back(ChunkSet{k.step_base, k.attempt}); };
+  auto add = [&](const ChunkKey& k) {
+    RankPlan& plan = (*out)[k.rank];
+    const rocksdb::Slice v = it->value();
+    if (plan.layouts.size() + v.size() > UINT32_MAX) return Status::corruption("scan: layout chunks of rank " + std::to_string(k.rank) + " exceed 4 GiB");
+    plan.sets.push_back(ChunkSet{k.step_base, k.attempt, static_cast<uint32_t>(plan.layouts.size()), static_cast<uint32_t>(v.size())});
+    plan.layouts.append(v.data(), v.size());
+    return Status::ok();
+  };
   ChunkKey k;
   if (spec_.ranks.empty()) {
     for (it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, first_base)); inRange(); it->Next()) {
       if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
-      add(k);
+      ARGUS_RETURN_IF_ERROR(add(k));
     }
     return fromRocks(it->status(), "scan: listing chunks");
   }
@@ -111,7 +118,7 @@ Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, RankPlan>* out) {
       std::string prefix = chunkPrefix(job_, spec_.table, kStepsColumnId, base, r);
       for (it->Seek(prefix); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
         if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
-        add(k);
+        ARGUS_RETURN_IF_ERROR(add(k));
       }
     }
     if (base >= last_base) break;
@@ -159,8 +166,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
     std::string& key = steps_key_;
     encodeChunkKey(at, &key);
-    std::string& steps_value = steps_value_;
-    ARGUS_RETURN_IF_ERROR(get(key, &steps_value));
+    const std::string_view steps_value(plan.layouts.data() + cs.layout_off, cs.layout_len);
     ChunkStats st;
     ARGUS_RETURN_IF_ERROR(ChunkReader::readStats(key, steps_value, &st));
     if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {

@@ -43,6 +43,9 @@ class RocksScanCursor final : public ScanCursor {
   struct ChunkSet {
     uint64_t base;
     uint16_t attempt;
+    // Its layout chunk's value, kept from the listing (RankPlan::layouts): the listing has
+    // it in hand, and fetching it again per block was a second RocksDB step per rank-block.
+    uint32_t layout_off, layout_len;
   };
   struct Source {  // one chunk set or one attempt's head records of a block
     TableBlock block;
@@ -53,6 +56,7 @@ class RocksScanCursor final : public ScanCursor {
   struct RankPlan {
     uint32_t rank;
     std::vector<ChunkSet> sets;  // sorted by (base, attempt)
+    std::string layouts;         // the sets' _steps values, back to back
     bool in_head = false;        // the head index listed the rank in range (head_index.h)
   };
 
@@ -89,11 +93,10 @@ class RocksScanCursor final : public ScanCursor {
   bool rank_started_ = false;
 
   // The current block's sources (into source_pool_, whose buffers blocks reuse) and the
-  // key and value of its layout chunk.
+  // key of its layout chunk.
   std::vector<Source*> sources_;
   std::vector<std::unique_ptr<Source>> source_pool_;
   std::string steps_key_;
-  std::string steps_value_;
 
   ColumnBatch pending_;
 };

@@ -163,9 +163,10 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
     } else {
       TableBlock old[kTableCount];
       uint64_t read = 0;
+      const std::string_view steps_layout = steps_value;
       for (Table t : kAllTables) {
         at.table = t;
-        ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, nullptr, get, &old[tableIndex(t)], &read, t == Table::kSteps ? &steps_value : nullptr));
+        ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, nullptr, get, &old[tableIndex(t)], &read, t == Table::kSteps ? &steps_layout : nullptr));
       }
       std::vector<model::StepRecord> old_records;
       ARGUS_RETURN_IF_ERROR(recordsFromBlocks(rank, att, old, &old_records));
