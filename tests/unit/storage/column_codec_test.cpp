@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <random>
+#include <tuple>
 
 #include "storage/column_codec.h"
 #include "storage/hist_codec.h"
@@ -289,5 +290,30 @@ TEST_CASE("histogram decoder turns random bytes into Corruption") {
     std::vector<model::DurationHistogram> out;
     Status s = decodeHists(codec, bytes, rng() % 2 ? 16 : rng() % 4, &g, &out);
     if (!s.isOk()) CHECK(s.isCorruption());
+  }
+}
+
+TEST_CASE("histogram decoders: a delta that overflows int64 against its base is Corruption") {
+  // Two rows of one group; row 1 codes its width (hist-window) or bucket count (hist-sparse)
+  // against row 0 with a delta of INT64_MAX: zigzag 2^64 - 2, ten varint bytes.
+  const std::string huge("\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10);
+  RowContext g;
+  g.ids = {0, 0};
+  g.count = 1;
+  auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
+  // hist-window, grouped: row 0 is bucket 5 (width 1) with count 3.
+  std::string window = std::string(1, '\x01') + stream("\x02" + huge) + stream("\x0a") + stream("\x03");
+  // hist-sparse-grouped: stream lengths A, B, C, then A (buckets per row), B (first index),
+  // C (gaps, none), D (counts): row 0 is one bucket, index 5, count 3.
+  std::string sparse = std::string(1, static_cast<char>(1 + huge.size())) + '\x01' + '\x00' + "\x02" + huge + "\x0a" + "\x06";
+  // The overflow itself is caught (a wrapped sum would fail the range checks after it, but
+  // only after undefined behaviour, and with the row's wrapped value in the message).
+  for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: window width out of range"},
+                                       std::tuple{CodecId::kHistSparseGrouped, sparse, "hist-sparse: buckets in a row out of range"}}) {
+    std::vector<model::DurationHistogram> out;
+    Status s = decodeHists(static_cast<uint8_t>(codec), bytes, 2, &g, &out);
+    INFO(codecName(static_cast<uint8_t>(codec)) << ": " << s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message() == message);
   }
 }
