@@ -303,25 +303,29 @@ class KeptValuesState : public AggregateState {
   size_t memoryBytes() const override { return values_.memoryBytes() + scratch_.capacity() * sizeof(T); }
 
  protected:
-  static bool lt(const T& a, const T& b) { return less(a, b, L::kBigInt); }
+  // The k-th smallest of vals (reordered) and, when want_next, the one after it (the k-th
+  // again when k is the last rank). Integers go through the radix select.
+  template <typename U>
+  static std::pair<U, U> nthAndNext(std::vector<U>& vals, size_t k, bool want_next) {
+    if constexpr (std::is_same_v<U, int64_t>) {
+      const NthPair p = selectNth(vals, k);
+      return {p.nth, p.next};
+    } else {
+      auto by = [](const U& a, const U& b) { return less(a, b, L::kBigInt); };
+      std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), by);
+      if (!want_next || k + 1 >= vals.size()) return {vals[k], vals[k]};
+      return {vals[k], *std::min_element(vals.begin() + static_cast<ptrdiff_t>(k) + 1, vals.end(), by)};
+    }
+  }
   // The continuous quantile q of vals (reordered), interpolated between the two nearest ranks.
   template <typename U>
   static double quantileCont(std::vector<U>& vals, double q) {
-    const size_t n = vals.size();
-    double pos = q * static_cast<double>(n - 1);
-    size_t lo = static_cast<size_t>(std::floor(pos));
-    if constexpr (std::is_same_v<U, int64_t>) {
-      const NthPair p = selectNth(vals, lo);
-      const double frac = pos - static_cast<double>(lo);
-      return frac == 0 ? static_cast<double>(p.nth) : static_cast<double>(p.nth) + (static_cast<double>(p.next) - static_cast<double>(p.nth)) * frac;
-    }
-    auto by = [](const U& a, const U& b) { return less(a, b, L::kBigInt); };
-    std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(lo), vals.end(), by);
-    double lo_v = static_cast<double>(vals[lo]);
-    double frac = pos - static_cast<double>(lo);
-    if (frac == 0 || lo + 1 >= n) return lo_v;
-    double hi_v = static_cast<double>(*std::min_element(vals.begin() + static_cast<ptrdiff_t>(lo) + 1, vals.end(), by));
-    return lo_v + (hi_v - lo_v) * frac;
+    const double pos = q * static_cast<double>(vals.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const double frac = pos - static_cast<double>(lo);
+    const auto [lo_v, hi_v] = nthAndNext(vals, lo, frac != 0);
+    if (frac == 0) return static_cast<double>(lo_v);
+    return static_cast<double>(lo_v) + (static_cast<double>(hi_v) - static_cast<double>(lo_v)) * frac;
   }
 
   // Calls empty(i) for each of the first g groups without values, then fn(i, values) for
@@ -381,12 +385,7 @@ class QuantileState final : public KeptValuesState<T> {
       if (discrete_) {
         size_t k = static_cast<size_t>(std::ceil(q_ * static_cast<double>(vals.size())));
         k = k == 0 ? 0 : k - 1;
-        if constexpr (std::is_same_v<T, int64_t>) {
-          out.data<T>()[i] = selectNth(vals, k).nth;
-        } else {
-          std::nth_element(vals.begin(), vals.begin() + static_cast<ptrdiff_t>(k), vals.end(), this->lt);
-          out.data<T>()[i] = vals[k];
-        }
+        out.data<T>()[i] = this->nthAndNext(vals, k, false).first;
         return;
       }
       out.f64[i] = this->quantileCont(vals, q_);
