@@ -94,31 +94,29 @@ bool decodeChunkKey(std::string_view key, ChunkKey* out) {
   return true;
 }
 
-std::string chunkPrefix(uint32_t job) {
+namespace {
+
+// The first `bytes` of the chunk key of `k`: one definition of the layout for keys and their
+// prefixes.
+std::string chunkKeyPrefix(const ChunkKey& k, size_t bytes) {
   std::string out;
-  putBE(&out, job, 4);
+  encodeChunkKey(k, &out);
+  out.resize(bytes);
   return out;
 }
 
-std::string chunkPrefix(uint32_t job, Table table, uint8_t column) {
-  std::string out;
-  out.reserve(kChunkKeySize);
-  putBE(&out, job, 4);
-  out.push_back(static_cast<char>(table));
-  out.push_back(static_cast<char>(column));
-  return out;
-}
+}  // namespace
+
+std::string chunkPrefix(uint32_t job) { return chunkKeyPrefix(ChunkKey{job}, 4); }
+
+std::string chunkPrefix(uint32_t job, Table table, uint8_t column) { return chunkKeyPrefix(ChunkKey{job, table, column}, 4 + 1 + 1); }
 
 std::string chunkPrefix(uint32_t job, Table table, uint8_t column, uint64_t step_base) {
-  std::string out = chunkPrefix(job, table, column);
-  putBE(&out, step_base, 8);
-  return out;
+  return chunkKeyPrefix(ChunkKey{job, table, column, step_base}, 4 + 1 + 1 + 8);
 }
 
 std::string chunkPrefix(uint32_t job, Table table, uint8_t column, uint64_t step_base, uint32_t rank) {
-  std::string out = chunkPrefix(job, table, column, step_base);
-  putBE(&out, rank, 4);
-  return out;
+  return chunkKeyPrefix(ChunkKey{job, table, column, step_base, rank}, 4 + 1 + 1 + 8 + 4);
 }
 
 std::string metaKey(MetaTag tag) { return std::string(1, static_cast<char>(tag)); }

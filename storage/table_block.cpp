@@ -31,7 +31,7 @@ namespace {
 // steps: end_ns (4) = start_ns (3) + iter_ns (5); compute_ns (11) = forward (7) + backward (8)
 // + optimizer (9). Do not change: stored chunks are decoded with these (docs/format/codecs.md).
 // compute_ns is no longer written against its terms: it is the column straggler queries read
-// alone, and its residual chunk made that read four chunks (saving ~2 B per rank-step).
+// alone, and its residual chunk made that read four chunks (saving ~4 B per rank-step).
 constexpr SumPredictor kStepsPredictors[] = {{4, {3, 5, 0}, 2, true}, {11, {7, 8, 9}, 3, false}};
 }  // namespace
 
