@@ -13,35 +13,6 @@ Status named(const Status& s, std::string_view key) {
   return Status::corruption(describeKey(kChunkCf, key) + ": " + s.message());
 }
 
-}  // namespace
-
-Status ChunkReader::readStats(std::string_view key, std::string_view value, ChunkStats* stats) {
-  ChunkView v;
-  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
-  *stats = v.stats;
-  return Status::ok();
-}
-
-Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows,
-                                 const RowContext* groups, Column* col, ChunkStats* stats) {
-  ChunkView v;
-  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
-  if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
-  if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
-    return named(Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows)),
-                 key);
-  }
-  if (stats) *stats = v.stats;
-  if (type == ColumnType::kHistogram) {
-    col->ints.clear();
-    return named(decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists), key);
-  }
-  col->hists.clear();
-  return named(decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints), key);
-}
-
-namespace {
-
 // Loads the wanted columns of one block, each after the columns its codec predicts from.
 // Per-thread buffers keep the chunk keys and values' capacity from block to block: a scan
 // reads a block per rank, and each allocation here was paid per chunk.
@@ -153,6 +124,31 @@ class BlockLoader {
 };
 
 }  // namespace
+
+Status ChunkReader::readStats(std::string_view key, std::string_view value, ChunkStats* stats) {
+  ChunkView v;
+  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
+  *stats = v.stats;
+  return Status::ok();
+}
+
+Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows,
+                                 const RowContext* groups, Column* col, ChunkStats* stats) {
+  ChunkView v;
+  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
+  if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
+  if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
+    return named(Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows)),
+                 key);
+  }
+  if (stats) *stats = v.stats;
+  if (type == ColumnType::kHistogram) {
+    col->ints.clear();
+    return named(decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists), key);
+  }
+  col->hists.clear();
+  return named(decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints), key);
+}
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
                               uint64_t* chunks_read, const std::string_view* steps_value) {

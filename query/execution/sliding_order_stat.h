@@ -97,9 +97,8 @@ class SlidingOrderStat {
     }
   }
   // Replaces x (in values_) by y, keeping values_ sorted: the values between x's place and
-  // y's move by one toward x's.
-  // x's place is i (the values below x); y goes where j (the values up to y) says. Both are
-  // global counts: y < x puts every value up to y before i, y > x every value up to x.
+  // y's move by one toward x's. x's place is i (the values below x); y's follows from j (the
+  // values up to y): y < x puts every value up to y before i, y > x every value up to x.
   void replace(T x, T y) {
     size_t i = 0, j = 0;
     if (values_.size() <= kCountingMax) {
