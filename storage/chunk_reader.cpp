@@ -1,6 +1,7 @@
 #include "storage/chunk_reader.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "storage/hist_codec.h"
 
@@ -11,6 +12,35 @@ Status named(const Status& s, std::string_view key) {
   if (s.isOk()) return s;
   // Anything wrong inside a stored chunk is corruption, whatever the decoder called it.
   return Status::corruption(describeKey(kChunkCf, key) + ": " + s.message());
+}
+
+// The block's steps from its verified layout chunk: ascending, none below step_base or
+// past 2^63-1. Without gaps (rows = span + 1: the usual block) the header says them all
+// and the payload need not be decoded; its checksum has vouched for the header.
+Status decodeSteps(std::string_view key, const ChunkView& layout, uint64_t step_base, std::vector<int64_t>* steps) {
+  const ChunkStats& st = layout.stats;
+  if (fromStoredType(layout.type) != ColumnType::kUInt64) return named(Status::corruption("column type disagrees with the schema"), key);
+  if (st.rows > 0 && st.last_step - st.first_step == st.rows - 1) {
+    if (st.first_step < step_base) return named(Status::corruption("steps not ascending inside the block"), key);
+    if (st.last_step > static_cast<uint64_t>(INT64_MAX)) {
+      return named(Status::corruption("step " + std::to_string(st.last_step) + " past the largest storable step (2^63-1)"), key);
+    }
+    steps->resize(st.rows);
+    std::iota(steps->begin(), steps->end(), static_cast<int64_t>(st.first_step));
+    return Status::ok();
+  }
+  Column c;
+  c.type = ColumnType::kUInt64;
+  c.ints = std::move(*steps);  // its capacity, reused
+  Status s = ChunkReader::decodeVerified(key, layout, ColumnType::kUInt64, SIZE_MAX, nullptr, &c);
+  *steps = std::move(c.ints);
+  ARGUS_RETURN_IF_ERROR(s);
+  for (size_t i = 0; i < steps->size(); ++i) {
+    uint64_t x = static_cast<uint64_t>((*steps)[i]);
+    if (static_cast<int64_t>(x) < 0) return named(Status::corruption("step " + std::to_string(x) + " past the largest storable step (2^63-1)"), key);
+    if (x < step_base || (i > 0 && (*steps)[i] <= (*steps)[i - 1])) return named(Status::corruption("steps not ascending inside the block"), key);
+  }
+  return Status::ok();
 }
 
 // Loads the wanted columns of one block, each after the columns its codec predicts from.
@@ -125,23 +155,22 @@ class BlockLoader {
 
 }  // namespace
 
-Status ChunkReader::readStats(std::string_view key, std::string_view value, ChunkStats* stats) {
-  ChunkView v;
-  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
-  *stats = v.stats;
-  return Status::ok();
-}
+Status ChunkReader::verify(std::string_view key, std::string_view value, ChunkView* view) { return named(parseChunk(value, view), key); }
 
 Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows,
-                                 const RowContext* groups, Column* col, ChunkStats* stats) {
+                                 const RowContext* groups, Column* col) {
   ChunkView v;
-  ARGUS_RETURN_IF_ERROR(named(parseChunk(value, &v), key));
+  ARGUS_RETURN_IF_ERROR(verify(key, value, &v));
+  return decodeVerified(key, v, type, expected_rows, groups, col);
+}
+
+Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, ColumnType type, size_t expected_rows, const RowContext* groups,
+                                   Column* col) {
   if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
   if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
     return named(Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows)),
                  key);
   }
-  if (stats) *stats = v.stats;
   if (type == ColumnType::kHistogram) {
     col->ints.clear();
     return named(decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists), key);
@@ -151,35 +180,22 @@ Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, C
 }
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                              uint64_t* chunks_read, const std::string_view* steps_value) {
+                              uint64_t* chunks_read, const ChunkView* layout) {
   out->reset(at.table);
   BlockLoader loader(at, get, out, chunks_read);
   {
-    std::string_view fetched;
-    if (steps_value == nullptr) {
+    ChunkView fetched;
+    const std::string& key = loader.keyFor(kStepsColumnId);
+    if (layout == nullptr) {
       // Absent _steps means "no block" only for the steps table; every other table's layout
       // is read once the steps table's block is known to exist, so there it is damage.
       std::string* v = nullptr;
       ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps, &v));
-      fetched = *v;
-      steps_value = &fetched;
+      ARGUS_RETURN_IF_ERROR(verify(key, *v, &fetched));
+      layout = &fetched;
     }
-    const std::string& key = loader.keyFor(kStepsColumnId);
-    Column c;
-    c.type = ColumnType::kUInt64;
-    c.ints = std::move(out->steps);  // its capacity, reused
-    ARGUS_RETURN_IF_ERROR(decodeColumn(key, *steps_value, ColumnType::kUInt64, SIZE_MAX, nullptr, &c));
+    ARGUS_RETURN_IF_ERROR(decodeSteps(key, *layout, at.step_base, &out->steps));
     ++*chunks_read;
-    out->steps = std::move(c.ints);
-    for (size_t i = 0; i < out->steps.size(); ++i) {
-      uint64_t s = static_cast<uint64_t>(out->steps[i]);
-      if (static_cast<int64_t>(s) < 0) {
-        return Status::corruption(describeKey(kChunkCf, key) + ": step " + std::to_string(s) + " past the largest storable step (2^63-1)");
-      }
-      if (s < at.step_base || (i > 0 && out->steps[i] <= out->steps[i - 1])) {
-        return Status::corruption(describeKey(kChunkCf, key) + ": steps not ascending inside the block");
-      }
-    }
   }
   if (isNestedTable(at.table)) {
     std::string* v = nullptr;

@@ -23,19 +23,24 @@ class ChunkReader {
   // Verifies and decodes one chunk value into *col (ints or hists by `type`).
   // expected_rows: the row count the block layout implies (SIZE_MAX: take the header's).
   static Status decodeColumn(std::string_view key, std::string_view value, ColumnType type, size_t expected_rows, const RowContext* groups,
-                             Column* col, ChunkStats* stats = nullptr);
+                             Column* col);
 
-  // Verifies a chunk and returns its header statistics.
-  static Status readStats(std::string_view key, std::string_view value, ChunkStats* stats);
+  // decodeColumn of a chunk verify() has passed.
+  static Status decodeVerified(std::string_view key, const ChunkView& view, ColumnType type, size_t expected_rows, const RowContext* groups,
+                               Column* col);
+
+  // Verifies a chunk (checksum, header) into *view, which points into value.
+  static Status verify(std::string_view key, std::string_view value, ChunkView* view);
 
   // Reads the block of (job, table, step_base, rank, attempt) named by `at` (its column is
   // ignored): the row layout, then `columns` (schema ids >= 3; null: all stored columns).
-  // The layout chunk's value may be passed in (already fetched) to save a read.
+  // The layout chunk may be passed in (already fetched and verified) to save a read.
+  // Steps that run without gaps (the usual block) come from its header alone.
   // A missing _steps is NotFound for the steps table (no such block) and Corruption naming
   // the key for any other table (its block exists; the layout is damaged).
   // *chunks_read counts chunk values decoded.
   static Status readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                          uint64_t* chunks_read, const std::string_view* steps_value = nullptr);
+                          uint64_t* chunks_read, const ChunkView* layout = nullptr);
 };
 
 }  // namespace argus::storage

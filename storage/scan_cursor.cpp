@@ -166,9 +166,9 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
     std::string& key = steps_key_;
     encodeChunkKey(at, &key);
-    const std::string_view steps_value(plan.layouts.data() + cs.layout_off, cs.layout_len);
-    ChunkStats st;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::readStats(key, steps_value, &st));
+    ChunkView layout;
+    ARGUS_RETURN_IF_ERROR(ChunkReader::verify(key, std::string_view(plan.layouts.data() + cs.layout_off, cs.layout_len), &layout));
+    const ChunkStats& st = layout.stats;
     if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {
       stats_.chunks_skipped += 1 + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
       continue;
@@ -176,7 +176,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     Source& src = takeSource();
     src.attempt = cs.attempt;
     src.head = false;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &steps_value));
+    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &layout));
     src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).

@@ -99,3 +99,46 @@ TEST_CASE("a compute_ns chunk coded against forward + backward + optimizer, as o
   Status s = ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read);
   CHECK(s.isCorruption());
 }
+
+TEST_CASE("steps without gaps come from the layout chunk's header; steps with gaps from its payload") {
+  const std::string steps_key = encodeChunkKey(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0});
+  std::vector<uint8_t> wanted{kCompute};
+  std::vector<uint8_t> fetched;
+  // The layout chunk with its payload replaced by bytes no codec decodes (header and checksum kept right).
+  auto garbled = [&](std::map<std::string, std::string> chunks) {
+    ChunkView v;
+    REQUIRE(parseChunk(chunks.at(steps_key), &v).isOk());
+    chunks[steps_key] = encodeChunk(v.type, v.codec, v.stats, std::string(3, '\xff'));
+    return chunks;
+  };
+  auto read = [&](const std::map<std::string, std::string>& chunks, TableBlock* back) {
+    uint64_t n = 0;
+    return ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), back, &n);
+  };
+
+  TableBlock b = stepsBlock(40);
+  TableBlock back;
+  REQUIRE(read(garbled(chunksOf(b)), &back).isOk());
+  CHECK(back.steps == b.steps);
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+
+  for (size_t i = 0; i < b.steps.size(); ++i) b.steps[i] = static_cast<int64_t>(3 * i + i % 2);
+  auto chunks = chunksOf(b);
+  REQUIRE(read(chunks, &back).isOk());
+  CHECK(back.steps == b.steps);
+  CHECK(read(garbled(chunks), &back).isCorruption());
+}
+
+TEST_CASE("a gapless layout header below its block's first step is corruption") {
+  TableBlock b = stepsBlock(10);
+  std::vector<ChunkKV> kvs;
+  ChunkWriter::writeBlock(1, 0, 0, 256, b, &kvs);  // steps 0..9 claimed by the block at 256
+  std::map<std::string, std::string> chunks;
+  for (auto& kv : kvs) chunks[kv.key] = kv.value;
+  std::vector<uint8_t> fetched;
+  TableBlock back;
+  uint64_t n = 0;
+  Status s = ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 256, 0, 0}, nullptr, getterOf(chunks, &fetched), &back, &n);
+  CHECK(s.isCorruption());
+  CHECK(s.message().find("steps not ascending") != std::string::npos);
+}
