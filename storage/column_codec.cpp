@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "base/bytes.h"
+#include "storage/bitpack_codec.h"
 
 namespace argus::storage {
 namespace {
@@ -18,9 +19,6 @@ using U = uint64_t;
 
 inline int64_t sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) - static_cast<U>(b)); }
 inline int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) + static_cast<U>(b)); }
-
-size_t varintLen(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
-size_t zigzagLen(int64_t v) { return varintLen(zigzagEncode(v)); }
 
 // Collects the distinct values (unordered) into *out; false once there are more than
 // `limit` (open addressing, no sort).
@@ -147,6 +145,7 @@ const char* codecName(uint8_t codec_byte) {
     case CodecId::kLinear: return z ? "linear+zstd" : "linear";
     case CodecId::kHistResidual: return z ? "hist-residual+zstd" : "hist-residual";
     case CodecId::kSumResidual: return z ? "sum-residual+zstd" : "sum-residual";
+    case CodecId::kBitPack: return z ? "bit-pack+zstd" : "bit-pack";
     case CodecId::kHistWindow: return z ? "hist-window+zstd" : "hist-window";
     case CodecId::kHistSparse: return z ? "hist-sparse+zstd" : "hist-sparse";
     case CodecId::kHistSparseGrouped: return z ? "hist-sparse-grouped+zstd" : "hist-sparse-grouped";
@@ -265,6 +264,9 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], groups->prediction[i]));
       break;
     }
+    case CodecId::kBitPack:
+      w.finish();
+      return encodeBitPack(values, out);
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
     case CodecId::kHistWindow:
@@ -305,8 +307,11 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
   size_t plain = 0, delta = 0, dod = 0, gdelta = grouped ? 0 : SIZE_MAX, hres = residual ? 0 : SIZE_MAX, sres = predicted ? 0 : SIZE_MAX;
   std::vector<int64_t> prev_in_group(grouped ? ctx->count : 0, 0);
   int64_t prev_delta = 0;
+  int64_t lo = values.empty() ? 0 : values[0], hi = lo;
   for (size_t i = 0; i < values.size(); ++i) {
     int64_t v = values[i];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
     plain += zigzagLen(v);
     if (i == 0) {
       delta += zigzagLen(v);
@@ -325,6 +330,8 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     if (residual) hres += zigzagLen(sub(v, have_hist_rows ? ctx->hist_rows[i].prediction : histPrediction(ctx->hists[i])));
     if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
   }
+  const int width = bitPackWidth(lo, hi);
+  const size_t bitpack = values.empty() || width > kMaxBitPackWidth ? SIZE_MAX : bitPackSize(lo, width, values.size());
   size_t dict = SIZE_MAX;
   std::vector<int64_t> distinct;
   if (distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct)) {
@@ -332,7 +339,7 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
   }
   std::pair<size_t, CodecId> cands[] = {{plain, CodecId::kPlain},         {delta, CodecId::kDelta},           {dod, CodecId::kDeltaOfDelta},
                                         {gdelta, CodecId::kGroupDelta}, {hres, CodecId::kHistResidual}, {dict, CodecId::kDictionary},
-                                        {sres, CodecId::kSumResidual}};
+                                        {sres, CodecId::kSumResidual},  {bitpack, CodecId::kBitPack}};
   std::sort(std::begin(cands), std::end(cands), [](const auto& a, const auto& b) { return a.first < b.first; });
   // The two smallest raw candidates go through zstd (the ranking can change under zstd:
   // a dictionary's index bytes often compress better than deltas).
@@ -455,6 +462,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
   // Every codec spends at most 10 bytes per row plus a dictionary of at most 4096 values.
   ARGUS_RETURN_IF_ERROR(unwrapZstd(codec_byte, payload, rows * 10 + 4096 * 10 + 16, &scratch, &raw));
   auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
+  if (codec == CodecId::kBitPack) return decodeBitPack(raw, rows, out);
   if (decodeIntsFast(codec, raw, rows, groups, out)) return Status::ok();
   ByteReader r(raw, codecName(codec_byte));
   out->clear();
@@ -576,6 +584,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       }
       return trailing(r, "sum-residual");
     }
+    case CodecId::kBitPack:  // decoded above
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
     case CodecId::kHistWindow:

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -33,6 +34,7 @@ enum class CodecId : uint8_t {
   kLinear = 7,         // value[i] = first + i * stride: two zigzag varints
   kHistResidual = 8,   // zigzag(value - histPrediction(hist)) per row (kernels.total_ns)
   kSumResidual = 9,    // zigzag(value - sum of the schema's predictor columns) per row
+  kBitPack = 10,       // smallest value, then each value's offset from it in fixed-width bits
   kHistSparse = 16,    // histograms, each coded alone (hist_codec.h)
   kHistSparseGrouped = 17,  // histograms against the previous row of the same group
   kHistWindow = 18,    // dense bucket windows, per-stream zstd, last count implied (hist_codec.h)
@@ -124,6 +126,8 @@ inline char* putVarint(char* p, uint64_t v) {
   *p++ = static_cast<char>(v);
   return p;
 }
+inline size_t varintLen(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
+inline size_t zigzagLen(int64_t v) { return varintLen(zigzagEncode(v)); }
 inline char* putZigzag(char* p, int64_t v) { return putVarint(p, zigzagEncode(v)); }
 
 // Appends to a string through a raw pointer, for the encoders' per-value loops (ByteWriter

@@ -6,6 +6,7 @@
 #include <random>
 #include <tuple>
 
+#include "storage/bitpack_codec.h"
 #include "storage/column_codec.h"
 #include "storage/hist_codec.h"
 
@@ -15,7 +16,7 @@ using namespace argus::storage;
 namespace {
 
 const CodecId kIntCodecs[] = {CodecId::kPlain, CodecId::kConstant, CodecId::kDelta, CodecId::kDeltaOfDelta,
-                              CodecId::kDictionary, CodecId::kGroupDelta, CodecId::kLinear};
+                              CodecId::kDictionary, CodecId::kGroupDelta, CodecId::kLinear, CodecId::kBitPack};
 
 RowContext modGroups(size_t n, uint32_t k) {
   RowContext g;
@@ -126,6 +127,55 @@ TEST_CASE("the analysis pass picks small codecs") {
   for (size_t i = 0; i < per_group.size(); ++i) per_group[i] = static_cast<int64_t>((i % 64) * 7919 + 13);
   p = encodeInts(per_group, &g);
   CHECK(p.bytes.size() < 200);
+}
+
+TEST_CASE("bit-pack: every width and row count round-trips; offsets past 56 bits do not apply") {
+  std::mt19937_64 rng(56);
+  for (int width = 0; width <= kMaxBitPackWidth; ++width) {
+    for (size_t rows : {1, 2, 7, 8, 9, 63, 64, 65, 256}) {
+      CAPTURE(width);
+      CAPTURE(rows);
+      const int64_t lo = static_cast<int64_t>(rng());
+      std::vector<int64_t> v(rows);
+      for (auto& x : v) x = static_cast<int64_t>(static_cast<uint64_t>(lo) + (width == 0 ? 0 : rng() >> (64 - width)));
+      std::string bytes;
+      REQUIRE(encodeIntsWith(CodecId::kBitPack, v, nullptr, &bytes));
+      const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+      CHECK(bytes.size() == bitPackSize(*mn, bitPackWidth(*mn, *mx), rows));
+      std::vector<int64_t> out;
+      REQUIRE(decodeInts(static_cast<uint8_t>(CodecId::kBitPack), bytes, rows, nullptr, &out).isOk());
+      CHECK(out == v);
+    }
+  }
+  std::string bytes;
+  CHECK_FALSE(encodeIntsWith(CodecId::kBitPack, std::vector<int64_t>{0, int64_t{1} << 56}, nullptr, &bytes));
+  CHECK_FALSE(encodeIntsWith(CodecId::kBitPack, std::vector<int64_t>{}, nullptr, &bytes));
+}
+
+TEST_CASE("bit-pack payload: base, width, then offsets from bit 0 up; a wrong size or width is Corruption") {
+  // 1000, 1003, 1001: base 1000 (zigzag 2000 = d0 0f), width 2, offsets 0 3 1 -> 0b01'11'00.
+  std::string bytes;
+  REQUIRE(encodeIntsWith(CodecId::kBitPack, std::vector<int64_t>{1000, 1003, 1001}, nullptr, &bytes));
+  CHECK(bytes == std::string("\xd0\x0f\x02\x1c", 4));
+  const uint8_t codec = static_cast<uint8_t>(CodecId::kBitPack);
+  std::vector<int64_t> out;
+  REQUIRE(decodeInts(codec, bytes, 3, nullptr, &out).isOk());
+  CHECK(out == std::vector<int64_t>{1000, 1003, 1001});
+  CHECK(decodeInts(codec, bytes, 5, nullptr, &out).isCorruption());
+  CHECK(decodeInts(codec, bytes + std::string(1, '\0'), 3, nullptr, &out).isCorruption());
+  Status wide = decodeInts(codec, std::string("\xd0\x0f\x39\x00", 4), 0, nullptr, &out);
+  CHECK(wide.isCorruption());
+  CHECK(wide.message().find("width 57") != std::string::npos);
+}
+
+TEST_CASE("the analysis pass bit-packs step times: large values in a narrow span") {
+  std::mt19937_64 rng(3);
+  std::vector<int64_t> iter(256);
+  for (auto& x : iter) x = 48'000'000 + static_cast<int64_t>(rng() % 4'000'000);
+  EncodedPayload p = encodeInts(iter, nullptr);
+  CHECK(p.codec == static_cast<uint8_t>(CodecId::kBitPack));
+  // 22 bits a value (the span is under 2^22) against 4 bytes a plain varint: 4 + 1 + 704 bytes.
+  CHECK(p.bytes.size() == 709);
 }
 
 TEST_CASE("integer decoders turn random bytes into Corruption, never a crash") {
