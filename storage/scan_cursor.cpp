@@ -177,7 +177,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     src.attempt = cs.attempt;
     src.head = false;
     ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &layout));
-    src.block.rowOffsets(&src.offsets);
+    if (isNestedTable(spec_.table)) src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
@@ -193,7 +193,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     sources[it->second]->block.append(std::move(*rec));  // each head record feeds one block, once
   }
   for (Source* src : sources) {
-    if (src->head) src->block.rowOffsets(&src->offsets);
+    if (src->head && isNestedTable(spec_.table)) src->block.rowOffsets(&src->offsets);
   }
 
   if (sources.size() == 1) {
@@ -237,7 +237,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
 }
 
 void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t last) {
-  size_t lo = src.offsets[first], hi = src.offsets[last];
+  size_t lo = src.rowOf(first), hi = src.rowOf(last);
   size_t n = hi - lo;
   if (n == 0) return;
   for (size_t o = 0; o < columns_.size(); ++o) {

@@ -51,7 +51,9 @@ class RocksScanCursor final : public ScanCursor {
     TableBlock block;
     uint16_t attempt;
     bool head;
-    std::vector<size_t> offsets;  // block.rowOffsets()
+    std::vector<size_t> offsets;  // block.rowOffsets(), for nested tables only
+    // The first row of the block's step i (i == steps.size(): the row count).
+    size_t rowOf(size_t i) const { return isNestedTable(block.table) ? offsets[i] : i; }
   };
   struct RankPlan {
     uint32_t rank;
