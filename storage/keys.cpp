@@ -10,6 +10,13 @@ namespace {
 
 void putBE(std::string* out, uint64_t v, int bytes) { ByteWriter(out).putFixedBE(v, bytes); }
 
+// Writes v's low `bytes` bytes big-endian at p; returns the end. Keys encoded per chunk
+// read go through here: a byte appended at a time cost ~400 instructions a key.
+char* putBEAt(char* p, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) *p++ = static_cast<char>(v >> (8 * i));
+  return p;
+}
+
 uint64_t getBE(std::string_view s, size_t off, int bytes) {
   uint64_t r = 0;
   for (int i = 0; i < bytes; ++i) r = (r << 8) | static_cast<uint8_t>(s[off + i]);
@@ -27,14 +34,11 @@ std::string encodeHeadKey(const HeadKey& k) {
 }
 
 void encodeHeadKeyTo(const HeadKey& k, char* out) {
-  auto be = [&out](uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i) *out++ = static_cast<char>(v >> (8 * i));
-  };
-  be(k.job, 4);
-  be(k.rank, 4);
-  be(k.block_base, 8);
-  be(k.session, 8);
-  be(k.first_seq, 8);
+  out = putBEAt(out, k.job, 4);
+  out = putBEAt(out, k.rank, 4);
+  out = putBEAt(out, k.block_base, 8);
+  out = putBEAt(out, k.session, 8);
+  putBEAt(out, k.first_seq, 8);
 }
 
 bool decodeHeadKey(std::string_view key, HeadKey* out) {
@@ -72,13 +76,13 @@ std::string encodeChunkKey(const ChunkKey& k) {
 }
 
 void encodeChunkKey(const ChunkKey& k, std::string* out) {
-  out->clear();
-  putBE(out, k.job, 4);
-  out->push_back(static_cast<char>(k.table));
-  out->push_back(static_cast<char>(k.column));
-  putBE(out, k.step_base, 8);
-  putBE(out, k.rank, 4);
-  putBE(out, k.attempt, 2);
+  out->resize(kChunkKeySize);
+  char* p = putBEAt(out->data(), k.job, 4);
+  *p++ = static_cast<char>(k.table);
+  *p++ = static_cast<char>(k.column);
+  p = putBEAt(p, k.step_base, 8);
+  p = putBEAt(p, k.rank, 4);
+  putBEAt(p, k.attempt, 2);
 }
 
 bool decodeChunkKey(std::string_view key, ChunkKey* out) {
