@@ -44,7 +44,7 @@ bool encodeBitPack(std::span<const int64_t> values, std::string* out) {
   return true;
 }
 
-Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* out) {
+Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* out, size_t begin, size_t end) {
   ByteReader r(raw, "bit-pack payload");
   int64_t lo = 0;
   uint8_t width = 0;
@@ -58,18 +58,22 @@ Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* ou
   }
   const auto* d = reinterpret_cast<const uint8_t*>(raw.data() + (raw.size() - bytes));
   const uint64_t mask = (uint64_t{1} << width) - 1;  // width <= 56
+  end = std::min(end, rows);
+  begin = std::min(begin, end);
   out->resize(rows);
   int64_t* o = out->data();
+  std::fill(o, o + begin, 0);
+  std::fill(o + end, o + rows, 0);
   // Whole 8-byte loads while they stay inside the payload, then the last few through a copy.
-  size_t i = 0;
-  for (; i < rows; ++i) {
+  size_t i = begin;
+  for (; i < end; ++i) {
     const size_t bit = i * width;
     if (bit / 8 + 8 > bytes) break;
     uint64_t word;
     std::memcpy(&word, d + bit / 8, 8);
     o[i] = static_cast<int64_t>(static_cast<uint64_t>(lo) + ((word >> (bit % 8)) & mask));
   }
-  for (; i < rows; ++i) {
+  for (; i < end; ++i) {
     const size_t bit = i * width;
     uint64_t word = 0;
     std::memcpy(&word, d + bit / 8, bytes - bit / 8);

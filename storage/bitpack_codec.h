@@ -5,6 +5,7 @@
 // values span less than their magnitude (step and phase times: ~3 bytes instead of 4).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,6 +32,7 @@ size_t bitPackSize(int64_t lo, int width, size_t rows);
 bool encodeBitPack(std::span<const int64_t> values, std::string* out);
 
 // Corruption for a width above kMaxBitPackWidth or a payload not exactly the size its rows need.
-Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* out);
+// Rows outside [begin, end) are not decoded: they are left 0.
+Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* out, size_t begin = 0, size_t end = SIZE_MAX);
 
 }  // namespace argus::storage

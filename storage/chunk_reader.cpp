@@ -69,6 +69,12 @@ class BlockLoader {
     return buffers().key;
   }
 
+  // Only rows [begin, end) of each column will be read (RowContext::wanted_begin).
+  void want(size_t begin, size_t end) {
+    wanted_begin_ = begin;
+    wanted_end_ = end;
+  }
+
   Status load(uint8_t id) {
     const Table table = key_.table;
     if (id >= out_->columns.size() || id < kFirstStoredColumnId) {
@@ -92,6 +98,8 @@ class BlockLoader {
     bool need_hists = codec == CodecId::kHistResidual;
     bool need_prediction = codec == CodecId::kSumResidual;
     RowContext ctx;
+    ctx.wanted_begin = wanted_begin_;
+    ctx.wanted_end = wanted_end_;
     std::vector<int64_t>& prediction = buffers().prediction;
     if (need_prediction) {
       const SumPredictor* p = sumPredictorOf(table, id);
@@ -151,6 +159,7 @@ class BlockLoader {
   uint8_t state_[256];
   bool have_groups_ = false;
   RowContext groups_;
+  size_t wanted_begin_ = 0, wanted_end_ = SIZE_MAX;
 };
 
 }  // namespace
@@ -180,7 +189,7 @@ Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, Col
 }
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                              uint64_t* chunks_read, const ChunkView* layout) {
+                              uint64_t* chunks_read, const ChunkView* layout, uint64_t from_step, uint64_t to_step) {
   out->reset(at.table);
   BlockLoader loader(at, get, out, chunks_read);
   {
@@ -217,6 +226,14 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     out->rows = out->steps.size();
   }
 
+  if (!isNestedTable(at.table) && groupKeyColumns(at.table).empty()) {
+    // Row i is step i and no codec here reads other rows of its column: only the wanted
+    // steps' rows need decoding.
+    auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
+    const auto& steps = out->steps;
+    const size_t first = std::lower_bound(steps.begin(), steps.end(), from_step, below) - steps.begin();
+    loader.want(first, std::lower_bound(steps.begin() + first, steps.end(), to_step, below) - steps.begin());
+  }
   if (columns != nullptr) {
     for (uint8_t id : *columns) ARGUS_RETURN_IF_ERROR(loader.load(id));
     return Status::ok();

@@ -462,7 +462,9 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
   // Every codec spends at most 10 bytes per row plus a dictionary of at most 4096 values.
   ARGUS_RETURN_IF_ERROR(unwrapZstd(codec_byte, payload, rows * 10 + 4096 * 10 + 16, &scratch, &raw));
   auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
-  if (codec == CodecId::kBitPack) return decodeBitPack(raw, rows, out);
+  if (codec == CodecId::kBitPack) {
+    return groups == nullptr ? decodeBitPack(raw, rows, out) : decodeBitPack(raw, rows, out, groups->wanted_begin, groups->wanted_end);
+  }
   if (decodeIntsFast(codec, raw, rows, groups, out)) return Status::ok();
   ByteReader r(raw, codecName(codec_byte));
   out->clear();

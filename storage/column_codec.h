@@ -72,6 +72,9 @@ struct HistRow {
 //     approximate total.
 //   prediction: per row, the sum of the columns the schema says this column usually
 //     equals (steps.end_ns = start_ns + iter_ns; compute_ns = forward + backward + optimizer).
+//   wanted_begin/wanted_end: decoders only, the rows the reader will look at. A codec that
+//     decodes each row on its own (bit-pack) decodes just those and leaves the others 0;
+//     readers that pass a window read nothing outside it.
 // Empty members mean "not available"; a codec that needs one then does not apply.
 struct RowContext {
   std::vector<uint32_t> ids;
@@ -83,6 +86,7 @@ struct RowContext {
   // once per codec and candidate. Ignored unless its size equals hists'.
   std::span<const HistRow> hist_rows;
   std::span<const model::DurationHistogram::Bucket> hist_buckets;  // every row's, back to back
+  size_t wanted_begin = 0, wanted_end = SIZE_MAX;
 };
 
 // What the analysis pass chose for one column last time. A column's best codec is stable

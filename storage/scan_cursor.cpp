@@ -176,7 +176,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     Source& src = takeSource();
     src.attempt = cs.attempt;
     src.head = false;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &layout));
+    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &layout, spec_.from_step, spec_.to_step));
     if (isNestedTable(spec_.table)) src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).

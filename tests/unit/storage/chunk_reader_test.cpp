@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <random>
 
 #include "storage/chunk_reader.h"
 #include "storage/chunk_writer.h"
@@ -141,4 +142,32 @@ TEST_CASE("a gapless layout header below its block's first step is corruption") 
   Status s = ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 256, 0, 0}, nullptr, getterOf(chunks, &fetched), &back, &n);
   CHECK(s.isCorruption());
   CHECK(s.message().find("steps not ascending") != std::string::npos);
+}
+
+TEST_CASE("a steps block read for a step range decodes bit-packed columns only there") {
+  TableBlock b = stepsBlock(100);
+  std::mt19937_64 rng(5);
+  for (auto& x : b.columns[kCompute].ints) x = 50'000'000 + static_cast<int64_t>(rng() % 100'000);  // step times: bit-packed
+  auto chunks = chunksOf(b);
+  ChunkView v;
+  REQUIRE(parseChunk(chunks.at(computeKey()), &v).isOk());
+  REQUIRE(v.codec == static_cast<uint8_t>(CodecId::kBitPack));
+
+  std::vector<uint8_t> fetched;
+  std::vector<uint8_t> wanted{kCompute};
+  TableBlock back;
+  uint64_t read = 0;
+  REQUIRE(ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read, nullptr, 30,
+                                 45)
+              .isOk());
+  REQUIRE(back.steps == b.steps);
+  const auto& got = back.columns[kCompute].ints;
+  REQUIRE(got.size() == 100);
+  for (size_t i = 0; i < 100; ++i) {
+    CAPTURE(i);
+    CHECK(got[i] == (i >= 30 && i < 45 ? b.columns[kCompute].ints[i] : 0));
+  }
+  // Without a range every row decodes.
+  REQUIRE(ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
 }
