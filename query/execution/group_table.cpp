@@ -200,23 +200,28 @@ void GroupTable::findDirect(size_t count, std::vector<uint32_t>& groups) {
     direct_base_ = c[0] - want / 2;  // wraps: offsets are taken modulo 2^64
     direct_.assign(want, 0);
   }
-  const uint64_t slots = direct_.size();
+  // Locals, not members: the stores into out and direct may alias the vectors' own fields,
+  // which would otherwise be reloaded for every row.
+  const uint64_t slots = direct_.size(), base = direct_base_;
+  const uint64_t* const nulls = row_nulls_.data();
+  uint32_t* const direct = direct_.data();
+  uint32_t* const out = groups.data();
   for (size_t i = 0; i < count; ++i) {
-    if (i > 0 && c[i] == c[i - 1] && row_nulls_[i] == row_nulls_[i - 1]) {
-      groups[i] = groups[i - 1];
+    if (i > 0 && c[i] == c[i - 1] && nulls[i] == nulls[i - 1]) {
+      out[i] = out[i - 1];
       continue;
     }
-    const uint64_t off = c[i] - direct_base_;
-    if (row_nulls_[i] != 0 || off >= slots) {
-      groups[i] = probe(i, rowHash(i));
+    const uint64_t off = c[i] - base;
+    if (nulls[i] != 0 || off >= slots) [[unlikely]] {
+      out[i] = probe(i, rowHash(i));
       continue;
     }
-    uint32_t g = direct_[off];
-    if (g == 0) {
+    uint32_t g = direct[off];
+    if (g == 0) [[unlikely]] {
       g = probe(i, rowHash(i)) + 1;  // the hash table still owns the group (keyColumn, order)
-      direct_[off] = g;
+      direct[off] = g;
     }
-    groups[i] = g - 1;
+    out[i] = g - 1;
   }
 }
 

@@ -148,6 +148,20 @@ class MinMaxState final : public ValueState<T> {
   explicit MinMaxState(L type) : type_(type) {}
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
+    if (groups && !v.constant && v.validity.empty()) {
+      // The usual case (GROUP BY, no NULLs) as a plain loop over local pointers, the order
+      // resolved once: through forValid, the type test and the vectors' reloads after each
+      // byte store cost ~20 instructions a row (a per-step max over 10 M rows).
+      const T* x = v.data<T>().data();
+      if constexpr (std::is_same_v<T, int64_t>) {
+        if (type_ == L::kId) {
+          updatePlain(x, groups, n, [](int64_t a, int64_t b) { return static_cast<uint64_t>(a) < static_cast<uint64_t>(b); });
+          return;
+        }
+      }
+      updatePlain(x, groups, n, [](const T& a, const T& b) { return less(a, b, L::kBigInt); });  // signed, or NaN-aware for doubles
+      return;
+    }
     forValid(v, groups, n, [&](size_t i, uint32_t g) {
       const T& x = at<T>(v, i);
       if (!this->seen_[g] || (kMax ? less(this->values_[g], x, type_) : less(x, this->values_[g], type_))) {
@@ -159,6 +173,19 @@ class MinMaxState final : public ValueState<T> {
   void finalize(size_t g, Vector& out, Arena&) override { this->finalizeAs(g, out, type_); }
 
  private:
+  template <typename Less>
+  void updatePlain(const T* x, const uint32_t* groups, size_t n, Less lt) {
+    T* const values = this->values_.data();
+    uint8_t* const seen = this->seen_.data();
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t g = groups[i];
+      if (!seen[g] || (kMax ? lt(values[g], x[i]) : lt(x[i], values[g]))) {
+        values[g] = x[i];
+        seen[g] = 1;
+      }
+    }
+  }
+
   L type_;
 };
 
@@ -295,7 +322,7 @@ class KeptValuesState : public AggregateState {
       // The usual case (GROUP BY, no NULLs) as a plain loop: through forValid the per-row
       // lambda was not inlined, a call per row (a fifth of per-step median's time).
       const T* x = v.data<T>().data();
-      for (size_t i = 0; i < n; ++i) values_.append(groups[i], x[i]);
+      values_.appendAll(groups, x, n);
       return;
     }
     forValid(v, groups, n, [&](size_t i, uint32_t g) { values_.append(g, at<T>(v, i)); });

@@ -19,40 +19,58 @@ namespace argus::query {
 template <typename T>
 class KeptValues {
  public:
-  void resize(size_t groups) { groups_.resize(groups); }
-  size_t count(size_t g) const { return groups_[g].count; }
+  void resize(size_t groups) {
+    cursors_.resize(groups);
+    chains_.resize(groups);
+  }
+  // Counted from the chain: a count per group would double the state each append touches.
+  size_t count(size_t g) const {
+    size_t n = 0;
+    const Chain& ch = chains_[g];
+    for (const Segment* s = ch.head; s != nullptr; s = s->next) n += s == ch.tail ? static_cast<size_t>(cursors_[g].pos - values(s)) : s->capacity;
+    return n;
+  }
 
   void append(uint32_t g, T x) {
-    Group& gr = groups_[g];
-    if (gr.pos == gr.limit) [[unlikely]] grow(gr);
-    *gr.pos++ = x;
-    ++gr.count;
+    Cursor& c = cursors_[g];
+    if (c.pos == c.limit) [[unlikely]] grow(g);
+    *c.pos++ = x;
+  }
+  // append(groups[i], x[i]) for each row, with the cursors' base in a register.
+  void appendAll(const uint32_t* groups, const T* x, size_t n) {
+    Cursor* const cursors = cursors_.data();
+    for (size_t i = 0; i < n; ++i) {
+      Cursor& c = cursors[groups[i]];
+      if (c.pos == c.limit) [[unlikely]] grow(groups[i]);
+      *c.pos++ = x[i];
+    }
   }
 
   // Group g's values, in the order added, into *out (replacing its contents).
   void gather(size_t g, std::vector<T>* out) const {
-    const Group& gr = groups_[g];
+    const Chain& ch = chains_[g];
     out->clear();
-    out->reserve(gr.count);
-    for (const Segment* s = gr.head; s != nullptr; s = s->next) {
+    out->reserve(count(g));
+    for (const Segment* s = ch.head; s != nullptr; s = s->next) {
       const T* v = values(s);
-      out->insert(out->end(), v, s == gr.tail ? gr.pos : v + s->capacity);
+      out->insert(out->end(), v, s == ch.tail ? cursors_[g].pos : v + s->capacity);
     }
   }
 
-  size_t memoryBytes() const { return page_bytes_ + groups_.capacity() * sizeof(Group); }
+  size_t memoryBytes() const { return page_bytes_ + cursors_.capacity() * sizeof(Cursor) + chains_.capacity() * sizeof(Chain); }
 
  private:
   struct Segment {
     Segment* next;
     size_t capacity;  // values after this header
   };
-  struct Group {
+  struct Cursor {  // what an append touches: 16 bytes a group
+    T* pos = nullptr;  // where the tail segment's next value goes
+    T* limit = nullptr;
+  };
+  struct Chain {
     Segment* head = nullptr;
     Segment* tail = nullptr;
-    T* pos = nullptr;  // where tail's next value goes
-    T* limit = nullptr;
-    size_t count = 0;
   };
   static constexpr size_t kFirstSegment = 4;
   static constexpr size_t kLastSegment = 4096;
@@ -63,15 +81,16 @@ class KeptValues {
   static T* values(Segment* s) { return reinterpret_cast<T*>(s + 1); }
   static const T* values(const Segment* s) { return reinterpret_cast<const T*>(s + 1); }
 
-  void grow(Group& gr) {
-    const size_t capacity = gr.tail == nullptr ? kFirstSegment : std::min(gr.tail->capacity * 2, kLastSegment);
+  void grow(uint32_t g) {
+    Chain& ch = chains_[g];
+    const size_t capacity = ch.tail == nullptr ? kFirstSegment : std::min(ch.tail->capacity * 2, kLastSegment);
     Segment* s = carve(sizeof(Segment) + capacity * sizeof(T));
     s->next = nullptr;
     s->capacity = capacity;
-    (gr.tail ? gr.tail->next : gr.head) = s;
-    gr.tail = s;
-    gr.pos = values(s);
-    gr.limit = gr.pos + capacity;
+    (ch.tail ? ch.tail->next : ch.head) = s;
+    ch.tail = s;
+    cursors_[g].pos = values(s);
+    cursors_[g].limit = values(s) + capacity;
   }
 
   Segment* carve(size_t bytes) {
@@ -89,7 +108,8 @@ class KeptValues {
     return s;
   }
 
-  std::vector<Group> groups_;
+  std::vector<Cursor> cursors_;
+  std::vector<Chain> chains_;
   std::vector<std::unique_ptr<std::byte[]>> pages_;
   std::byte* page_at_ = nullptr;
   size_t page_left_ = 0;
