@@ -11,6 +11,7 @@
 
 #include "base/bytes.h"
 #include "storage/bitpack_codec.h"
+#include "storage/varint_cursor.h"
 
 namespace argus::storage {
 namespace {
@@ -364,53 +365,6 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
 
 namespace {
 
-// Varints read straight off the bytes, for the hot loops of the varint codecs: no Status per
-// value. Any fault (truncated or overlong varint, trailing bytes) makes the fast decode give
-// up; decodeInts then decodes again through ByteReader, which names the fault.
-struct VarintCursor {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool next(uint64_t* v) {
-    if (end - p >= 10) [[likely]] {
-      // A whole varint fits: no bounds check per byte (most of the decode's time).
-      const uint8_t* q = p;
-      uint64_t result = 0;
-      for (int shift = 0; shift < 63; shift += 7) {
-        const uint8_t byte = *q++;
-        result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-        if (byte < 0x80) {
-          p = q;
-          *v = result;
-          return true;
-        }
-      }
-      const uint8_t byte = *q++;  // the tenth: bit 63 only
-      if (byte > 1) return false;
-      p = q;
-      *v = result | static_cast<uint64_t>(byte) << 63;
-      return true;
-    }
-    uint64_t result = 0;
-    for (int shift = 0; shift <= 63; shift += 7) {
-      if (p >= end) return false;
-      uint8_t byte = *p++;
-      if (shift == 63 && byte > 1) return false;
-      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) {
-        *v = result;
-        return true;
-      }
-    }
-    return false;
-  }
-  bool nextSigned(int64_t* v) {
-    uint64_t u;
-    if (!next(&u)) return false;
-    *v = zigzagDecode(u);
-    return true;
-  }
-};
-
 // One varint codec's loop, instantiated per codec so that each is a tight loop.
 template <CodecId kCodec>
 bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64_t* o) {
@@ -440,7 +394,7 @@ bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64
 // The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
 // the varints'. Returns false (out unspecified) for any other codec or any fault.
 bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
-  VarintCursor c{reinterpret_cast<const uint8_t*>(raw.data()), reinterpret_cast<const uint8_t*>(raw.data()) + raw.size()};
+  VarintCursor c(raw);
   switch (codec) {
     case CodecId::kPlain: out->resize(rows); return decodeVarints<CodecId::kPlain>(c, nullptr, rows, out->data());
     case CodecId::kDelta: out->resize(rows); return decodeVarints<CodecId::kDelta>(c, nullptr, rows, out->data());
