@@ -365,13 +365,14 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
 
 namespace {
 
-// One varint codec's loop, instantiated per codec so that each is a tight loop.
-template <CodecId kCodec>
+// One varint codec's loop, instantiated per codec (and varint length class) so that each
+// is a tight loop.
+template <CodecId kCodec, bool kLong>
 bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64_t* o) {
   int64_t prev = 0, delta = 0;
   for (size_t i = 0; i < rows; ++i) {
     int64_t x = 0;
-    if (!c.nextSigned(&x)) return false;
+    if (!(kLong ? c.nextSignedLong(&x) : c.nextSigned(&x))) return false;
     if constexpr (kCodec == CodecId::kDelta) {
       prev = i == 0 ? x : add(prev, x);
     } else if constexpr (kCodec == CodecId::kDeltaOfDelta) {
@@ -391,20 +392,27 @@ bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64
   return c.p == c.end;
 }
 
-// The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
-// the varints'. Returns false (out unspecified) for any other codec or any fault.
-bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
+template <bool kLong>
+bool decodeIntsFastAs(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
   VarintCursor c(raw);
   switch (codec) {
-    case CodecId::kPlain: out->resize(rows); return decodeVarints<CodecId::kPlain>(c, nullptr, rows, out->data());
-    case CodecId::kDelta: out->resize(rows); return decodeVarints<CodecId::kDelta>(c, nullptr, rows, out->data());
-    case CodecId::kDeltaOfDelta: out->resize(rows); return decodeVarints<CodecId::kDeltaOfDelta>(c, nullptr, rows, out->data());
+    case CodecId::kPlain: out->resize(rows); return decodeVarints<CodecId::kPlain, kLong>(c, nullptr, rows, out->data());
+    case CodecId::kDelta: out->resize(rows); return decodeVarints<CodecId::kDelta, kLong>(c, nullptr, rows, out->data());
+    case CodecId::kDeltaOfDelta: out->resize(rows); return decodeVarints<CodecId::kDeltaOfDelta, kLong>(c, nullptr, rows, out->data());
     case CodecId::kSumResidual:
       if (groups == nullptr || groups->prediction.size() != rows) return false;
       out->resize(rows);
-      return decodeVarints<CodecId::kSumResidual>(c, groups->prediction.data(), rows, out->data());
+      return decodeVarints<CodecId::kSumResidual, kLong>(c, groups->prediction.data(), rows, out->data());
     default: return false;
   }
+}
+
+// The plain, delta, delta-of-delta and sum-residual codecs without per-value checks beyond
+// the varints'. Returns false (out unspecified) for any other codec or any fault.
+bool decodeIntsFast(CodecId codec, std::string_view raw, size_t rows, const RowContext* groups, std::vector<int64_t>* out) {
+  // 6+ bytes a value (64-bit signatures, delta-coded: 10) read faster a word at a time.
+  if (raw.size() >= 6 * rows) return decodeIntsFastAs<true>(codec, raw, rows, groups, out);
+  return decodeIntsFastAs<false>(codec, raw, rows, groups, out);
 }
 
 }  // namespace

@@ -178,6 +178,30 @@ TEST_CASE("the analysis pass bit-packs step times: large values in a narrow span
   CHECK(p.bytes.size() == 709);
 }
 
+TEST_CASE("chunks of long varints (read a word at a time) decode every length; a bad tenth byte is Corruption") {
+  // Mostly 10-byte values, so the chunk takes the long path, with every shorter length between.
+  std::mt19937_64 rng(10);
+  std::vector<int64_t> v;
+  for (int i = 0; i < 300; ++i) {
+    const int bits = i % 3 == 0 ? 1 + i % 63 : 63;
+    v.push_back(static_cast<int64_t>(rng() >> (64 - bits)) * ((i & 1) ? -1 : 1));
+  }
+  v.push_back(INT64_MIN);
+  v.push_back(INT64_MAX);
+  std::string bytes;
+  REQUIRE(encodeIntsWith(CodecId::kPlain, v, nullptr, &bytes));
+  REQUIRE(bytes.size() >= 6 * v.size());
+  std::vector<int64_t> out;
+  REQUIRE(decodeInts(static_cast<uint8_t>(CodecId::kPlain), bytes, v.size(), nullptr, &out).isOk());
+  CHECK(out == v);
+  // INT64_MIN's zigzag is 2^64 - 1: ten bytes, the tenth 0x01. A tenth byte of 0x02 overflows.
+  std::string bad = bytes;
+  const size_t tenth = bytes.size() - 20 + 9;
+  REQUIRE(static_cast<uint8_t>(bad[tenth]) == 0x01);
+  bad[tenth] = 0x02;
+  CHECK(decodeInts(static_cast<uint8_t>(CodecId::kPlain), bad, v.size(), nullptr, &out).isCorruption());
+}
+
 TEST_CASE("integer decoders turn random bytes into Corruption, never a crash") {
   std::mt19937_64 rng(7);
   RowContext g = modGroups(100, 5);
