@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/duration_histogram.h"
+#include "storage/hist_column.h"
 
 namespace argus::storage {
 
@@ -38,7 +39,7 @@ struct Column {
   std::string name;
   ColumnType type = ColumnType::kInt64;
   std::vector<int64_t> ints;                       // kInt64 and kUInt64 (bit-cast)
-  std::vector<model::DurationHistogram> hists;     // kHistogram
+  HistColumn hists;                                // kHistogram
   size_t size() const { return type == ColumnType::kHistogram ? hists.size() : ints.size(); }
 };
 

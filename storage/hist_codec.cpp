@@ -279,7 +279,7 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
   return best;
 }
 
-Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, std::vector<DurationHistogram>* out) {
+Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, HistColumn* out) {
   if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
   ByteReader r(payload, "hist-window payload");
   uint8_t flags = 0;
@@ -391,7 +391,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
 }
 
 Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups,
-                   std::vector<DurationHistogram>* out) {
+                   HistColumn* out) {
   auto codec = static_cast<CodecId>(codec_byte & kCodecIdMask);
   if (codec == CodecId::kHistWindow && !(codec_byte & kCodecZstdFlag)) return decodeHistWindow(payload, rows, groups, out);
   bool grouped = codec == CodecId::kHistSparseGrouped;

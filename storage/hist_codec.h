@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "model/duration_histogram.h"
 #include "storage/column_codec.h"
+#include "storage/hist_column.h"
 
 namespace argus::storage {
 
@@ -24,7 +25,7 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
 // included) against the previous histogram of the row's group, in three separately
 // zstd'ed streams; with RowContext::counts the last count is implied. Always applies.
 bool encodeHistWindow(std::span<const model::DurationHistogram> values, const RowContext* ctx, std::string* out);
-Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, std::vector<model::DurationHistogram>* out);
+Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, HistColumn* out);
 
 // Returns false when the codec does not apply (grouped without groups, integer codec).
 bool encodeHistsWith(CodecId codec, std::span<const model::DurationHistogram> values, const RowContext* groups, std::string* out);
@@ -32,6 +33,6 @@ bool encodeHistsWith(CodecId codec, std::span<const model::DurationHistogram> va
 // until the hint runs out (CodecHint).
 EncodedPayload encodeHists(std::span<const model::DurationHistogram> values, const RowContext* groups, CodecHint* hint = nullptr);
 Status decodeHists(uint8_t codec_byte, std::string_view payload, size_t rows, const RowContext* groups,
-                   std::vector<model::DurationHistogram>* out);
+                   HistColumn* out);
 
 }  // namespace argus::storage

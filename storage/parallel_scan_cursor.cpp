@@ -124,7 +124,9 @@ Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       append(item.batch, batch);
       filled = batch->rows;
     }
-    if (!item.stripe_end) w.spare.push_back(std::move(item.batch));  // buffers go round again
+    // Buffers go round again, a stripe end's too: its batch holds no rows but may hold spare
+    // histograms (HistColumn), whose buffers are freed if it is dropped here.
+    w.spare.push_back(std::move(item.batch));
     w.ready.pop_front();
     const bool wake = w.worker_waits;
     lock.unlock();
@@ -144,7 +146,7 @@ void ParallelScanCursor::append(ColumnBatch& from, ColumnBatch* to) {
     Column& src = from.columns[o];
     Column& dst = to->columns[o];
     if (dst.type == ColumnType::kHistogram) {
-      dst.hists.insert(dst.hists.end(), std::make_move_iterator(src.hists.begin()), std::make_move_iterator(src.hists.end()));
+      dst.hists.takeFrom(src.hists, 0, src.hists.size());
     } else {
       dst.ints.insert(dst.ints.end(), src.ints.begin(), src.ints.end());
     }

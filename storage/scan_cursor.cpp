@@ -255,7 +255,7 @@ void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t
     } else if (out.type == ColumnType::kHistogram) {
       // Each (source, step) is emitted once: its histograms can move.
       auto& h = src.block.columns[id].hists;
-      out.hists.insert(out.hists.end(), std::make_move_iterator(h.begin() + lo), std::make_move_iterator(h.begin() + hi));
+      out.hists.takeFrom(h, lo, hi);
     } else {
       const auto& v = src.block.columns[id].ints;
       out.ints.insert(out.ints.end(), v.begin() + lo, v.begin() + hi);
@@ -305,7 +305,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     rest.hists.clear();
     if (n == avail) continue;
     if (out.type == ColumnType::kHistogram) {
-      rest.hists.assign(std::make_move_iterator(out.hists.begin() + static_cast<ptrdiff_t>(n)), std::make_move_iterator(out.hists.end()));
+      rest.hists.takeFrom(out.hists, n, out.hists.size());
       out.hists.resize(n);
     } else {
       rest.ints.assign(out.ints.begin() + static_cast<ptrdiff_t>(n), out.ints.end());

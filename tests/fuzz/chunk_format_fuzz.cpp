@@ -61,11 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (v.stats.rows > kMaxDecodedRows) return 0;
   size_t rows = static_cast<size_t>(v.stats.rows);
   if (v.type == StoredType::kHistogram) {
-    std::vector<argus::model::DurationHistogram> hists;
+    HistColumn hists;
     if (!decodeHists(v.codec, v.payload, rows, nullptr, &hists).isOk()) return 0;
     FUZZ_CHECK(hists.size() == rows);
     EncodedPayload p = encodeHists(hists, nullptr);
-    std::vector<argus::model::DurationHistogram> back;
+    HistColumn back;
     FUZZ_CHECK(decodeHists(p.codec, p.bytes, rows, nullptr, &back).isOk());
     FUZZ_CHECK(back == hists);
   } else {

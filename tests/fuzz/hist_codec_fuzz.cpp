@@ -33,8 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   argus::fuzz::SynthContext synth(rows, flags, group_count, run);
   const RowContext* ctx_ptr = synth.get();
 
-  std::vector<DurationHistogram> hists(3);
+  HistColumn hists;
+  hists.resize(3);
   hists[0].add(5, 2);  // stale contents the decoder must replace
+  hists.clear();       // and spare ones it reuses
   if (!decodeHists(codec, payload, rows, ctx_ptr, &hists).isOk()) return 0;
   FUZZ_CHECK(hists.size() == rows);
   for (const DurationHistogram& h : hists) FUZZ_CHECK(DurationHistogram::isValid(h.buckets()));
@@ -55,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const RowContext* ctx2_ptr = ctx_ptr ? &ctx2 : nullptr;
 
   EncodedPayload p = encodeHists(hists, ctx2_ptr);
-  std::vector<DurationHistogram> back;
+  HistColumn back;
   FUZZ_CHECK(decodeHists(p.codec, p.bytes, rows, ctx2_ptr, &back).isOk());
   FUZZ_CHECK(back == hists);
 

@@ -305,7 +305,7 @@ TEST_CASE("histogram codecs round-trip") {
     if (variant & 2) ctx.counts = counts;
     std::string bytes;
     REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
-    std::vector<DurationHistogram> out;
+    HistColumn out;
     Status s = decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &ctx, &out);
     REQUIRE_MESSAGE(s.isOk(), s.toString());
     CHECK(out == hists);
@@ -316,7 +316,7 @@ TEST_CASE("histogram codecs round-trip") {
       std::vector<int64_t> bad = counts;
       bad[5] += 1000;
       wrong.counts = bad;
-      std::vector<DurationHistogram> out2;
+      HistColumn out2;
       Status s2 = decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &wrong, &out2);
       if (s2.isOk()) CHECK(out2 != hists);
       RowContext none;
@@ -331,20 +331,20 @@ TEST_CASE("histogram codecs round-trip") {
     ctx.counts = bad;
     std::string bytes;
     REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
-    std::vector<DurationHistogram> out;
+    HistColumn out;
     REQUIRE(decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, hists.size(), &ctx, &out).isOk());
     CHECK(out == hists);
   }
   for (CodecId c : {CodecId::kHistSparse, CodecId::kHistSparseGrouped}) {
     std::string bytes;
     REQUIRE(encodeHistsWith(c, hists, &g, &bytes));
-    std::vector<DurationHistogram> out;
+    HistColumn out;
     Status s = decodeHists(static_cast<uint8_t>(c), bytes, hists.size(), &g, &out);
     REQUIRE_MESSAGE(s.isOk(), s.toString());
     CHECK(out == hists);
   }
   EncodedPayload best = encodeHists(hists, &g);
-  std::vector<DurationHistogram> out;
+  HistColumn out;
   REQUIRE(decodeHists(best.codec, best.bytes, hists.size(), &g, &out).isOk());
   CHECK(out == hists);
   MESSAGE("histograms: " << hists.size() << " rows -> " << best.bytes.size() << " bytes with " << std::string(codecName(best.codec)));
@@ -361,7 +361,7 @@ TEST_CASE("histogram decoder turns random bytes into Corruption") {
     std::string bytes(rng() % 64, '\0');
     for (auto& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng() % 3 == 0 ? rng() % 4 : rng());
     uint8_t codec = static_cast<uint8_t>(16 + rng() % 3) | ((rng() % 8 == 0) ? kCodecZstdFlag : 0);
-    std::vector<model::DurationHistogram> out;
+    HistColumn out;
     Status s = decodeHists(codec, bytes, rng() % 2 ? 16 : rng() % 4, &g, &out);
     if (!s.isOk()) CHECK(s.isCorruption());
   }
@@ -384,7 +384,7 @@ TEST_CASE("histogram decoders: a delta that overflows int64 against its base is 
   // only after undefined behaviour, and with the row's wrapped value in the message).
   for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: window width out of range"},
                                        std::tuple{CodecId::kHistSparseGrouped, sparse, "hist-sparse: buckets in a row out of range"}}) {
-    std::vector<model::DurationHistogram> out;
+    HistColumn out;
     Status s = decodeHists(static_cast<uint8_t>(codec), bytes, 2, &g, &out);
     INFO(codecName(static_cast<uint8_t>(codec)) << ": " << s.toString());
     CHECK(s.isCorruption());

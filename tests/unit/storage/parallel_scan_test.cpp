@@ -54,7 +54,7 @@ Scanned scan(const Store& store, ScanSpec spec) {
     for (size_t c = 0; c < b.columns.size(); ++c) {
       out.all.columns[c].name = b.columns[c].name;
       out.all.columns[c].ints.insert(out.all.columns[c].ints.end(), b.columns[c].ints.begin(), b.columns[c].ints.end());
-      out.all.columns[c].hists.insert(out.all.columns[c].hists.end(), b.columns[c].hists.begin(), b.columns[c].hists.end());
+      for (const auto& h : b.columns[c].hists) out.all.columns[c].hists.push_back(h);
     }
     out.all.rows += b.rows;
   }

@@ -58,7 +58,7 @@ inline Status scanAll(const Store& store, const ScanSpec& spec, ColumnBatch* out
         auto& o = out->columns[c];
         const auto& b = batch.columns[c];
         o.ints.insert(o.ints.end(), b.ints.begin(), b.ints.end());
-        o.hists.insert(o.hists.end(), b.hists.begin(), b.hists.end());
+        for (const auto& h : b.hists) o.hists.push_back(h);
       }
     }
     out->rows += batch.rows;
