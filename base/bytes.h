@@ -14,6 +14,13 @@ namespace argus {
 
 inline uint64_t zigzagEncode(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t zigzagDecode(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+// Writes v's low `bytes` bytes big-endian at p (keys sort by them); returns the end. Key
+// encoders on scan paths write into a sized buffer with it: appending a byte at a time cost
+// ~400 instructions a chunk key.
+inline char* putFixedBEAt(char* p, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) *p++ = static_cast<char>(v >> (8 * i));
+  return p;
+}
 
 // Appends to a std::string; callers reserve() when they know the size.
 class ByteWriter {
@@ -36,7 +43,9 @@ class ByteWriter {
     for (int i = 0; i < bytes; ++i) out_->push_back(static_cast<char>(v >> (8 * i)));
   }
   void putFixedBE(uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i) out_->push_back(static_cast<char>(v >> (8 * i)));
+    const size_t at = out_->size();
+    out_->resize(at + static_cast<size_t>(bytes));
+    putFixedBEAt(out_->data() + at, v, bytes);
   }
   void putDouble(double d) {
     uint64_t bits;

@@ -229,10 +229,8 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
   if (!isNestedTable(at.table) && groupKeyColumns(at.table).empty()) {
     // Row i is step i and no codec here reads other rows of its column: only the wanted
     // steps' rows need decoding.
-    auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
-    const auto& steps = out->steps;
-    const size_t first = std::lower_bound(steps.begin(), steps.end(), from_step, below) - steps.begin();
-    loader.want(first, std::lower_bound(steps.begin() + first, steps.end(), to_step, below) - steps.begin());
+    const auto [first, last] = out->stepsIn(from_step, to_step);
+    loader.want(first, last);
   }
   if (columns != nullptr) {
     for (uint8_t id : *columns) ARGUS_RETURN_IF_ERROR(loader.load(id));

@@ -10,13 +10,6 @@ namespace {
 
 void putBE(std::string* out, uint64_t v, int bytes) { ByteWriter(out).putFixedBE(v, bytes); }
 
-// Writes v's low `bytes` bytes big-endian at p; returns the end. Keys encoded per chunk
-// read go through here: a byte appended at a time cost ~400 instructions a key.
-char* putBEAt(char* p, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) *p++ = static_cast<char>(v >> (8 * i));
-  return p;
-}
-
 uint64_t getBE(std::string_view s, size_t off, int bytes) {
   uint64_t r = 0;
   for (int i = 0; i < bytes; ++i) r = (r << 8) | static_cast<uint8_t>(s[off + i]);
@@ -34,11 +27,11 @@ std::string encodeHeadKey(const HeadKey& k) {
 }
 
 void encodeHeadKeyTo(const HeadKey& k, char* out) {
-  out = putBEAt(out, k.job, 4);
-  out = putBEAt(out, k.rank, 4);
-  out = putBEAt(out, k.block_base, 8);
-  out = putBEAt(out, k.session, 8);
-  putBEAt(out, k.first_seq, 8);
+  out = putFixedBEAt(out, k.job, 4);
+  out = putFixedBEAt(out, k.rank, 4);
+  out = putFixedBEAt(out, k.block_base, 8);
+  out = putFixedBEAt(out, k.session, 8);
+  putFixedBEAt(out, k.first_seq, 8);
 }
 
 bool decodeHeadKey(std::string_view key, HeadKey* out) {
@@ -77,12 +70,12 @@ std::string encodeChunkKey(const ChunkKey& k) {
 
 void encodeChunkKey(const ChunkKey& k, std::string* out) {
   out->resize(kChunkKeySize);
-  char* p = putBEAt(out->data(), k.job, 4);
+  char* p = putFixedBEAt(out->data(), k.job, 4);
   *p++ = static_cast<char>(k.table);
   *p++ = static_cast<char>(k.column);
-  p = putBEAt(p, k.step_base, 8);
-  p = putBEAt(p, k.rank, 4);
-  putBEAt(p, k.attempt, 2);
+  p = putFixedBEAt(p, k.step_base, 8);
+  p = putFixedBEAt(p, k.rank, 4);
+  putFixedBEAt(p, k.attempt, 2);
 }
 
 bool decodeChunkKey(std::string_view key, ChunkKey* out) {

@@ -199,10 +199,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   if (sources.size() == 1) {
     // One source (the usual case: a sealed block, no replay): its steps ascend without
     // repeats, so the rows in range are one run, copied column by column.
-    const std::vector<int64_t>& steps = sources[0]->block.steps;
-    auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
-    size_t first = std::lower_bound(steps.begin(), steps.end(), spec_.from_step, below) - steps.begin();
-    size_t last = std::lower_bound(steps.begin() + first, steps.end(), spec_.to_step, below) - steps.begin();
+    const auto [first, last] = sources[0]->block.stepsIn(spec_.from_step, spec_.to_step);
     appendRun(plan.rank, *sources[0], first, last);
     return Status::ok();
   }

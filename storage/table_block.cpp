@@ -245,6 +245,12 @@ std::vector<size_t> TableBlock::rowOffsets() const {
   return off;
 }
 
+std::pair<size_t, size_t> TableBlock::stepsIn(uint64_t from, uint64_t to) const {
+  auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
+  const auto first = std::lower_bound(steps.begin(), steps.end(), from, below);
+  return {static_cast<size_t>(first - steps.begin()), static_cast<size_t>(std::lower_bound(first, steps.end(), to, below) - steps.begin())};
+}
+
 void TableBlock::rowOffsets(std::vector<size_t>* out) const {
   std::vector<size_t>& off = *out;
   off.resize(steps.size() + 1);

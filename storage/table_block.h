@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -68,6 +69,8 @@ struct TableBlock {
   std::vector<size_t> rowOffsets() const;
   // The same into *out, reusing its buffer (the scan computes one per block).
   void rowOffsets(std::vector<size_t>* out) const;
+  // [first, last): the indexes in `steps` of the steps in [from, to). REQUIRES: steps ascend.
+  std::pair<size_t, size_t> stepsIn(uint64_t from, uint64_t to) const;
 };
 
 // Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed

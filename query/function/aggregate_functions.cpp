@@ -153,13 +153,11 @@ class MinMaxState final : public ValueState<T> {
       // resolved once: through forValid, the type test and the vectors' reloads after each
       // byte store cost ~20 instructions a row (a per-step max over 10 M rows).
       const T* x = v.data<T>().data();
-      if constexpr (std::is_same_v<T, int64_t>) {
-        if (type_ == L::kId) {
-          updatePlain(x, groups, n, [](int64_t a, int64_t b) { return static_cast<uint64_t>(a) < static_cast<uint64_t>(b); });
-          return;
-        }
+      if (type_ == L::kId) {
+        updatePlain(x, groups, n, [](const T& a, const T& b) { return less(a, b, L::kId); });
+      } else {
+        updatePlain(x, groups, n, [](const T& a, const T& b) { return less(a, b, L::kBigInt); });
       }
-      updatePlain(x, groups, n, [](const T& a, const T& b) { return less(a, b, L::kBigInt); });  // signed, or NaN-aware for doubles
       return;
     }
     forValid(v, groups, n, [&](size_t i, uint32_t g) {

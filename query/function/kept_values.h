@@ -31,11 +31,7 @@ class KeptValues {
     return n;
   }
 
-  void append(uint32_t g, T x) {
-    Cursor& c = cursors_[g];
-    if (c.pos == c.limit) [[unlikely]] grow(g);
-    *c.pos++ = x;
-  }
+  void append(uint32_t g, T x) { appendAll(&g, &x, 1); }
   // append(groups[i], x[i]) for each row, with the cursors' base in a register.
   void appendAll(const uint32_t* groups, const T* x, size_t n) {
     Cursor* const cursors = cursors_.data();
