@@ -391,3 +391,21 @@ TEST_CASE("histogram decoders: a delta that overflows int64 against its base is 
     CHECK(s.message() == message);
   }
 }
+
+TEST_CASE("hist-window: a truncated varint names its stream and row; a bucket count past 2^32-1 is Corruption") {
+  auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
+  // One ungrouped row (flags 0): width 1 (zigzag 0x02) at bucket 5 (0x0a), then its count.
+  auto window = [&](const std::string& a, const std::string& d) { return std::string(1, '\x00') + stream(a) + stream("\x0a") + stream(d); };
+  const uint8_t codec = static_cast<uint8_t>(CodecId::kHistWindow);
+  HistColumn out;
+  REQUIRE(decodeHists(codec, window("\x02", "\x03"), 1, nullptr, &out).isOk());
+  CHECK(out[0].count() == 3);
+  for (auto [bytes, message] : {std::pair{window("\x02", "\x83"), "hist-window stream D: truncated or overlong varint at row 0"},
+                                std::pair{window("\x82", "\x03"), "hist-window stream A: truncated or overlong varint at row 0"},
+                                std::pair{window("\x02", std::string("\x80\x80\x80\x80\x10", 5)), "hist-window: bucket count 4294967296 above 2^32-1"}}) {
+    Status s = decodeHists(codec, bytes, 1, nullptr, &out);
+    INFO(s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(message) != std::string::npos);
+  }
+}
