@@ -5,15 +5,11 @@
 
 namespace argus::storage {
 
-ParallelScanCursor::ParallelScanCursor(std::unique_ptr<RocksScanCursor> planner, size_t threads, size_t ranks_per_stripe, size_t depth)
-    : planner_(std::move(planner)),
-      ranks_(planner_->rankCount()),
-      batch_rows_(planner_->batchRows()),
-      stripe_(ranks_per_stripe == 0 ? 1 : ranks_per_stripe),
-      depth_(depth == 0 ? 1 : depth) {
-  for (size_t w = 0; w < threads; ++w) {
+ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t depth)
+    : parts_(std::move(parts)), stripes_(parts_->stripes()), batch_rows_(parts_->batchRows()), depth_(depth == 0 ? 1 : depth) {
+  for (size_t w = 0; w < parts_->size(); ++w) {
     auto worker = std::make_unique<Worker>();
-    worker->cursor = planner_->worker();
+    worker->part = &parts_->part(w);
     workers_.push_back(std::move(worker));
   }
   try {
@@ -52,7 +48,6 @@ void ParallelScanCursor::run(size_t w) {
 
 void ParallelScanCursor::runStripes(size_t w) {
   Worker& me = *workers_[w];
-  const size_t n = workers_.size();
   // Waits for room in this worker's queue, then queues the item; false: stopped.
   auto push = [&](Item item) {
     std::unique_lock lock(mu_);
@@ -66,8 +61,7 @@ void ParallelScanCursor::runStripes(size_t w) {
     if (wake) me.item_ready.notify_one();
     return true;
   };
-  for (size_t s = w; s * stripe_ < ranks_; s += n) {
-    me.cursor->setRanks(s * stripe_, (s + 1) * stripe_);
+  while (me.part->nextStripe()) {
     for (;;) {
       Item item;
       {
@@ -80,11 +74,11 @@ void ParallelScanCursor::runStripes(size_t w) {
       }
       bool has_rows = false;
       try {
-        item.error = me.cursor->next(&item.batch, &has_rows);
+        item.error = me.part->next(&item.batch, &has_rows);
       } catch (const std::exception& e) {  // bad_alloc: the reader gets it as an error
         item.error = Status::resourceExhausted(std::string("scan: ") + e.what());
       }
-      item.stats = me.cursor->stats();
+      item.stats = me.part->stats();
       if (!item.error.isOk() || !has_rows) {
         item.stripe_end = true;
         const bool failed = !item.error.isOk();
@@ -100,7 +94,7 @@ Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
   // Stripes end in short batches: whole batches are joined while they fit in one, so the
   // operators see full batches rather than a short one per stripe.
   size_t filled = 0;
-  while (!failed_ && stripe_ix_ * stripe_ < ranks_ && filled < batch_rows_) {
+  while (!failed_ && stripe_ix_ < stripes_ && filled < batch_rows_) {
     Worker& w = *workers_[stripe_ix_ % workers_.size()];
     std::unique_lock lock(mu_);
     w.reader_waits = true;

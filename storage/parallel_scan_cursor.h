@@ -1,14 +1,12 @@
 // ParallelScanCursor: one scan read and decoded by several threads, its rows still in
 // (rank, step) order.
 //
-// The planner cursor lists the ranks (RocksScanCursor::init). They are cut into stripes of
-// consecutive ranks, dealt round-robin to `threads` workers, each a RocksScanCursor over
-// the same plan and snapshot with reads and buffers of its own. A worker fills a queue of
-// its own, at most `depth` batches ahead, a stripe's batches then an end mark; the reader
-// takes stripe 0 from worker 0, stripe 1 from worker 1, and so on, joining short batches
-// where stripes end into full ones. Reading chunks and
-// decoding them (most of a scan's time) so runs on every worker's core while the reader's
-// operators run on its own.
+// The scan is split into parts (storage/scan_parts.h), one per worker thread. A worker
+// fills a queue of its own, at most `depth` batches ahead, with its part's stripes: each
+// stripe's batches, then an end mark. The reader takes stripe 0 from worker 0, stripe 1
+// from worker 1, and so on, joining short batches where stripes end into full ones.
+// Reading chunks and decoding them (most of a scan's time) so runs on every worker's core
+// while the reader's operators run on its own.
 //
 // The first worker error reaches the reader after the batches before it, in order; the
 // destructor stops the workers after the batch each is filling. Only one thread may call
@@ -22,15 +20,14 @@
 #include <thread>
 #include <vector>
 
-#include "storage/scan_cursor.h"
+#include "storage/store.h"
 
 namespace argus::storage {
 
 class ParallelScanCursor final : public ScanCursor {
  public:
-  // REQUIRES: planner->init() succeeded; threads >= 2. Throws std::system_error when a
-  // thread cannot be started.
-  ParallelScanCursor(std::unique_ptr<RocksScanCursor> planner, size_t threads, size_t ranks_per_stripe, size_t depth = 16);
+  // One worker per part. Throws std::system_error when a thread cannot be started.
+  explicit ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t depth = 16);
   ~ParallelScanCursor() override;
 
   Status next(ColumnBatch* batch, bool* has_rows) override;
@@ -45,7 +42,7 @@ class ParallelScanCursor final : public ScanCursor {
     ScanStats stats;          // the worker's, as of this item
   };
   struct Worker {
-    std::unique_ptr<RocksScanCursor> cursor;
+    ScanPart* part;
     std::deque<Item> ready;            // GUARDED_BY(mu_)
     std::vector<ColumnBatch> spare;    // GUARDED_BY(mu_): handed back, buffers kept
     ScanStats taken;                   // the reader's: stats of the last item taken
@@ -62,10 +59,9 @@ class ParallelScanCursor final : public ScanCursor {
   // Appends from's rows to *to (same columns).
   static void append(ColumnBatch& from, ColumnBatch* to);
 
-  std::unique_ptr<RocksScanCursor> planner_;  // owns the snapshot: outlives the workers
-  const size_t ranks_;
+  std::unique_ptr<ScanParts> parts_;  // outlive the workers
+  const size_t stripes_;
   const size_t batch_rows_;
-  const size_t stripe_;
   const size_t depth_;
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t stripe_ix_ = 0;  // the stripe the reader is on

@@ -20,6 +20,7 @@
 #include "storage/meta_records.h"
 #include "storage/parallel_scan_cursor.h"
 #include "storage/scan_cursor.h"
+#include "storage/scan_parts.h"
 
 namespace argus::storage {
 
@@ -513,7 +514,7 @@ SealStats RocksStore::lastSealStats() const {
 
 // --- reads ---
 
-Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const {
+Result<std::unique_ptr<RocksScanCursor>> RocksStore::planScan(const ScanSpec& spec) const {
   std::vector<const ColumnDef*> cols;
   if (spec.columns.empty()) {
     for (const ColumnDef& c : tableColumns(spec.table)) cols.push_back(&c);
@@ -528,17 +529,24 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
   if (!job.isOk()) return job.status();
   auto cursor = std::make_unique<RocksScanCursor>(h_, job->id, spec, std::move(cols));
   ARGUS_RETURN_IF_ERROR(cursor->init());
-  const size_t ranks = cursor->rankCount();
-  if (spec.threads < 2 || ranks < 2) return std::unique_ptr<ScanCursor>(std::move(cursor));
-  // Stripes of consecutive ranks: about eight per thread (the work evens out), at most 8
-  // ranks each, so a worker runs several stripes ahead of the reader within its queue.
-  const size_t stripe = std::clamp<size_t>(ranks / (spec.threads * 8), 1, 8);
-  const size_t threads = std::min(spec.threads, (ranks + stripe - 1) / stripe);
+  return cursor;
+}
+
+Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const {
+  auto cursor = planScan(spec);
+  if (!cursor.isOk()) return cursor.status();
+  if (spec.threads < 2 || cursor.value()->rankCount() < 2) return std::unique_ptr<ScanCursor>(std::move(cursor).value());
   try {
-    return std::unique_ptr<ScanCursor>(std::make_unique<ParallelScanCursor>(std::move(cursor), threads, stripe));
+    return std::unique_ptr<ScanCursor>(std::make_unique<ParallelScanCursor>(std::make_unique<RocksScanParts>(std::move(cursor).value(), spec.threads)));
   } catch (const std::system_error& e) {
     return Status::resourceExhausted(std::string("scan: cannot start its threads: ") + e.what());
   }
+}
+
+Result<std::unique_ptr<ScanParts>> RocksStore::scanParts(const ScanSpec& spec, size_t parts) const {
+  auto cursor = planScan(spec);
+  if (!cursor.isOk()) return cursor.status();
+  return std::unique_ptr<ScanParts>(std::make_unique<RocksScanParts>(std::move(cursor).value(), parts));
 }
 
 Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {

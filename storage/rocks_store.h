@@ -21,6 +21,8 @@
 
 namespace argus::storage {
 
+class RocksScanCursor;
+
 // The store format version (meta key format_version). Bump on any incompatible change
 // to keys, chunks, codecs or meta records; an older build refuses a newer store.
 // Version 2: head entries (records as they arrived) replaced head rows.
@@ -46,6 +48,7 @@ class RocksStore final : public Store {
   Status sealAll() override;
 
   Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const override;
+  Result<std::unique_ptr<ScanParts>> scanParts(const ScanSpec& spec, size_t parts) const override;
   Result<std::optional<uint64_t>> lastStep(std::string_view job) const override;
 
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override;
@@ -85,6 +88,8 @@ class RocksStore final : public Store {
   Result<uint64_t> headBytesUnder(const std::string& prefix, const std::function<void(std::string_view key)>& on_key = {}) const;
   // At open: counts the head's bytes into head_bytes_ and lists its entries in head_index_.
   Status loadHead();
+  // A cursor for spec with its plan made (RocksScanCursor::init).
+  Result<std::unique_ptr<RocksScanCursor>> planScan(const ScanSpec& spec) const;
   // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
   Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;

@@ -99,6 +99,28 @@ class ScanCursor {
   virtual const ScanStats& stats() const = 0;
 };
 
+// One part of a scan split among threads (Store::scanParts). The scan's ranks are cut into
+// stripes of consecutive ranks, dealt round-robin to the parts; one thread drives each part.
+// Parts share the scan's plan and snapshot, with reads and buffers of their own.
+class ScanPart : public ScanCursor {
+ public:
+  // Moves to this part's next stripe; false when none is left.
+  virtual bool nextStripe() = 0;
+  // The current stripe's index in the scan: the rows of the whole scan, in (rank, step)
+  // order, are the stripes' rows in stripe order.
+  virtual size_t stripe() const = 0;
+  // next() yields the current stripe's rows in order; has_rows false at its end.
+};
+
+class ScanParts {
+ public:
+  virtual ~ScanParts() = default;
+  virtual size_t size() const = 0;
+  virtual size_t stripes() const = 0;
+  virtual size_t batchRows() const = 0;
+  virtual ScanPart& part(size_t i) = 0;
+};
+
 class Store {
  public:
   static Result<std::unique_ptr<Store>> open(const std::string& dir, const StoreOptions& options = {});
@@ -129,6 +151,9 @@ class Store {
   virtual Status sealAll() = 0;
 
   virtual Result<std::unique_ptr<ScanCursor>> scan(const ScanSpec& spec) const = 0;
+  // The same rows as scan(spec), split into at most `parts` parts (at least one) for as many
+  // threads (spec.threads is ignored).
+  virtual Result<std::unique_ptr<ScanParts>> scanParts(const ScanSpec& spec, size_t parts) const = 0;
   // The highest step of `job` in table steps over every rank (nullopt: no steps yet);
   // NotFound if the job is absent. Reads the keys of the last block and that block's step
   // column, not the job's rows: what `last N steps` queries start from.

@@ -22,6 +22,7 @@ int64_t QueryContext::elapsedNs() const {
 }
 
 void QueryContext::account(int64_t delta, const char* what) {
+  std::lock_guard lock(memory_mu_);
   if (delta < 0 && static_cast<size_t>(-delta) > used_) {
     used_ = 0;
   } else {

@@ -3,13 +3,15 @@
 // once per chunk, so a query past its deadline (or cancelled) stops within one chunk's work,
 // and report the bytes they hold through a MemoryReservation, so one past its cap stops at
 // the chunk that crossed it. Both throw ExecutionError; the operators' destructors free everything.
-// Not thread-safe: one query's operators run on one thread (its scans may read on more).
+// One thread runs a query's operators; an operator may run parts of its work on more
+// (its scans read on more), which may call check() and account() (and only those).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace argus::query {
@@ -53,13 +55,17 @@ class QueryContext {
   // Adds delta (may be negative) to the bytes held; throws ExecutionError naming `what`
   // when the total passes the cap.
   void account(int64_t delta, const char* what);
-  size_t usedBytes() const { return used_; }
+  size_t usedBytes() const {
+    std::lock_guard lock(memory_mu_);
+    return used_;
+  }
 
  private:
   QueryOptions options_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point deadline_;
-  size_t used_ = 0;
+  mutable std::mutex memory_mu_;
+  size_t used_ = 0;  // GUARDED_BY(memory_mu_), as is stats_.peak_memory_bytes
   QueryStats stats_;
 };
 

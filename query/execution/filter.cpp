@@ -11,14 +11,18 @@ Filter::Filter(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr predic
 
 bool Filter::next(DataChunk& chunk) {
   while (children_[0]->next(chunk)) {
-    size_t n = executor_.select(chunk, sel_);
-    if (n == 0) continue;
-    if (n == chunk.size()) return true;  // every active row passed: keep the selection as is
-    chunk.sel.swap(sel_);
-    chunk.has_sel = true;
-    return true;
+    if (narrow(executor_, chunk, sel_)) return true;
   }
   return false;
+}
+
+bool Filter::narrow(ExpressionExecutor& predicate, DataChunk& chunk, std::vector<uint32_t>& sel) {
+  const size_t n = predicate.select(chunk, sel);
+  if (n == 0) return false;
+  if (n == chunk.size()) return true;  // every active row passed: keep the selection as is
+  chunk.sel.swap(sel);
+  chunk.has_sel = true;
+  return true;
 }
 
 std::string Filter::describe() const { return "FILTER " + exprText(*predicate_, children_[0]->names); }

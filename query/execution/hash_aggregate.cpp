@@ -1,6 +1,14 @@
 #include "query/execution/hash_aggregate.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "query/execution/filter.h"
+#include "query/execution/table_scan.h"
 
 namespace argus::query {
 
@@ -14,71 +22,204 @@ std::vector<LogicalType> typesOf(const std::vector<BoundExprPtr>& exprs) {
 
 }  // namespace
 
+// One thread's grouping: its groups, its aggregates' states, and the executors of their
+// keys and arguments.
+struct HashAggregate::Partial {
+  explicit Partial(const HashAggregate& agg)
+      : agg(agg), table(typesOf(agg.groups_)), memory(agg.ctx_, agg.distinct_ ? "SELECT DISTINCT" : "GROUP BY") {
+    for (const auto& g : agg.groups_) keys.emplace_back(*g);
+    for (const BoundAggregate& a : agg.aggregates_) {
+      std::vector<ExpressionExecutor> exs;
+      for (const auto& arg : a.args) exs.emplace_back(*arg);
+      args.push_back(std::move(exs));
+      AggregateParams params{a.constants, a.pos, a.function->name};
+      std::unique_ptr<AggregateState> state = a.function->make(params);
+      if (a.distinct) state = makeDistinctAggregate(std::move(state), a.args[0]->type);
+      states.push_back(std::move(state));
+    }
+    key_vecs.resize(keys.size());
+    if (agg.groups_.empty()) resize(1, 0);
+  }
+
+  void resize(size_t groups, uint64_t order) {
+    ngroups = groups;
+    first_order.resize(groups, order);
+    for (auto& s : states) s->resize(groups);
+  }
+
+  // in's rows, which stand at `order` in the input (TableScanPart::next).
+  void consume(const DataChunk& in, uint64_t order) {
+    const size_t n = in.size();
+    if (n == 0) return;
+    const bool global = agg.groups_.empty();
+    if (!global) {
+      for (size_t k = 0; k < keys.size(); ++k) key_vecs[k] = &keys[k].evaluate(in);
+      table.findOrAdd(key_vecs, n, group_ids);
+      if (table.size() != ngroups) resize(table.size(), order);
+    }
+    for (size_t a = 0; a < states.size(); ++a) {
+      arg_vecs.clear();
+      for (auto& ex : args[a]) arg_vecs.push_back(&ex.evaluate(in));
+      states[a]->update(arg_vecs.data(), global ? nullptr : group_ids.data(), n);
+    }
+    memory.set(bytes());
+  }
+
+  size_t bytes() const {
+    size_t b = table.memoryBytes() + group_ids.capacity() * 4 + first_order.capacity() * 8;
+    for (const auto& s : states) b += s->memoryBytes();
+    return b;
+  }
+
+  const HashAggregate& agg;
+  GroupTable table;
+  std::vector<ExpressionExecutor> keys;
+  std::vector<std::vector<ExpressionExecutor>> args;
+  std::vector<std::unique_ptr<AggregateState>> states;
+  size_t ngroups = 0;
+  std::vector<uint64_t> first_order;  // per group: the order of the rows that added it
+  MemoryReservation memory;
+  // Per chunk scratch.
+  std::vector<const Vector*> key_vecs;
+  std::vector<const Vector*> arg_vecs;
+  std::vector<uint32_t> group_ids;
+};
+
 HashAggregate::HashAggregate(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> groups, std::vector<BoundAggregate> aggregates,
                              std::vector<std::string> out_names, bool distinct)
-    : PhysicalOperator(ctx),
-      groups_(std::move(groups)),
-      aggregates_(std::move(aggregates)),
-      distinct_(distinct),
-      table_(typesOf(groups_)),
-      memory_(ctx, distinct ? "SELECT DISTINCT" : "GROUP BY") {
+    : PhysicalOperator(ctx), groups_(std::move(groups)), aggregates_(std::move(aggregates)), distinct_(distinct) {
   names = std::move(out_names);
-  for (const auto& g : groups_) {
-    types.push_back(g->type);
-    key_executors_.emplace_back(*g);
-  }
-  for (const BoundAggregate& a : aggregates_) {
-    types.push_back(a.type);
-    std::vector<ExpressionExecutor> args;
-    for (const auto& arg : a.args) args.emplace_back(*arg);
-    arg_executors_.push_back(std::move(args));
-    AggregateParams params{a.constants, a.pos, a.function->name};
-    std::unique_ptr<AggregateState> state = a.function->make(params);
-    if (a.distinct) state = makeDistinctAggregate(std::move(state), a.args[0]->type);
-    states_.push_back(std::move(state));
-  }
+  for (const auto& g : groups_) types.push_back(g->type);
+  for (const BoundAggregate& a : aggregates_) types.push_back(a.type);
   children_.push_back(std::move(child));
 }
 
+HashAggregate::~HashAggregate() = default;
+
+std::unique_ptr<HashAggregate::Partial> HashAggregate::newPartial() const { return std::make_unique<Partial>(*this); }
+
 void HashAggregate::build() {
   built_ = true;
-  const bool global = groups_.empty();
-  if (global) {
-    ngroups_ = 1;
-    for (auto& s : states_) s->resize(1);
-  }
-  DataChunk in;
-  std::vector<const Vector*> keys(groups_.size());
-  std::vector<uint32_t> group_ids;
-  std::vector<const Vector*> args;
-  while (children_[0]->next(in)) {
-    ctx_.check();
-    size_t n = in.size();
-    if (n == 0) continue;
-    if (!global) {
-      for (size_t k = 0; k < groups_.size(); ++k) keys[k] = &key_executors_[k].evaluate(in);
-      table_.findOrAdd(keys, n, group_ids);
-      if (table_.size() != ngroups_) {
-        ngroups_ = table_.size();
-        for (auto& s : states_) s->resize(ngroups_);
-      }
+  TableScan* scan = nullptr;
+  const BoundExpr* filter = nullptr;
+  const size_t threads = scanThreads(ctx_.options());
+  all_ = newPartial();
+  if (threads > 1 && splitInput(&scan, &filter)) {
+    all_ = buildParallel(*scan, filter, threads);
+  } else {
+    DataChunk in;
+    while (children_[0]->next(in)) {
+      ctx_.check();
+      all_->consume(in, 0);
     }
-    for (size_t a = 0; a < states_.size(); ++a) {
-      args.clear();
-      for (auto& ex : arg_executors_[a]) args.push_back(&ex.evaluate(in));
-      states_[a]->update(args.data(), global ? nullptr : group_ids.data(), n);
-    }
-    size_t bytes = table_.memoryBytes() + group_ids.capacity() * 4;
-    for (const auto& s : states_) bytes += s->memoryBytes();
-    memory_.set(bytes);
   }
-  results_.resize(groups_.size() + states_.size());
-  for (size_t k = 0; k < groups_.size(); ++k) table_.keyColumn(k, results_[k]);
-  for (size_t a = 0; a < states_.size(); ++a) states_[a]->finalize(ngroups_, results_[groups_.size() + a], arena_);
-  size_t bytes = table_.memoryBytes() + arena_.bytes();
-  for (const auto& s : states_) bytes += s->memoryBytes();
+  ngroups_ = all_->ngroups;
+  results_.resize(groups_.size() + aggregates_.size());
+  for (size_t k = 0; k < groups_.size(); ++k) all_->table.keyColumn(k, results_[k]);
+  for (size_t a = 0; a < aggregates_.size(); ++a) all_->states[a]->finalize(ngroups_, results_[groups_.size() + a], arena_);
+  size_t bytes = all_->bytes() + arena_.bytes();
   for (const Vector& v : results_) bytes += memoryBytes(v);
-  memory_.set(bytes);
+  all_->memory.set(bytes);
+}
+
+bool HashAggregate::splitInput(TableScan** scan, const BoundExpr** filter) const {
+  for (const auto& s : all_->states) {
+    if (!s->mergeable()) return false;
+  }
+  PhysicalOperator* input = children_[0].get();
+  if (auto* f = dynamic_cast<Filter*>(input)) {
+    *filter = &f->predicate();
+    input = f->children()[0].get();
+  }
+  *scan = dynamic_cast<TableScan*>(input);
+  return *scan != nullptr;
+}
+
+std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(TableScan& scan, const BoundExpr* filter, size_t threads) {
+  const std::vector<TableScanPart*> parts = scan.split(threads);
+  std::vector<std::unique_ptr<Partial>> partials;
+  partials.push_back(std::move(all_));
+  for (size_t i = 1; i < parts.size(); ++i) partials.push_back(newPartial());
+  std::vector<std::exception_ptr> errors(parts.size());
+  std::atomic<bool> failed{false};
+  auto work = [&](size_t i) {
+    try {
+      std::optional<ExpressionExecutor> predicate;
+      if (filter) predicate.emplace(*filter);
+      DataChunk in;
+      std::vector<uint32_t> sel;
+      uint64_t order = 0;
+      while (!failed.load(std::memory_order_relaxed) && parts[i]->next(in, &order)) {
+        if (predicate && !Filter::narrow(*predicate, in, sel)) continue;
+        partials[i]->consume(in, order);
+      }
+    } catch (...) {  // the first error stops every part; it is thrown here after the joins
+      errors[i] = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (size_t i = 1; i < parts.size(); ++i) pool.emplace_back(work, i);
+  } catch (const std::system_error&) {  // no more threads to be had: this one does the rest
+  }
+  work(0);
+  for (size_t i = pool.size() + 1; i < parts.size(); ++i) work(i);
+  for (auto& t : pool) t.join();
+  scan.finishParts();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  if (partials.size() == 1) return std::move(partials[0]);
+  return merge(std::move(partials));
+}
+
+std::unique_ptr<HashAggregate::Partial> HashAggregate::merge(std::vector<std::unique_ptr<Partial>> parts) const {
+  auto out = newPartial();
+  std::vector<std::vector<uint32_t>> into(parts.size());
+  if (groups_.empty()) {
+    for (auto& v : into) v.assign(1, 0);
+  } else {
+    // Groups in the order one thread would have added them: by the order of the rows that
+    // added each (a stripe's rows are one part's), then in the order that part added them.
+    struct Entry {
+      uint64_t order;
+      uint32_t part, group;
+    };
+    std::vector<Entry> entries;
+    for (uint32_t p = 0; p < parts.size(); ++p) {
+      into[p].resize(parts[p]->ngroups);
+      for (uint32_t g = 0; g < parts[p]->ngroups; ++g) entries.push_back({parts[p]->first_order[g], p, g});
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.order != b.order ? a.order < b.order : a.part != b.part ? a.part < b.part : a.group < b.group;
+    });
+    std::vector<std::vector<Vector>> part_keys(parts.size(), std::vector<Vector>(groups_.size()));
+    for (size_t p = 0; p < parts.size(); ++p) {
+      for (size_t k = 0; k < groups_.size(); ++k) parts[p]->table.keyColumn(k, part_keys[p][k]);
+    }
+    std::vector<Vector> run_keys(groups_.size());
+    std::vector<const Vector*> run_key_ptrs(groups_.size());
+    std::vector<uint32_t> rows, ids;
+    for (size_t i = 0; i < entries.size();) {  // runs of one part's groups
+      const uint32_t p = entries[i].part;
+      rows.clear();
+      for (; i < entries.size() && entries[i].part == p; ++i) rows.push_back(entries[i].group);
+      for (size_t k = 0; k < groups_.size(); ++k) {
+        gather(part_keys[p][k], rows.data(), rows.size(), run_keys[k]);
+        run_key_ptrs[k] = &run_keys[k];
+      }
+      out->table.findOrAdd(run_key_ptrs, rows.size(), ids);
+      for (size_t r = 0; r < rows.size(); ++r) into[p][rows[r]] = ids[r];
+    }
+    out->resize(out->table.size(), 0);
+  }
+  for (size_t p = 0; p < parts.size(); ++p) {
+    ctx_.check();
+    for (size_t a = 0; a < out->states.size(); ++a) out->states[a]->merge(*parts[p]->states[a], into[p].data(), parts[p]->ngroups);
+    out->memory.set(out->bytes());
+  }
+  return out;
 }
 
 bool HashAggregate::next(DataChunk& out) {

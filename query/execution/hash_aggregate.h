@@ -3,6 +3,10 @@
 // arguments, maps rows to groups (GroupTable) and updates each aggregate's state with one
 // call. Then it emits [groups..., aggregates...] in chunks. Without group keys there is
 // exactly one group, even for empty input (SELECT count(*) over no rows is 0).
+//
+// Over a table scan (perhaps filtered) whose aggregates all merge, the scan is split among
+// threads (TableScan::split) and each thread groups its part; the parts are merged at the
+// end. The groups come out in the order one thread would have found them.
 #pragma once
 
 #include "query/binder/bound_select.h"
@@ -12,26 +16,31 @@
 
 namespace argus::query {
 
+class TableScan;
+
 class HashAggregate final : public PhysicalOperator {
  public:
   HashAggregate(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> groups, std::vector<BoundAggregate> aggregates,
                 std::vector<std::string> out_names, bool distinct);
+  ~HashAggregate() override;
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:
+  struct Partial;
+  std::unique_ptr<Partial> newPartial() const;
   void build();
+  // The scan (and the filter over it, if any) when the input can be split among threads.
+  bool splitInput(TableScan** scan, const BoundExpr** filter) const;
+  std::unique_ptr<Partial> buildParallel(TableScan& scan, const BoundExpr* filter, size_t threads);
+  std::unique_ptr<Partial> merge(std::vector<std::unique_ptr<Partial>> parts) const;
 
   std::vector<BoundExprPtr> groups_;
   std::vector<BoundAggregate> aggregates_;
   bool distinct_;
-  std::vector<ExpressionExecutor> key_executors_;
-  std::vector<std::vector<ExpressionExecutor>> arg_executors_;
-  std::vector<std::unique_ptr<AggregateState>> states_;
-  GroupTable table_;
-  MemoryReservation memory_;
 
   bool built_ = false;
+  std::unique_ptr<Partial> all_;  // every group; results_' strings point into its keys
   size_t ngroups_ = 0;
   std::vector<Vector> results_;  // one per output column, ngroups_ rows
   Arena arena_;                  // strings and histograms of the results

@@ -7,13 +7,7 @@
 
 namespace argus::query {
 
-namespace {
-
-size_t scanThreads(const QueryOptions& o) {
-  return o.scan_threads > 0 ? o.scan_threads : defaultWorkerThreads();
-}
-
-}  // namespace
+size_t scanThreads(const QueryOptions& o) { return o.scan_threads > 0 ? o.scan_threads : defaultWorkerThreads(); }
 
 TableScan::TableScan(QueryContext& ctx, const storage::Store& store, const TableInfo& table, std::vector<size_t> column_ids,
                      ScanPredicates predicates)
@@ -46,38 +40,87 @@ void TableScan::finishCursor() {
   cursor_.reset();
 }
 
-bool TableScan::openNextJob() {
-  if (!jobs_listed_) {
-    jobs_listed_ = true;
-    if (!predicates_.contradiction()) {
-      for (const storage::JobInfo& j : store_.listJobs()) {
-        if (!predicates_.jobs_restricted || std::binary_search(predicates_.jobs.begin(), predicates_.jobs.end(), j.name)) jobs_.push_back(j.name);
-      }
-      std::sort(jobs_.begin(), jobs_.end());
-    }
+void TableScan::listJobs() {
+  if (jobs_listed_) return;
+  jobs_listed_ = true;
+  if (predicates_.contradiction()) return;
+  for (const storage::JobInfo& j : store_.listJobs()) {
+    if (!predicates_.jobs_restricted || std::binary_search(predicates_.jobs.begin(), predicates_.jobs.end(), j.name)) jobs_.push_back(j.name);
   }
+  std::sort(jobs_.begin(), jobs_.end());
+}
+
+storage::ScanSpec TableScan::specFor(const std::string& job) const {
+  storage::ScanSpec spec;
+  spec.job = job;
+  spec.table = table_.table;
+  spec.columns = storage_columns_;
+  spec.from_step = predicates_.from_step;
+  spec.to_step = predicates_.to_step;
+  spec.ranks = predicates_.ranks;
+  spec.batch_rows = kVectorSize;
+  spec.threads = scanThreads(ctx_.options());
+  return spec;
+}
+
+template <typename T>
+T TableScan::opened(Result<T> r, const std::string& job) const {
+  if (r.isOk()) return std::move(r).value();
+  if (r.status().isNotFound()) return nullptr;
+  throw ExecutionError("scanning " + table_.name + " of job '" + job + "': " + r.status().toString());
+}
+
+bool TableScan::openNextJob() {
+  listJobs();
   while (job_ix_ < jobs_.size()) {
     const std::string& job = jobs_[job_ix_++];
-    storage::ScanSpec spec;
-    spec.job = job;
-    spec.table = table_.table;
-    spec.columns = storage_columns_;
-    spec.from_step = predicates_.from_step;
-    spec.to_step = predicates_.to_step;
-    spec.ranks = predicates_.ranks;
-    spec.batch_rows = kVectorSize;
-    spec.threads = scanThreads(ctx_.options());
-    auto cursor = store_.scan(spec);
-    if (!cursor.isOk()) {
-      if (cursor.status().isNotFound()) continue;  // dropped since it was listed
-      throw ExecutionError("scanning " + table_.name + " of job '" + job + "': " + cursor.status().toString());
-    }
-    cursor_ = std::move(cursor).value();
+    cursor_ = opened(store_.scan(specFor(job)), job);
+    if (!cursor_) continue;
     job_value_ = Value::varchar(job);
     ctx_.stats().jobs_scanned++;
     return true;
   }
   return false;
+}
+
+std::vector<TableScanPart*> TableScan::split(size_t threads) {
+  listJobs();
+  size_t parts = 1;
+  for (const std::string& job : jobs_) {
+    job_parts_.push_back(opened(store_.scanParts(specFor(job), threads), job));
+    job_values_.push_back(Value::varchar(job));
+    if (job_parts_.back()) {
+      parts = std::max(parts, job_parts_.back()->size());
+      ctx_.stats().jobs_scanned++;
+    }
+  }
+  std::vector<TableScanPart*> out;
+  for (size_t i = 0; i < parts; ++i) {
+    parts_.push_back(std::unique_ptr<TableScanPart>(new TableScanPart(*this, i)));
+    out.push_back(parts_.back().get());
+  }
+  return out;
+}
+
+void TableScan::finishParts() {
+  QueryStats& q = ctx_.stats();
+  for (const auto& jp : job_parts_) {
+    for (size_t i = 0; jp && i < jp->size(); ++i) {
+      const storage::ScanStats& s = jp->part(i).stats();
+      q.chunks_read += s.chunks_read;
+      q.chunks_skipped += s.chunks_skipped;
+      q.head_rows_read += s.head_rows_read;
+    }
+  }
+  for (const auto& p : parts_) countScanned(p->rows_);
+  job_parts_.clear();
+  parts_.clear();
+}
+
+void TableScan::countScanned(size_t rows) {
+  QueryStats& q = ctx_.stats();
+  q.rows_scanned += rows;
+  q.values_scanned += rows * storage_columns_.size();
 }
 
 bool TableScan::next(DataChunk& out) {
@@ -91,35 +134,71 @@ bool TableScan::next(DataChunk& out) {
       finishCursor();
       continue;
     }
-    size_t n = batch_.rows;
-    out.reset(column_ids_.size());
-    out.rows = n;
-    for (size_t j = 0; j < column_ids_.size(); ++j) {
-      Vector& v = out.columns[j];
-      if (batch_index_[j] < 0) {
-        v.setConstant(job_value_);
-        continue;
-      }
-      storage::Column& c = batch_.columns[static_cast<size_t>(batch_index_[j])];
-      v.type = types[j];
-      v.constant = false;
-      v.validity.clear();
-      if (c.type == storage::ColumnType::kHistogram) {
-        v.hist.resize(n);
-        for (size_t i = 0; i < n; ++i) v.hist[i] = &c.hists[i];
-        continue;
-      }
-      v.i64.swap(c.ints);  // the batch gets the old buffer back for its next fill
-      const TableColumn& tc = table_.columns[column_ids_[j]];
-      if (tc.has_null_sentinel) {
-        for (size_t i = 0; i < n; ++i) {
-          if (v.i64[i] == tc.null_sentinel) v.setNull(i);
-        }
+    toChunk(batch_, job_value_, out);
+    countScanned(batch_.rows);
+    return true;
+  }
+}
+
+void TableScan::toChunk(storage::ColumnBatch& batch, const Value& job, DataChunk& out) const {
+  const size_t n = batch.rows;
+  out.reset(column_ids_.size());
+  out.rows = n;
+  for (size_t j = 0; j < column_ids_.size(); ++j) {
+    Vector& v = out.columns[j];
+    if (batch_index_[j] < 0) {
+      v.setConstant(job);
+      continue;
+    }
+    storage::Column& c = batch.columns[static_cast<size_t>(batch_index_[j])];
+    v.type = types[j];
+    v.constant = false;
+    v.validity.clear();
+    if (c.type == storage::ColumnType::kHistogram) {
+      v.hist.resize(n);
+      for (size_t i = 0; i < n; ++i) v.hist[i] = &c.hists[i];
+      continue;
+    }
+    v.i64.swap(c.ints);  // the batch gets the old buffer back for its next fill
+    const TableColumn& tc = table_.columns[column_ids_[j]];
+    if (tc.has_null_sentinel) {
+      for (size_t i = 0; i < n; ++i) {
+        if (v.i64[i] == tc.null_sentinel) v.setNull(i);
       }
     }
-    QueryStats& q = ctx_.stats();
-    q.rows_scanned += n;
-    q.values_scanned += n * storage_columns_.size();
+  }
+}
+
+bool TableScanPart::next(DataChunk& out, uint64_t* order) {
+  const auto& jobs = scan_.job_parts_;
+  for (;;) {
+    scan_.ctx_.check();
+    if (job_ix_ >= jobs.size()) return false;
+    storage::ScanParts* parts = jobs[job_ix_].get();
+    if (parts == nullptr || index_ >= parts->size()) {
+      ++job_ix_;
+      continue;
+    }
+    storage::ScanPart& part = parts->part(index_);
+    if (!in_stripe_) {
+      if (!part.nextStripe()) {
+        ++job_ix_;
+        continue;
+      }
+      in_stripe_ = true;
+    }
+    bool has_rows = false;
+    Status s = part.next(&batch_, &has_rows);
+    if (!s.isOk()) {
+      throw ExecutionError("scanning " + scan_.table_.name + " of job '" + scan_.job_values_[job_ix_].stringValue() + "': " + s.toString());
+    }
+    if (!has_rows || batch_.rows == 0) {
+      in_stripe_ = false;
+      continue;
+    }
+    scan_.toChunk(batch_, scan_.job_values_[job_ix_], out);
+    rows_ += batch_.rows;
+    *order = (static_cast<uint64_t>(job_ix_) << 32) | part.stripe();
     return true;
   }
 }

@@ -12,6 +12,32 @@
 
 namespace argus::query {
 
+// Threads for each table scan: QueryOptions::scan_threads, else one per core (at most 8).
+size_t scanThreads(const QueryOptions& options);
+
+class TableScan;
+
+// One thread's share of a TableScan (TableScan::split): of every job, the stripes of ranks
+// its storage::ScanPart holds.
+class TableScanPart {
+ public:
+  // Fills chunk with the next rows; false at the end. *order: where they stand in the whole
+  // scan's order (rows of a lower order come first; equal orders hold one stripe's rows, in
+  // the order this part returns them).
+  bool next(DataChunk& chunk, uint64_t* order);
+
+ private:
+  friend class TableScan;
+  TableScanPart(const TableScan& scan, size_t index) : scan_(scan), index_(index) {}
+
+  const TableScan& scan_;
+  size_t index_;
+  size_t job_ix_ = 0;
+  bool in_stripe_ = false;
+  storage::ColumnBatch batch_;
+  uint64_t rows_ = 0;
+};
+
 class TableScan final : public PhysicalOperator {
  public:
   TableScan(QueryContext& ctx, const storage::Store& store, const TableInfo& table, std::vector<size_t> column_ids, ScanPredicates predicates);
@@ -19,9 +45,25 @@ class TableScan final : public PhysicalOperator {
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
 
+  // Splits the scan for up to `threads` threads (at least one part), instead of next(): each
+  // part is driven by one thread, calling only its own next() (and QueryContext::check).
+  // The parts live as long as this scan; finishParts() adds their figures to the query's
+  // stats once their threads are done.
+  std::vector<TableScanPart*> split(size_t threads);
+  void finishParts();
+
  private:
+  friend class TableScanPart;
+  void listJobs();
+  storage::ScanSpec specFor(const std::string& job) const;
+  // Null when the job was dropped since it was listed; throws on other errors.
+  template <typename T>
+  T opened(Result<T> r, const std::string& job) const;
   bool openNextJob();
   void finishCursor();
+  // The batch's rows as chunk columns (integer buffers swapped, not copied).
+  void toChunk(storage::ColumnBatch& batch, const Value& job, DataChunk& out) const;
+  void countScanned(size_t rows);
 
   const storage::Store& store_;
   const TableInfo& table_;
@@ -36,6 +78,11 @@ class TableScan final : public PhysicalOperator {
   Value job_value_;
   std::unique_ptr<storage::ScanCursor> cursor_;
   storage::ColumnBatch batch_;
+
+  // split(): per listed job its parts (null: dropped since listed) and its name as a value.
+  std::vector<std::unique_ptr<storage::ScanParts>> job_parts_;
+  std::vector<Value> job_values_;
+  std::vector<std::unique_ptr<TableScanPart>> parts_;
 };
 
 // DummyScan: one row without columns (SELECT without FROM).

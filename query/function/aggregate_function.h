@@ -30,6 +30,14 @@ class AggregateState {
   virtual void finalize(size_t groups, Vector& out, Arena& arena) = 0;
   // Heap bytes held, for the memory cap.
   virtual size_t memoryBytes() const = 0;
+  // Parallel aggregation: each thread updates a state of its own over its part of the input,
+  // then they are merged. merge folds other's groups [0, groups) into this state's, group g
+  // into group into[g] (this state already sized to hold it); other is the same aggregate
+  // and may be left emptied. Only called when mergeable().
+  virtual void merge(AggregateState& other, const uint32_t* into, size_t groups) = 0;
+  // False where merged parts could answer otherwise than one state over the rows in order:
+  // argmin/argmax give a tie to the first row, which the parts cannot tell apart.
+  virtual bool mergeable() const { return true; }
 };
 
 struct AggregateParams {

@@ -61,6 +61,10 @@ class CountState final : public AggregateState {
     std::copy(counts_.begin(), counts_.begin() + g, out.i64.begin());
   }
   size_t memoryBytes() const override { return counts_.capacity() * 8; }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    const auto& o = static_cast<const CountState&>(other);
+    for (size_t g = 0; g < groups; ++g) counts_[into[g]] += o.counts_[g];
+  }
 
  private:
   bool star_;
@@ -76,6 +80,20 @@ class ValueState : public AggregateState {
     seen_.resize(g, 0);
   }
   size_t memoryBytes() const override { return values_.capacity() * sizeof(T) + seen_.capacity(); }
+  // merge() for these states: combine(&mine, theirs) where both groups have a value.
+  template <typename Combine>
+  void mergeValues(const ValueState& o, const uint32_t* into, size_t groups, Combine&& combine) {
+    for (size_t g = 0; g < groups; ++g) {
+      if (!o.seen_[g]) continue;
+      const uint32_t d = into[g];
+      if (seen_[d]) {
+        combine(&values_[d], o.values_[g]);
+      } else {
+        values_[d] = o.values_[g];
+        seen_[d] = 1;
+      }
+    }
+  }
   void finalizeAs(size_t g, Vector& out, L type) {
     out.reset(type, g);
     auto& o = out.data<T>();
@@ -109,11 +127,18 @@ class SumBigintState final : public ValueState<int64_t> {
         seen_[g] = 1;
       });
     }
-    if (overflow) throw ExecutionError(pos_, "BIGINT overflow in sum(); sum a DOUBLE instead (CAST(x AS DOUBLE))");
+    if (overflow) throw ExecutionError(pos_, kOverflowHint);
   }
   void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kBigInt); }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    bool overflow = false;
+    mergeValues(static_cast<const SumBigintState&>(other), into, groups,
+                [&](int64_t* mine, int64_t theirs) { overflow |= __builtin_add_overflow(*mine, theirs, mine); });
+    if (overflow) throw ExecutionError(pos_, kOverflowHint);
+  }
 
  private:
+  static constexpr const char* kOverflowHint = "BIGINT overflow in sum(); sum a DOUBLE instead (CAST(x AS DOUBLE))";
   SourcePos pos_;
 };
 
@@ -127,6 +152,9 @@ class SumDoubleState final : public ValueState<double> {
     });
   }
   void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kDouble); }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    mergeValues(static_cast<const SumDoubleState&>(other), into, groups, [](double* mine, double theirs) { *mine += theirs; });
+  }
 };
 
 // Ordering for min/max: IDs unsigned, NaN greatest.
@@ -169,6 +197,11 @@ class MinMaxState final : public ValueState<T> {
     });
   }
   void finalize(size_t g, Vector& out, Arena&) override { this->finalizeAs(g, out, type_); }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    this->mergeValues(static_cast<const MinMaxState&>(other), into, groups, [&](T* mine, const T& theirs) {
+      if (kMax ? less(*mine, theirs, type_) : less(theirs, *mine, type_)) *mine = theirs;
+    });
+  }
 
  private:
   template <typename Less>
@@ -214,6 +247,18 @@ class MinMaxStringState final : public AggregateState {
     }
   }
   size_t memoryBytes() const override { return values_.capacity() * sizeof(std::string) + seen_.capacity() + bytes_; }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    auto& o = static_cast<MinMaxStringState&>(other);
+    for (size_t g = 0; g < groups; ++g) {
+      if (!o.seen_[g]) continue;
+      const uint32_t d = into[g];
+      if (!seen_[d] || (kMax ? values_[d] < o.values_[g] : o.values_[g] < values_[d])) {
+        values_[d].swap(o.values_[g]);
+        seen_[d] = 1;
+      }
+    }
+    bytes_ += o.bytes_;  // at most: the strings swapped in, and the buffers swapped out
+  }
 
  private:
   std::vector<std::string> values_;
@@ -258,6 +303,14 @@ class AvgState final : public AggregateState {
     }
   }
   size_t memoryBytes() const override { return isums_.capacity() * 16 + dsums_.capacity() * 8 + counts_.capacity() * 8; }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    const auto& o = static_cast<const AvgState&>(other);
+    for (size_t g = 0; g < groups; ++g) {
+      isums_[into[g]] += o.isums_[g];
+      dsums_[into[g]] += o.dsums_[g];
+      counts_[into[g]] += o.counts_[g];
+    }
+  }
 
  private:
   L type_;
@@ -300,6 +353,19 @@ class VarianceState final : public AggregateState {
     }
   }
   size_t memoryBytes() const override { return n_.capacity() * 24; }
+  // Chan, Golub and LeVeque's pairwise update of the mean and the squared deviations.
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    const auto& o = static_cast<const VarianceState&>(other);
+    for (size_t g = 0; g < groups; ++g) {
+      if (o.n_[g] == 0) continue;
+      const uint32_t d = into[g];
+      const double na = static_cast<double>(n_[d]), nb = static_cast<double>(o.n_[g]), n = na + nb;
+      const double delta = o.mean_[g] - mean_[d];
+      mean_[d] += delta * nb / n;
+      m2_[d] += o.m2_[g] + delta * delta * na * nb / n;
+      n_[d] += o.n_[g];
+    }
+  }
 
  private:
   L type_;
@@ -326,6 +392,9 @@ class KeptValuesState : public AggregateState {
     forValid(v, groups, n, [&](size_t i, uint32_t g) { values_.append(g, at<T>(v, i)); });
   }
   size_t memoryBytes() const override { return values_.memoryBytes() + scratch_.capacity() * sizeof(T); }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    values_.mergeFrom(static_cast<KeptValuesState&>(other).values_, into, groups);
+  }
 
  protected:
   // The k-th smallest of vals (reordered) and, when want_next, the one after it (the k-th
@@ -495,6 +564,8 @@ class ArgExtremeState final : public AggregateState {
   size_t memoryBytes() const override {
     return args_.capacity() * sizeof(Stored) + vals_.capacity() * sizeof(V) + arg_valid_.capacity() + seen_.capacity() + bytes_;
   }
+  bool mergeable() const override { return false; }
+  void merge(AggregateState&, const uint32_t*, size_t) override { throw ExecutionError("argmin/argmax states do not merge"); }
 
  private:
   L arg_type_, val_type_;
@@ -540,6 +611,26 @@ class HistMergeState final : public AggregateState {
   }
   size_t memoryBytes() const override {
     return hists_.capacity() * sizeof(model::DurationHistogram) + seen_.capacity() + run_.size() * sizeof(uint64_t) + bytes_;
+  }
+  void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
+    auto& o = static_cast<HistMergeState&>(other);
+    o.flushRun();
+    flushRun();
+    run_group_ = kNoGroup;
+    for (size_t g = 0; g < groups; ++g) {
+      if (!o.seen_[g]) continue;
+      const uint32_t d = into[g];
+      model::DurationHistogram& h = hists_[d];
+      if (!seen_[d]) {
+        seen_[d] = 1;
+        std::swap(h, o.hists_[g]);
+        bytes_ += h.buckets().size() * sizeof(Bucket);
+        continue;
+      }
+      const size_t before = h.buckets().size();
+      h.merge(o.hists_[g]);
+      bytes_ += (h.buckets().size() - before) * sizeof(Bucket);
+    }
   }
 
  private:
@@ -602,6 +693,9 @@ class DistinctState final : public AggregateState {
   }
   void finalize(size_t g, Vector& out, Arena& arena) override { inner_->finalize(g, out, arena); }
   size_t memoryBytes() const override { return inner_->memoryBytes() + fixed_.size() * 48 + strings_.size() * 64; }
+  // Parts would each pass on their first occurrence of a value: merged, it would count twice.
+  bool mergeable() const override { return false; }
+  void merge(AggregateState&, const uint32_t*, size_t) override { throw ExecutionError("DISTINCT aggregate states do not merge"); }
 
  private:
   uint64_t codeOf(const Vector& v, size_t i) const {

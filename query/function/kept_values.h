@@ -27,7 +27,7 @@ class KeptValues {
   size_t count(size_t g) const {
     size_t n = 0;
     const Chain& ch = chains_[g];
-    for (const Segment* s = ch.head; s != nullptr; s = s->next) n += s == ch.tail ? static_cast<size_t>(cursors_[g].pos - values(s)) : s->capacity;
+    for (const Segment* s = ch.head; s != nullptr; s = s->next) n += s == ch.tail ? static_cast<size_t>(cursors_[g].pos - values(s)) : s->used;
     return n;
   }
 
@@ -49,8 +49,30 @@ class KeptValues {
     out->reserve(count(g));
     for (const Segment* s = ch.head; s != nullptr; s = s->next) {
       const T* v = values(s);
-      out->insert(out->end(), v, s == ch.tail ? cursors_[g].pos : v + s->capacity);
+      out->insert(out->end(), v, s == ch.tail ? cursors_[g].pos : v + s->used);
     }
+  }
+
+  // Moves other's values in, other's group g after group into[g]'s values (REQUIRES: this
+  // sized to hold every into[g]); other is left empty. Chains are linked, no value copied.
+  void mergeFrom(KeptValues& other, const uint32_t* into, size_t groups) {
+    for (size_t g = 0; g < groups; ++g) {
+      const Chain& from = other.chains_[g];
+      if (from.head == nullptr) continue;
+      Chain& to = chains_[into[g]];
+      Cursor& at = cursors_[into[g]];
+      if (to.tail == nullptr) {
+        to.head = from.head;
+      } else {
+        to.tail->used = static_cast<size_t>(at.pos - values(to.tail));  // no longer the tail
+        to.tail->next = from.head;
+      }
+      to.tail = from.tail;
+      at = other.cursors_[g];
+    }
+    for (auto& page : other.pages_) pages_.push_back(std::move(page));
+    page_bytes_ += other.page_bytes_;
+    other = KeptValues();
   }
 
   size_t memoryBytes() const { return page_bytes_ + cursors_.capacity() * sizeof(Cursor) + chains_.capacity() * sizeof(Chain); }
@@ -59,6 +81,7 @@ class KeptValues {
   struct Segment {
     Segment* next;
     size_t capacity;  // values after this header
+    size_t used;      // values in it, once it is not its chain's tail (the tail's cursor says)
   };
   struct Cursor {  // what an append touches: 16 bytes a group
     T* pos = nullptr;  // where the tail segment's next value goes
@@ -83,6 +106,8 @@ class KeptValues {
     Segment* s = carve(sizeof(Segment) + capacity * sizeof(T));
     s->next = nullptr;
     s->capacity = capacity;
+    s->used = 0;
+    if (ch.tail) ch.tail->used = ch.tail->capacity;  // grown only when full
     (ch.tail ? ch.tail->next : ch.head) = s;
     ch.tail = s;
     cursors_[g].pos = values(s);

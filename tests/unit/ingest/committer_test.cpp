@@ -74,6 +74,9 @@ class FakeStore : public storage::Store {
   Result<std::unique_ptr<storage::ScanCursor>> scan(const storage::ScanSpec&) const override {
     return Status::notFound("x");
   }
+  Result<std::unique_ptr<storage::ScanParts>> scanParts(const storage::ScanSpec&, size_t) const override {
+    return Status::notFound("x");
+  }
   Result<std::optional<uint64_t>> lastStep(std::string_view) const override { return Status::notFound("x"); }
   Result<std::vector<model::RankTopology>> topology(std::string_view) const override { return Status::notFound("x"); }
   Result<model::KernelDictEntry> kernelName(std::string_view, uint64_t) const override { return Status::notFound("x"); }

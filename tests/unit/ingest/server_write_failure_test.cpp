@@ -43,6 +43,9 @@ class FailingStore : public storage::Store {
   Status sealReady() override { return real_.sealReady(); }
   Status sealAll() override { return real_.sealAll(); }
   Result<std::unique_ptr<storage::ScanCursor>> scan(const storage::ScanSpec& s) const override { return real_.scan(s); }
+  Result<std::unique_ptr<storage::ScanParts>> scanParts(const storage::ScanSpec& s, size_t parts) const override {
+    return real_.scanParts(s, parts);
+  }
   Result<std::optional<uint64_t>> lastStep(std::string_view job) const override { return real_.lastStep(job); }
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override { return real_.topology(job); }
   Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t sig) const override { return real_.kernelName(job, sig); }

@@ -53,3 +53,42 @@ TEST_CASE("kept values: groups added after values were kept, and doubles") {
   CHECK(got.empty());
   CHECK(kept.count(3) == 0);
 }
+
+TEST_CASE("kept values: merged parts keep each group's values, appends go on after") {
+  std::mt19937_64 rng(5);
+  KeptValues<int64_t> a, b;
+  a.resize(6);
+  b.resize(4);
+  std::vector<std::vector<int64_t>> want(6);
+  // Part b's group g goes into a's group into[g]; a's group 5 gets nothing, b's group 3 holds
+  // nothing, partial segments in the middle of the chains.
+  const uint32_t into[4] = {2, 0, 4, 1};
+  for (size_t i = 0; i < 9000; ++i) {
+    const uint32_t g = static_cast<uint32_t>(rng() % 5);
+    const int64_t v = static_cast<int64_t>(rng() % 1000);
+    if (g == 4 || g == 1) continue;  // a's groups 1 and 4 start empty
+    a.append(g, v);
+    want[g].push_back(v);
+  }
+  for (size_t i = 0; i < 7000; ++i) {
+    const uint32_t g = static_cast<uint32_t>(rng() % 3);
+    const int64_t v = static_cast<int64_t>(rng() % 1000);
+    b.append(g, v);
+    want[into[g]].push_back(v);
+  }
+  a.mergeFrom(b, into, 4);
+  for (uint32_t g : {0u, 2u, 4u}) {
+    const int64_t v = static_cast<int64_t>(g) * 7;
+    a.append(g, v);
+    want[g].push_back(v);
+  }
+  std::vector<int64_t> got;
+  for (size_t g = 0; g < 6; ++g) {
+    CAPTURE(g);
+    CHECK(a.count(g) == want[g].size());
+    a.gather(g, &got);
+    CHECK(got == want[g]);
+  }
+  CHECK(b.memoryBytes() == 0);
+  CHECK(a.memoryBytes() >= 16000 * sizeof(int64_t));
+}

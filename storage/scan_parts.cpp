@@ -1,0 +1,42 @@
+#include "storage/scan_parts.h"
+
+#include <algorithm>
+
+namespace argus::storage {
+
+class RocksScanParts::Part final : public ScanPart {
+ public:
+  Part(std::unique_ptr<RocksScanCursor> cursor, size_t first, size_t step, size_t stripe_ranks)
+      : cursor_(std::move(cursor)), next_(first), step_(step), stripe_ranks_(stripe_ranks) {}
+
+  bool nextStripe() override {
+    if (next_ * stripe_ranks_ >= cursor_->rankCount()) return false;
+    stripe_ = next_;
+    next_ += step_;
+    cursor_->setRanks(stripe_ * stripe_ranks_, (stripe_ + 1) * stripe_ranks_);
+    return true;
+  }
+  size_t stripe() const override { return stripe_; }
+  Status next(ColumnBatch* batch, bool* has_rows) override { return cursor_->next(batch, has_rows); }
+  const ScanStats& stats() const override { return cursor_->stats(); }
+
+ private:
+  std::unique_ptr<RocksScanCursor> cursor_;
+  size_t next_, step_, stripe_ranks_;
+  size_t stripe_ = 0;
+};
+
+RocksScanParts::RocksScanParts(std::unique_ptr<RocksScanCursor> planner, size_t parts) : planner_(std::move(planner)) {
+  const size_t ranks = planner_->rankCount();
+  parts = std::max<size_t>(parts, 1);
+  const size_t stripe_ranks = std::clamp<size_t>(ranks / (parts * 8), 1, 8);
+  stripes_ = (ranks + stripe_ranks - 1) / stripe_ranks;
+  parts = std::clamp<size_t>(stripes_, 1, parts);
+  for (size_t p = 0; p < parts; ++p) parts_.push_back(std::make_unique<Part>(planner_->worker(), p, parts, stripe_ranks));
+}
+
+RocksScanParts::~RocksScanParts() = default;
+
+ScanPart& RocksScanParts::part(size_t i) { return *parts_[i]; }
+
+}  // namespace argus::storage

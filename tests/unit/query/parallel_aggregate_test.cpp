@@ -1,0 +1,127 @@
+// Parallel aggregation (HashAggregate over a split TableScan): the same answers, in the same
+// group order, as one thread, for every aggregate that merges and for those that do not
+// (which run on one thread); errors raised on a part's thread reach the caller.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "query/common/errors.h"
+#include "query/engine.h"
+#include "simulate/synthetic_steps.h"
+#include "storage/store.h"
+#include "tests/unit/storage/store_test_util.h"
+
+using namespace argus;
+
+namespace {
+
+// Two jobs: "a" with 100 ranks (many stripes per part), "b" with 5 (fewer stripes than some
+// thread counts), 30 steps each.
+void fill(storage::Store& store) {
+  for (auto [name, ranks] : {std::pair{"a", 100u}, std::pair{"b", 5u}}) {
+    auto job = store.ensureJob(name);
+    REQUIRE(job.isOk());
+    std::vector<model::StepRecord> records;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      simulate::SyntheticSteps gen(r, 6, /*seed=*/r + 1);
+      for (int i = 0; i < 30; ++i) records.push_back(gen.next());
+    }
+    REQUIRE(storage::testutil::writeRecords(store, *job, records).isOk());
+  }
+}
+
+query::QueryResult runWith(const query::QueryEngine& engine, const std::string& sql, size_t threads) {
+  query::QueryOptions options;
+  options.scan_threads = threads;
+  return engine.run(sql, options);
+}
+
+// Equal cells, row by row; DOUBLEs within 1e-9 relative (merged sums and variances round in
+// another order).
+void checkSame(const query::QueryResult& want, const query::QueryResult& got) {
+  REQUIRE(got.rows == want.rows);
+  REQUIRE(got.columns.size() == want.columns.size());
+  for (size_t c = 0; c < want.columns.size(); ++c) {
+    for (size_t r = 0; r < want.rows; ++r) {
+      const query::Value w = want.value(r, c), g = got.value(r, c);
+      CAPTURE(r);
+      CAPTURE(c);
+      if (want.types[c] == query::LogicalType::kDouble && !w.isNull() && !g.isNull()) {
+        CHECK(std::fabs(w.doubleValue() - g.doubleValue()) <= 1e-9 * std::max(1.0, std::fabs(w.doubleValue())));
+      } else {
+        CHECK(g.toSql() == w.toSql());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an aggregate split among threads answers as one thread does, groups in the same order") {
+  std::string dir = (std::filesystem::temp_directory_path() / ("argus-paragg-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  {
+    auto store = storage::Store::open(dir);
+    REQUIRE(store.isOk());
+    fill(**store);
+    query::QueryEngine engine(**store);
+    const char* queries[] = {
+        // No ORDER BY: the group order itself is checked.
+        "SELECT step, count(*), count(iter_ns), sum(iter_ns), avg(compute_ns), min(iter_ns), max(iter_ns), stddev(iter_ns), "
+        "median(iter_ns), quantile_disc(iter_ns, 0.9), mad(iter_ns) FROM steps GROUP BY step",
+        "SELECT job, rank, sum(CAST(iter_ns AS DOUBLE)), var_pop(compute_ns), min(job) FROM steps WHERE rank % 3 <> 1 GROUP BY job, rank",
+        "SELECT rank % 7 AS r, max(job), count(*) FROM steps WHERE step >= 5 GROUP BY r",
+        "SELECT count(*), min(job), max(job), sum(iter_ns), stddev_pop(iter_ns) FROM steps",
+        // wait_ns is NULL where the source does not report it.
+        "SELECT rank, count(wait_ns), count(*), min(wait_ns), median(wait_ns), avg(wait_ns) FROM collectives GROUP BY rank",
+        "SELECT count(*) FROM steps WHERE job = 'a' AND step > 1000",
+        "SELECT step, count(*) FROM steps WHERE step > 1000 GROUP BY step",
+        "SELECT DISTINCT rank % 7, job FROM steps",
+        "SELECT rank, quantile(hist_merge(hist), 0.99), hist_total(hist_merge(hist)) FROM kernels WHERE step BETWEEN 10 AND 19 GROUP BY rank",
+        // These do not merge: one thread runs them, with the scan's own threads.
+        "SELECT step, argmax(rank, iter_ns), argmin(job, iter_ns) FROM steps GROUP BY step",
+        "SELECT step, count(DISTINCT rank) FROM steps GROUP BY step",
+    };
+    for (const char* sql : queries) {
+      CAPTURE(sql);
+      const query::QueryResult one = runWith(engine, sql, 1);
+      for (size_t threads : {2, 3, 8}) {
+        CAPTURE(threads);
+        const query::QueryResult many = runWith(engine, sql, threads);
+        checkSame(one, many);
+        CHECK(many.stats.rows_scanned == one.stats.rows_scanned);
+        CHECK(many.stats.chunks_read == one.stats.chunks_read);
+        CHECK(many.stats.jobs_scanned == one.stats.jobs_scanned);
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an error on one part's thread stops the query with that error") {
+  std::string dir = (std::filesystem::temp_directory_path() / ("argus-paragg-err-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  {
+    auto store = storage::Store::open(dir);
+    REQUIRE(store.isOk());
+    fill(**store);
+    query::QueryEngine engine(**store);
+    // Only rank 57's rows overflow: one part's thread meets the error.
+    const std::string sql = "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step";
+    for (size_t threads : {1, 3}) {
+      CAPTURE(threads);
+      CHECK_THROWS_WITH_AS(runWith(engine, sql, threads), doctest::Contains("BIGINT overflow in '*'"), query::ExecutionError);
+    }
+    query::QueryOptions small;
+    small.scan_threads = 3;
+    small.memory_limit_bytes = 64 << 10;
+    CHECK_THROWS_WITH_AS(engine.run("SELECT rank, step, median(iter_ns) FROM steps GROUP BY rank, step", small),
+                         doctest::Contains("GROUP BY needs more than the memory limit"), query::ExecutionError);
+    // The engine runs the next query normally.
+    CHECK(runWith(engine, "SELECT count(*) FROM steps", 3).value(0, 0).bigintValue() == 3150);
+  }
+  std::filesystem::remove_all(dir);
+}
