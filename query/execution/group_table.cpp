@@ -175,8 +175,13 @@ void GroupTable::find(const std::vector<const Vector*>& keys, size_t count, std:
 void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count, std::vector<uint32_t>& groups) {
   groups.resize(count);
   if (nkeys_ == 1 && (types_[0] == LogicalType::kBigInt || types_[0] == LogicalType::kId) && ngroups_ >= kDirectMinGroups && count > 0) {
-    encodeRows(keys, count, true);
-    findDirect(count, groups);
+    const Vector& v = *keys[0];
+    if (!v.constant && v.validity.empty()) {  // the values are the codes: no copy
+      findDirect<false>(reinterpret_cast<const uint64_t*>(v.i64.data()), count, groups);
+    } else {
+      encodeRows(keys, count, true);
+      findDirect<true>(codes_[0].data(), count, groups);
+    }
     return;
   }
   hashRows(keys, count, true);
@@ -190,8 +195,8 @@ void GroupTable::findOrAdd(const std::vector<const Vector*>& keys, size_t count,
   }
 }
 
-void GroupTable::findDirect(size_t count, std::vector<uint32_t>& groups) {
-  const uint64_t* c = codes_[0].data();
+template <bool kEncoded>
+void GroupTable::findDirect(const uint64_t* c, size_t count, std::vector<uint32_t>& groups) {
   // Twice the hash table's slots: the array costs at most twice what the table does.
   const uint64_t want = std::min<uint64_t>(kMaxDirectSlots, slots_.size() * 2);
   if (direct_.size() != want) {
@@ -200,6 +205,10 @@ void GroupTable::findDirect(size_t count, std::vector<uint32_t>& groups) {
     direct_base_ = c[0] - want / 2;  // wraps: offsets are taken modulo 2^64
     direct_.assign(want, 0);
   }
+  if constexpr (!kEncoded) {  // the probe reads a row's code and NULL mask from here
+    codes_[0].resize(count);
+    row_nulls_.resize(count);
+  }
   // Locals, not members: the stores into out and direct may alias the vectors' own fields,
   // which would otherwise be reloaded for every row.
   const uint64_t slots = direct_.size(), base = direct_base_;
@@ -207,21 +216,22 @@ void GroupTable::findDirect(size_t count, std::vector<uint32_t>& groups) {
   uint32_t* const direct = direct_.data();
   uint32_t* const out = groups.data();
   for (size_t i = 0; i < count; ++i) {
-    if (i > 0 && c[i] == c[i - 1] && nulls[i] == nulls[i - 1]) {
-      out[i] = out[i - 1];
-      continue;
-    }
     const uint64_t off = c[i] - base;
-    if (nulls[i] != 0 || off >= slots) [[unlikely]] {
-      out[i] = probe(i, rowHash(i));
-      continue;
+    const bool in_window = off < slots && (!kEncoded || nulls[i] == 0);
+    if (in_window) [[likely]] {
+      const uint32_t g = direct[off];
+      if (g != 0) [[likely]] {
+        out[i] = g - 1;
+        continue;
+      }
     }
-    uint32_t g = direct[off];
-    if (g == 0) [[unlikely]] {
-      g = probe(i, rowHash(i)) + 1;  // the hash table still owns the group (keyColumn, order)
-      direct[off] = g;
+    if constexpr (!kEncoded) {
+      codes_[0][i] = c[i];
+      row_nulls_[i] = 0;
     }
-    out[i] = g - 1;
+    const uint32_t g = probe(i, rowHash(i));
+    if (in_window) direct[off] = g + 1;  // the hash table still owns the group (keyColumn, order)
+    out[i] = g;
   }
 }
 

@@ -5,7 +5,8 @@
 // Consecutive rows with the same key (a rank's rows arrive together) skip the probe. A single
 // integer key (step, rank) with many groups first looks in a direct array over a window of
 // key values (twice the table's slots, at most 65,536), so rows whose keys change every row
-// (GROUP BY step over rows in rank order) skip hashing and probing too.
+// (GROUP BY step over rows in rank order) skip hashing and probing too, and a key column
+// without NULLs is read in place rather than encoded.
 #pragma once
 
 #include <deque>
@@ -46,8 +47,10 @@ class GroupTable {
   uint64_t rowHash(size_t row) const;
   // The group of row `row` with hash h, added when new.
   uint32_t probe(size_t row, uint64_t h);
-  // findOrAdd for one BIGINT/ID key through direct_.
-  void findDirect(size_t count, std::vector<uint32_t>& groups);
+  // findOrAdd for one BIGINT/ID key through direct_, over its codes c. kEncoded: c is
+  // codes_[0], NULL masks in row_nulls_ (encodeRows); else the key's own values, no NULLs.
+  template <bool kEncoded>
+  void findDirect(const uint64_t* c, size_t count, std::vector<uint32_t>& groups);
 
   std::vector<LogicalType> types_;
   size_t nkeys_;
