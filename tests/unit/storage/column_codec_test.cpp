@@ -145,6 +145,17 @@ TEST_CASE("bit-pack: every width and row count round-trips; offsets past 56 bits
       std::vector<int64_t> out;
       REQUIRE(decodeInts(static_cast<uint8_t>(CodecId::kBitPack), bytes, rows, nullptr, &out).isOk());
       CHECK(out == v);
+      // A window decodes just its rows (whole blocks of eight and the rows around them);
+      // the others are 0.
+      for (int t = 0; t < 4; ++t) {
+        const size_t b = rng() % (rows + 1), e = b + rng() % (rows + 1 - b);
+        CAPTURE(b);
+        CAPTURE(e);
+        std::vector<int64_t> want(rows, 0);
+        std::copy(v.begin() + static_cast<ptrdiff_t>(b), v.begin() + static_cast<ptrdiff_t>(e), want.begin() + static_cast<ptrdiff_t>(b));
+        REQUIRE(decodeBitPack(bytes, rows, &out, b, e).isOk());
+        CHECK(out == want);
+      }
     }
   }
   std::string bytes;
