@@ -69,34 +69,41 @@ Status RocksScanCursor::init() {
   ro_.snapshot = snapshot_;
   chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
   if (spec_.from_step >= spec_.to_step) return Status::ok();
-  std::map<uint32_t, RankPlan> ranks;
-  ARGUS_RETURN_IF_ERROR(discoverChunkSets(&ranks));
-  for (uint32_t r : head_ranks) {
-    if (wantRank(r)) ranks[r].in_head = true;
+  auto plan = std::make_shared<ScanPlan>();
+  std::vector<Listed> listed;
+  ARGUS_RETURN_IF_ERROR(discoverChunkSets(&listed, plan.get()));
+  // Listed by (base, rank, attempt): by rank, each rank's sets keep their (base, attempt) order.
+  std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.rank < b.rank; });
+  std::erase_if(head_ranks, [this](uint32_t r) { return !wantRank(r); });
+  std::sort(head_ranks.begin(), head_ranks.end());
+  head_ranks.erase(std::unique(head_ranks.begin(), head_ranks.end()), head_ranks.end());
+  plan->sets.reserve(listed.size());
+  for (size_t i = 0, h = 0; i < listed.size() || h < head_ranks.size();) {
+    RankPlan rp;
+    rp.rank = i == listed.size() ? head_ranks[h] : h == head_ranks.size() ? listed[i].rank : std::min(listed[i].rank, head_ranks[h]);
+    rp.first_set = static_cast<uint32_t>(plan->sets.size());
+    for (; i < listed.size() && listed[i].rank == rp.rank; ++i) plan->sets.push_back(listed[i].set);
+    rp.set_count = static_cast<uint32_t>(plan->sets.size() - rp.first_set);
+    rp.in_head = h < head_ranks.size() && head_ranks[h] == rp.rank;
+    h += rp.in_head;
+    plan->ranks.push_back(rp);
   }
-  auto plans = std::make_shared<std::vector<RankPlan>>();
-  plans->reserve(ranks.size());
-  for (auto& [rank, plan] : ranks) {
-    plan.rank = rank;
-    plans->push_back(std::move(plan));
-  }
-  plan_ = std::move(plans);
-  last_rank_ix_ = plan_->size();
+  plan_ = std::move(plan);
+  last_rank_ix_ = plan_->ranks.size();
   return Status::ok();
 }
 
-Status RocksScanCursor::discoverChunkSets(std::map<uint32_t, RankPlan>* out) {
+Status RocksScanCursor::discoverChunkSets(std::vector<Listed>* out, ScanPlan* plan) {
   uint64_t first_base = h_.blockBase(spec_.from_step);
   uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
   auto add = [&](const ChunkKey& k) {
-    RankPlan& plan = (*out)[k.rank];
     const rocksdb::Slice v = it->value();
-    if (plan.layouts.size() + v.size() > UINT32_MAX) return Status::corruption("scan: layout chunks of rank " + std::to_string(k.rank) + " exceed 4 GiB");
-    plan.sets.push_back(ChunkSet{k.step_base, k.attempt, static_cast<uint32_t>(plan.layouts.size()), static_cast<uint32_t>(v.size())});
-    plan.layouts.append(v.data(), v.size());
+    if (v.size() > UINT32_MAX) return Status::corruption("scan: layout chunk of rank " + std::to_string(k.rank) + " exceeds 4 GiB");
+    out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, plan->layouts.size(), static_cast<uint32_t>(v.size())}});
+    plan->layouts.append(v.data(), v.size());
     return Status::ok();
   };
   ChunkKey k;
@@ -161,13 +168,14 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   std::vector<Source*>& sources = sources_;
   sources.clear();
   ChunkGetter get = [this](const std::string& key, std::string* value) { return chunks_->get(key, value); };
-  for (; *set_ix < plan.sets.size() && plan.sets[*set_ix].base == base; ++*set_ix) {
-    const ChunkSet& cs = plan.sets[*set_ix];
+  const std::span<const ChunkSet> sets = setsOf(plan);
+  for (; *set_ix < sets.size() && sets[*set_ix].base == base; ++*set_ix) {
+    const ChunkSet& cs = sets[*set_ix];
     ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
     std::string& key = steps_key_;
     encodeChunkKey(at, &key);
     ChunkView layout;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::verify(key, std::string_view(plan.layouts.data() + cs.layout_off, cs.layout_len), &layout));
+    ARGUS_RETURN_IF_ERROR(ChunkReader::verify(key, std::string_view(plan_->layouts.data() + cs.layout_off, cs.layout_len), &layout));
     const ChunkStats& st = layout.stats;
     if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {
       stats_.chunks_skipped += 1 + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
@@ -263,11 +271,11 @@ void RocksScanCursor::appendRun(uint32_t rank, Source& src, size_t first, size_t
 
 Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
   while (pending_.rows < spec_.batch_rows && rank_ix_ < last_rank_ix_) {
-    const RankPlan& plan = (*plan_)[rank_ix_];
+    const RankPlan& plan = plan_->ranks[rank_ix_];
     if (!rank_started_) {
       ARGUS_RETURN_IF_ERROR(loadHeadRows(plan));
       blocks_.clear();
-      for (const ChunkSet& s : plan.sets) blocks_.push_back(s.base);
+      for (const ChunkSet& s : setsOf(plan)) blocks_.push_back(s.base);
       for (const model::StepRecord* r : *head_rows_) blocks_.push_back(h_.blockBase(r->step));
       std::sort(blocks_.begin(), blocks_.end());
       blocks_.erase(std::unique(blocks_.begin(), blocks_.end()), blocks_.end());

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "storage/chunk_fetcher.h"
@@ -31,7 +32,7 @@ class RocksScanCursor final : public ScanCursor {
   const ScanStats& stats() const override { return stats_; }
 
   // Parallel scans (parallel_scan_cursor.h). The ranks init() planned, in output order.
-  size_t rankCount() const { return plan_ ? plan_->size() : 0; }
+  size_t rankCount() const { return plan_ ? plan_->ranks.size() : 0; }
   size_t batchRows() const { return spec_.batch_rows; }
   // A cursor over this one's plan and snapshot (REQUIRES: init() succeeded; this cursor
   // outlives it), yielding nothing until setRanks. Its own reads, buffers and stats.
@@ -43,9 +44,10 @@ class RocksScanCursor final : public ScanCursor {
   struct ChunkSet {
     uint64_t base;
     uint16_t attempt;
-    // Its layout chunk's value, kept from the listing (RankPlan::layouts): the listing has
+    // Its layout chunk's value, kept from the listing (ScanPlan::layouts): the listing has
     // it in hand, and fetching it again per block was a second RocksDB step per rank-block.
-    uint32_t layout_off, layout_len;
+    uint64_t layout_off;
+    uint32_t layout_len;
   };
   struct Source {  // one chunk set or one attempt's head records of a block
     TableBlock block;
@@ -57,12 +59,24 @@ class RocksScanCursor final : public ScanCursor {
   };
   struct RankPlan {
     uint32_t rank;
-    std::vector<ChunkSet> sets;  // sorted by (base, attempt)
-    std::string layouts;         // the sets' _steps values, back to back
-    bool in_head = false;        // the head index listed the rank in range (head_index.h)
+    uint32_t first_set = 0, set_count = 0;  // its sets in ScanPlan::sets
+    bool in_head = false;                   // the head index listed the rank in range (head_index.h)
+  };
+  // Flat, a few allocations in all: a map of ranks with a vector and a string each cost
+  // ~3,000 instructions per rank-block listed, on the thread that plans before any reads.
+  struct ScanPlan {
+    std::vector<RankPlan> ranks;  // ascending
+    std::vector<ChunkSet> sets;   // by rank, then (base, attempt)
+    std::string layouts;          // the sets' _steps values, back to back
+  };
+  struct Listed {  // a chunk set as the listing meets it: by (base, rank, attempt)
+    uint32_t rank;
+    ChunkSet set;
   };
 
-  Status discoverChunkSets(std::map<uint32_t, RankPlan>* out);
+  // Lists the chunk sets in range into *out, their layout values into plan->layouts.
+  Status discoverChunkSets(std::vector<Listed>* out, ScanPlan* plan);
+  std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }
   Status loadHeadRows(const RankPlan& plan);
   // A cleared source from source_pool_, appended to sources_.
   Source& takeSource();
@@ -83,7 +97,7 @@ class RocksScanCursor final : public ScanCursor {
   ScanStats stats_;
 
   bool owns_snapshot_ = true;  // workers share their planner's
-  std::shared_ptr<const std::vector<RankPlan>> plan_;  // set by init(), then read-only
+  std::shared_ptr<const ScanPlan> plan_;  // set by init(), then read-only
   size_t rank_ix_ = 0;
   size_t last_rank_ix_ = 0;  // next() stops before this rank
   // Within the current rank: head records in range, and the blocks left to visit.
