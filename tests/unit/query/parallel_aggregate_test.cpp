@@ -4,9 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "query/common/errors.h"
 #include "query/engine.h"
@@ -19,8 +17,18 @@ using namespace argus;
 namespace {
 
 // Two jobs: "a" with 100 ranks (many stripes per part), "b" with 5 (fewer stripes than some
-// thread counts), 30 steps each.
-void fill(storage::Store& store) {
+// thread counts), 30 steps each, in a store removed at the end.
+struct Filled {
+  Filled() {
+    store = storage::Store::open(dir.path()).value();
+    fill(*store);
+  }
+  static void fill(storage::Store& store);
+  storage::testutil::TempDir dir;
+  std::unique_ptr<storage::Store> store;
+};
+
+void Filled::fill(storage::Store& store) {
   for (auto [name, ranks] : {std::pair{"a", 100u}, std::pair{"b", 5u}}) {
     auto job = store.ensureJob(name);
     REQUIRE(job.isOk());
@@ -61,13 +69,9 @@ void checkSame(const query::QueryResult& want, const query::QueryResult& got) {
 }  // namespace
 
 TEST_CASE("an aggregate split among threads answers as one thread does, groups in the same order") {
-  std::string dir = (std::filesystem::temp_directory_path() / ("argus-paragg-" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(dir);
   {
-    auto store = storage::Store::open(dir);
-    REQUIRE(store.isOk());
-    fill(**store);
-    query::QueryEngine engine(**store);
+    Filled data;
+    query::QueryEngine engine(*data.store);
     const char* queries[] = {
         // No ORDER BY: the group order itself is checked.
         "SELECT step, count(*), count(iter_ns), sum(iter_ns), avg(compute_ns), min(iter_ns), max(iter_ns), stddev(iter_ns), "
@@ -98,17 +102,12 @@ TEST_CASE("an aggregate split among threads answers as one thread does, groups i
       }
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("an error on one part's thread stops the query with that error") {
-  std::string dir = (std::filesystem::temp_directory_path() / ("argus-paragg-err-" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(dir);
   {
-    auto store = storage::Store::open(dir);
-    REQUIRE(store.isOk());
-    fill(**store);
-    query::QueryEngine engine(**store);
+    Filled data;
+    query::QueryEngine engine(*data.store);
     // Only rank 57's rows overflow: one part's thread meets the error.
     const std::string sql = "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step";
     for (size_t threads : {1, 3}) {
@@ -123,5 +122,4 @@ TEST_CASE("an error on one part's thread stops the query with that error") {
     // The engine runs the next query normally.
     CHECK(runWith(engine, "SELECT count(*) FROM steps", 3).value(0, 0).bigintValue() == 3150);
   }
-  std::filesystem::remove_all(dir);
 }
