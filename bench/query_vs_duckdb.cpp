@@ -387,7 +387,7 @@ int main(int argc, char** argv) {
   }
   std::vector<ArgusRun> settled;
   for (const BenchQuery& q : queries) settled.push_back(runArgus(*store, q, runs));
-  std::printf("DuckDB %s, %d threads, loaded in %.1f s; Argus embedded, operators on one thread, scans on %u (one per core); "
+  std::printf("DuckDB %s, %d threads, loaded in %.1f s; Argus embedded, scans and GROUP BY on %u threads (one per core), other operators on one; "
               "median of %d warm runs each; cpu s: all of Argus's threads; compacted s: Argus again once the store is compacted\n\n",
               duck["version"].get<std::string>().c_str(), duck["threads"].get<int>(), duck["load_s"].get<double>(),
               defaultWorkerThreads(), runs);

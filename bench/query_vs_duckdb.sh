@@ -2,7 +2,7 @@
 # Argus's query engine against DuckDB on the same rows, in one run (issue 5): per-step max
 # and median step time across ranks; average compute per rank over a 61-step window, top 5;
 # a per-rank rolling 21-step median over 200 steps; a kernel-histogram p99 per rank over
-# 100 steps. Prints each latency (Argus: embedded, scans on one thread per core; DuckDB: in memory, 2
+# 100 steps. Prints each latency (Argus: embedded, scans and GROUP BY on one thread per core; DuckDB: in memory, 2
 # threads), the ratio Argus/DuckDB, Argus's values scanned per second per core and the
 # targets; exits 1 when the engines' answers differ. A query Argus does not support yet
 # prints "unsupported: <error>" and does not fail.
