@@ -514,7 +514,7 @@ SealStats RocksStore::lastSealStats() const {
 
 // --- reads ---
 
-Result<std::unique_ptr<RocksScanCursor>> RocksStore::planScan(const ScanSpec& spec) const {
+Result<std::unique_ptr<RocksScanCursor>> RocksStore::planScan(const ScanSpec& spec, size_t threads) const {
   std::vector<const ColumnDef*> cols;
   if (spec.columns.empty()) {
     for (const ColumnDef& c : tableColumns(spec.table)) cols.push_back(&c);
@@ -528,12 +528,12 @@ Result<std::unique_ptr<RocksScanCursor>> RocksStore::planScan(const ScanSpec& sp
   auto job = findJob(spec.job);
   if (!job.isOk()) return job.status();
   auto cursor = std::make_unique<RocksScanCursor>(h_, job->id, spec, std::move(cols));
-  ARGUS_RETURN_IF_ERROR(cursor->init());
+  ARGUS_RETURN_IF_ERROR(cursor->init(threads));
   return cursor;
 }
 
 Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const {
-  auto cursor = planScan(spec);
+  auto cursor = planScan(spec, spec.threads);
   if (!cursor.isOk()) return cursor.status();
   if (spec.threads < 2 || cursor.value()->rankCount() < 2) return std::unique_ptr<ScanCursor>(std::move(cursor).value());
   try {
@@ -544,7 +544,7 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
 }
 
 Result<std::unique_ptr<ScanParts>> RocksStore::scanParts(const ScanSpec& spec, size_t parts) const {
-  auto cursor = planScan(spec);
+  auto cursor = planScan(spec, parts);
   if (!cursor.isOk()) return cursor.status();
   return std::unique_ptr<ScanParts>(std::make_unique<RocksScanParts>(std::move(cursor).value(), parts));
 }

@@ -88,8 +88,8 @@ class RocksStore final : public Store {
   Result<uint64_t> headBytesUnder(const std::string& prefix, const std::function<void(std::string_view key)>& on_key = {}) const;
   // At open: counts the head's bytes into head_bytes_ and lists its entries in head_index_.
   Status loadHead();
-  // A cursor for spec with its plan made (RocksScanCursor::init).
-  Result<std::unique_ptr<RocksScanCursor>> planScan(const ScanSpec& spec) const;
+  // A cursor for spec with its plan made (RocksScanCursor::init) on up to `threads` threads.
+  Result<std::unique_ptr<RocksScanCursor>> planScan(const ScanSpec& spec, size_t threads) const;
   // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
   Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;

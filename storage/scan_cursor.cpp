@@ -1,6 +1,8 @@
 #include "storage/scan_cursor.h"
 
 #include <algorithm>
+#include <system_error>
+#include <thread>
 
 #include "model/step_codec.h"
 #include "storage/chunk_reader.h"
@@ -61,7 +63,7 @@ bool RocksScanCursor::wantRank(uint32_t rank) const {
   return spec_.ranks.empty() || std::binary_search(spec_.ranks.begin(), spec_.ranks.end(), rank);
 }
 
-Status RocksScanCursor::init() {
+Status RocksScanCursor::init(size_t threads) {
   // The head index before the snapshot: every head entry the snapshot holds is then listed
   // (storage/head_index.h).
   std::vector<uint32_t> head_ranks = h_.head_index->ranks(job_, spec_.from_step, spec_.to_step, h_.block_steps);
@@ -71,7 +73,7 @@ Status RocksScanCursor::init() {
   if (spec_.from_step >= spec_.to_step) return Status::ok();
   auto plan = std::make_shared<ScanPlan>();
   std::vector<Listed> listed;
-  ARGUS_RETURN_IF_ERROR(discoverChunkSets(&listed, plan.get()));
+  ARGUS_RETURN_IF_ERROR(discoverChunkSets(threads, &listed, plan.get()));
   // Listed by (base, rank, attempt): by rank, each rank's sets keep their (base, attempt) order.
   std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.rank < b.rank; });
   std::erase_if(head_ranks, [this](uint32_t r) { return !wantRank(r); });
@@ -93,44 +95,88 @@ Status RocksScanCursor::init() {
   return Status::ok();
 }
 
-Status RocksScanCursor::discoverChunkSets(std::vector<Listed>* out, ScanPlan* plan) {
-  uint64_t first_base = h_.blockBase(spec_.from_step);
-  uint64_t last_base = h_.blockBase(spec_.to_step - 1);
-  std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
+Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
+  if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
+    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, out, &plan->layouts));
+    return Status::ok();
+  }
+  // Every rank: in ranges of ranks on several threads when there are many. The last block's
+  // highest rank sets the ranges; the last range runs to the end, so any rank above it in
+  // another block is listed too.
+  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, h_.blockBase(spec_.to_step - 1)));
+  uint64_t ranks = 0;
+  if (threads > 1 && !end.empty()) {
+    std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
+    it->SeekForPrev(end);
+    ChunkKey k;
+    if (it->Valid() && decodeChunkKey(view(it->key()), &k) && k.job == job_ && k.table == spec_.table && k.column == kStepsColumnId) {
+      ranks = uint64_t{k.rank} + 1;
+    }
+    ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: listing chunks"));
+  }
+  const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, threads);
+  constexpr uint64_t kAllRanks = uint64_t{1} << 32;
+  if (parts == 1) return listRanks(0, kAllRanks, out, &plan->layouts);
+  std::vector<std::vector<Listed>> listed(parts);
+  std::vector<std::string> layouts(parts);
+  std::vector<Status> status(parts);
+  auto work = [&](size_t i) {
+    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &listed[i], &layouts[i]);
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (size_t i = 1; i < parts; ++i) pool.emplace_back(work, i);
+  } catch (const std::system_error&) {  // no more threads to be had: this one lists the rest
+  }
+  work(0);
+  for (size_t i = pool.size() + 1; i < parts; ++i) work(i);
+  for (auto& t : pool) t.join();
+  for (size_t i = 0; i < parts; ++i) {
+    ARGUS_RETURN_IF_ERROR(status[i]);
+    for (Listed& l : listed[i]) {
+      l.set.layout_off += plan->layouts.size();
+      out->push_back(l);
+    }
+    plan->layouts += layouts[i];
+  }
+  return Status::ok();
+}
+
+Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const {
+  const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
+  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
-  auto add = [&](const ChunkKey& k) {
-    const rocksdb::Slice v = it->value();
-    if (v.size() > UINT32_MAX) return Status::corruption("scan: layout chunk of rank " + std::to_string(k.rank) + " exceeds 4 GiB");
-    out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, plan->layouts.size(), static_cast<uint32_t>(v.size())}});
-    plan->layouts.append(v.data(), v.size());
-    return Status::ok();
-  };
   ChunkKey k;
-  if (spec_.ranks.empty()) {
-    for (it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, first_base)); inRange(); it->Next()) {
-      if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
-      ARGUS_RETURN_IF_ERROR(add(k));
-    }
-    return fromRocks(it->status(), "scan: listing chunks");
-  }
-  // Few ranks wanted: seek to each (block, rank) instead of reading every rank's keys.
-  uint64_t base = first_base;
+  // Decodes the key at it into k; false at the end of the range.
+  auto at = [&](Status* error) {
+    if (!inRange()) return false;
+    if (decodeChunkKey(view(it->key()), &k)) return true;
+    *error = Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+    return false;
+  };
+  Status error;
+  uint64_t base = h_.blockBase(spec_.from_step);
   for (;;) {
-    it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, base));
-    if (!inRange()) break;
-    if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
-    base = k.step_base;
-    for (uint32_t r : spec_.ranks) {
-      std::string prefix = chunkPrefix(job_, spec_.table, kStepsColumnId, base, r);
-      for (it->Seek(prefix); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
-        if (!decodeChunkKey(view(it->key()), &k)) return Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
-        ARGUS_RETURN_IF_ERROR(add(k));
-      }
+    it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, base, lo));
+    if (!at(&error)) break;
+    if (k.step_base != base) {  // no rank from lo on in this block: the next block present
+      base = k.step_base;
+      if (k.rank < lo) continue;
     }
-    if (base >= last_base) break;
+    bool more = true;
+    while (more && k.step_base == base && k.rank < hi) {
+      const rocksdb::Slice v = it->value();
+      if (v.size() > UINT32_MAX) return Status::corruption("scan: layout chunk of rank " + std::to_string(k.rank) + " exceeds 4 GiB");
+      out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, layouts->size(), static_cast<uint32_t>(v.size())}});
+      layouts->append(v.data(), v.size());
+      it->Next();
+      more = at(&error);
+    }
+    if (!error.isOk() || base >= last_base) break;
     base += 1;  // the next Seek lands on the next block present
   }
+  ARGUS_RETURN_IF_ERROR(error);
   return fromRocks(it->status(), "scan: listing chunks");
 }
 

@@ -27,7 +27,8 @@ class RocksScanCursor final : public ScanCursor {
   RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns);
   ~RocksScanCursor() override;
 
-  Status init();
+  // Plans the scan; with threads > 1, lists many ranks' chunks on up to that many threads.
+  Status init(size_t threads = 1);
   Status next(ColumnBatch* batch, bool* has_rows) override;
   const ScanStats& stats() const override { return stats_; }
 
@@ -75,7 +76,12 @@ class RocksScanCursor final : public ScanCursor {
   };
 
   // Lists the chunk sets in range into *out, their layout values into plan->layouts.
-  Status discoverChunkSets(std::vector<Listed>* out, ScanPlan* plan);
+  Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
+  // The chunk sets of ranks [lo, hi) in range, by (base, rank, attempt), their layout
+  // values appended to *layouts.
+  Status listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const;
+  // Listing threads each take at least this many ranks (fewer: one thread lists them).
+  static constexpr uint64_t kRanksPerListingThread = 512;
   std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }
   Status loadHeadRows(const RankPlan& plan);
   // A cleared source from source_pool_, appended to sources_.

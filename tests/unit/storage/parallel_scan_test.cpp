@@ -14,7 +14,8 @@ namespace {
 
 // Ranks 0..ranks-1 with 40 steps each (block_steps 16): blocks 0 and 16 sealed, 32 in head,
 // with 8 kernel signatures per step.
-std::unique_ptr<RocksStore> filledStore(const TempDir& dir, uint32_t ranks) {
+// Ranks from short_from on have 20 steps only (blocks 0 and 16, sealed).
+std::unique_ptr<RocksStore> filledStore(const TempDir& dir, uint32_t ranks, uint32_t short_from = UINT32_MAX) {
   auto store = openStore(dir.path());
   JobId job = store->ensureJob("job").value();
   std::vector<std::vector<model::StepRecord>> recs(ranks);
@@ -23,7 +24,7 @@ std::unique_ptr<RocksStore> filledStore(const TempDir& dir, uint32_t ranks) {
     simulate::SyntheticOptions o;
     o.signatures = 8;
     simulate::SyntheticSteps gen(r, o);
-    for (int s = 0; s < 40; ++s) recs[r].push_back(gen.next());
+    for (int s = 0; s < (r >= short_from ? 20 : 40); ++s) recs[r].push_back(gen.next());
     reqs[r].job = job;
     reqs[r].records = recs[r];
   }
@@ -105,6 +106,32 @@ TEST_CASE("a parallel scan returns one thread's rows, in order, and its stats") 
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("many ranks are listed on several threads: the same rows as one thread lists") {
+  TempDir dir;
+  // Over 2 x RocksScanCursor::kRanksPerListingThread ranks; the last 60 stop before the last
+  // block, so the highest rank of the last block is not the highest of all.
+  auto store = filledStore(dir, 1100, 1040);
+  for (uint64_t from : {uint64_t{0}, uint64_t{10}, uint64_t{33}}) {
+    ScanSpec spec;
+    spec.job = "job";
+    spec.columns = {"rank", "step", "iter_ns"};
+    spec.from_step = from;
+    spec.to_step = from + 25;
+    CAPTURE(from);
+    spec.threads = 1;
+    const Scanned one = scan(*store, spec);
+    REQUIRE(one.all.rows > 0);
+    for (size_t threads : {2, 3}) {
+      CAPTURE(threads);
+      spec.threads = threads;
+      const Scanned many = scan(*store, spec);
+      REQUIRE(many.all.rows == one.all.rows);
+      for (size_t c = 0; c < one.all.columns.size(); ++c) CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
+      CHECK(many.stats.chunks_read == one.stats.chunks_read);
     }
   }
 }
