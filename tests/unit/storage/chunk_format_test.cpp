@@ -33,6 +33,26 @@ TEST_CASE("chunk header round-trips with statistics") {
   REQUIRE(parseChunk(value, &view).isOk());
   CHECK(static_cast<uint64_t>(view.stats.min) == 1);
   CHECK(static_cast<uint64_t>(view.stats.max) == UINT64_MAX);
+
+  // A sum past 9e18 is stored as an f64.
+  std::vector<int64_t> big{INT64_MAX, INT64_MAX, 3};
+  value = ChunkWriter::encodeIntColumn(ColumnType::kInt64, big, nullptr, 7, 9);
+  REQUIRE(parseChunk(value, &view).isOk());
+  CHECK(view.stats.sum == static_cast<double>(INT64_MAX) * 2 + 3);
+  CHECK(view.stats.rows == 3);
+  CHECK(view.stats.last_step == 9);
+}
+
+TEST_CASE("a header whose payload length leaves bytes before the checksum is named") {
+  std::vector<int64_t> v{1, 2, 3};
+  std::string value = ChunkWriter::encodeIntColumn(ColumnType::kInt64, v, nullptr, 0, 2);
+  std::string body = value.substr(0, value.size() - 8) + "x";  // one byte after the payload
+  const uint64_t h = chunkChecksum(body);
+  for (int b = 0; b < 8; ++b) body.push_back(static_cast<char>(h >> (8 * b)));
+  ChunkView view;
+  Status s = parseChunk(body, &view);
+  CHECK(s.isCorruption());
+  CHECK(s.message() == "chunk: 1 bytes between payload and checksum");
 }
 
 TEST_CASE("every flipped byte and every truncation is Corruption") {
