@@ -69,57 +69,53 @@ void checkSame(const query::QueryResult& want, const query::QueryResult& got) {
 }  // namespace
 
 TEST_CASE("an aggregate split among threads answers as one thread does, groups in the same order") {
-  {
-    Filled data;
-    query::QueryEngine engine(*data.store);
-    const char* queries[] = {
-        // No ORDER BY: the group order itself is checked.
-        "SELECT step, count(*), count(iter_ns), sum(iter_ns), avg(compute_ns), min(iter_ns), max(iter_ns), stddev(iter_ns), "
-        "median(iter_ns), quantile_disc(iter_ns, 0.9), mad(iter_ns) FROM steps GROUP BY step",
-        "SELECT job, rank, sum(CAST(iter_ns AS DOUBLE)), var_pop(compute_ns), min(job) FROM steps WHERE rank % 3 <> 1 GROUP BY job, rank",
-        "SELECT rank % 7 AS r, max(job), count(*) FROM steps WHERE step >= 5 GROUP BY r",
-        "SELECT count(*), min(job), max(job), sum(iter_ns), stddev_pop(iter_ns) FROM steps",
-        // wait_ns is NULL where the source does not report it.
-        "SELECT rank, count(wait_ns), count(*), min(wait_ns), median(wait_ns), avg(wait_ns) FROM collectives GROUP BY rank",
-        "SELECT count(*) FROM steps WHERE job = 'a' AND step > 1000",
-        "SELECT step, count(*) FROM steps WHERE step > 1000 GROUP BY step",
-        "SELECT DISTINCT rank % 7, job FROM steps",
-        "SELECT rank, quantile(hist_merge(hist), 0.99), hist_total(hist_merge(hist)) FROM kernels WHERE step BETWEEN 10 AND 19 GROUP BY rank",
-        // These do not merge: one thread runs them, with the scan's own threads.
-        "SELECT step, argmax(rank, iter_ns), argmin(job, iter_ns) FROM steps GROUP BY step",
-        "SELECT step, count(DISTINCT rank) FROM steps GROUP BY step",
-    };
-    for (const char* sql : queries) {
-      CAPTURE(sql);
-      const query::QueryResult one = runWith(engine, sql, 1);
-      for (size_t threads : {2, 3, 8}) {
-        CAPTURE(threads);
-        const query::QueryResult many = runWith(engine, sql, threads);
-        checkSame(one, many);
-        CHECK(many.stats.rows_scanned == one.stats.rows_scanned);
-        CHECK(many.stats.chunks_read == one.stats.chunks_read);
-        CHECK(many.stats.jobs_scanned == one.stats.jobs_scanned);
-      }
+  Filled data;
+  query::QueryEngine engine(*data.store);
+  const char* queries[] = {
+      // No ORDER BY: the group order itself is checked.
+      "SELECT step, count(*), count(iter_ns), sum(iter_ns), avg(compute_ns), min(iter_ns), max(iter_ns), stddev(iter_ns), "
+      "median(iter_ns), quantile_disc(iter_ns, 0.9), mad(iter_ns) FROM steps GROUP BY step",
+      "SELECT job, rank, sum(CAST(iter_ns AS DOUBLE)), var_pop(compute_ns), min(job) FROM steps WHERE rank % 3 <> 1 GROUP BY job, rank",
+      "SELECT rank % 7 AS r, max(job), count(*) FROM steps WHERE step >= 5 GROUP BY r",
+      "SELECT count(*), min(job), max(job), sum(iter_ns), stddev_pop(iter_ns) FROM steps",
+      // wait_ns is NULL where the source does not report it.
+      "SELECT rank, count(wait_ns), count(*), min(wait_ns), median(wait_ns), avg(wait_ns) FROM collectives GROUP BY rank",
+      "SELECT count(*) FROM steps WHERE job = 'a' AND step > 1000",
+      "SELECT step, count(*) FROM steps WHERE step > 1000 GROUP BY step",
+      "SELECT DISTINCT rank % 7, job FROM steps",
+      "SELECT rank, quantile(hist_merge(hist), 0.99), hist_total(hist_merge(hist)) FROM kernels WHERE step BETWEEN 10 AND 19 GROUP BY rank",
+      // These do not merge: one thread runs them, with the scan's own threads.
+      "SELECT step, argmax(rank, iter_ns), argmin(job, iter_ns) FROM steps GROUP BY step",
+      "SELECT step, count(DISTINCT rank) FROM steps GROUP BY step",
+  };
+  for (const char* sql : queries) {
+    CAPTURE(sql);
+    const query::QueryResult one = runWith(engine, sql, 1);
+    for (size_t threads : {2, 3, 8}) {
+      CAPTURE(threads);
+      const query::QueryResult many = runWith(engine, sql, threads);
+      checkSame(one, many);
+      CHECK(many.stats.rows_scanned == one.stats.rows_scanned);
+      CHECK(many.stats.chunks_read == one.stats.chunks_read);
+      CHECK(many.stats.jobs_scanned == one.stats.jobs_scanned);
     }
   }
 }
 
 TEST_CASE("an error on one part's thread stops the query with that error") {
-  {
-    Filled data;
-    query::QueryEngine engine(*data.store);
-    // Only rank 57's rows overflow: one part's thread meets the error.
-    const std::string sql = "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step";
-    for (size_t threads : {1, 3}) {
-      CAPTURE(threads);
-      CHECK_THROWS_WITH_AS(runWith(engine, sql, threads), doctest::Contains("BIGINT overflow in '*'"), query::ExecutionError);
-    }
-    query::QueryOptions small;
-    small.scan_threads = 3;
-    small.memory_limit_bytes = 64 << 10;
-    CHECK_THROWS_WITH_AS(engine.run("SELECT rank, step, median(iter_ns) FROM steps GROUP BY rank, step", small),
-                         doctest::Contains("GROUP BY needs more than the memory limit"), query::ExecutionError);
-    // The engine runs the next query normally.
-    CHECK(runWith(engine, "SELECT count(*) FROM steps", 3).value(0, 0).bigintValue() == 3150);
+  Filled data;
+  query::QueryEngine engine(*data.store);
+  // Only rank 57's rows overflow: one part's thread meets the error.
+  const std::string sql = "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step";
+  for (size_t threads : {1, 3}) {
+    CAPTURE(threads);
+    CHECK_THROWS_WITH_AS(runWith(engine, sql, threads), doctest::Contains("BIGINT overflow in '*'"), query::ExecutionError);
   }
+  query::QueryOptions small;
+  small.scan_threads = 3;
+  small.memory_limit_bytes = 64 << 10;
+  CHECK_THROWS_WITH_AS(engine.run("SELECT rank, step, median(iter_ns) FROM steps GROUP BY rank, step", small),
+                       doctest::Contains("GROUP BY needs more than the memory limit"), query::ExecutionError);
+  // The engine runs the next query normally.
+  CHECK(runWith(engine, "SELECT count(*) FROM steps", 3).value(0, 0).bigintValue() == 3150);
 }
