@@ -91,6 +91,9 @@ struct DataChunk {
   size_t rows = 0;             // rows in the flat columns
   std::vector<uint32_t> sel;   // active rows, ascending, when has_sel
   bool has_sel = false;
+  // In a split pipeline (PhysicalOperator::split): where the rows stand in the whole input's
+  // order. Chunks of a lower order come first; a chunk holds rows of one order.
+  uint64_t order = 0;
 
   size_t size() const { return has_sel ? sel.size() : rows; }
   const uint32_t* selData() const { return has_sel ? sel.data() : nullptr; }
@@ -99,6 +102,7 @@ struct DataChunk {
     rows = 0;
     sel.clear();
     has_sel = false;
+    order = 0;
   }
 };
 

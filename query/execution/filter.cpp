@@ -11,18 +11,20 @@ Filter::Filter(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr predic
 
 bool Filter::next(DataChunk& chunk) {
   while (children_[0]->next(chunk)) {
-    if (narrow(executor_, chunk, sel_)) return true;
+    const size_t n = executor_.select(chunk, sel_);
+    if (n == 0) continue;
+    if (n == chunk.size()) return true;  // every active row passed: keep the selection as is
+    chunk.sel.swap(sel_);
+    chunk.has_sel = true;
+    return true;
   }
   return false;
 }
 
-bool Filter::narrow(ExpressionExecutor& predicate, DataChunk& chunk, std::vector<uint32_t>& sel) {
-  const size_t n = predicate.select(chunk, sel);
-  if (n == 0) return false;
-  if (n == chunk.size()) return true;  // every active row passed: keep the selection as is
-  chunk.sel.swap(sel);
-  chunk.has_sel = true;
-  return true;
+std::vector<PhysicalOperatorPtr> Filter::split(size_t threads) {
+  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads);
+  for (auto& p : parts) p = std::make_unique<Filter>(ctx_, std::move(p), copyExpr(*predicate_));
+  return parts;
 }
 
 std::string Filter::describe() const { return "FILTER " + exprText(*predicate_, children_[0]->names); }

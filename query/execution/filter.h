@@ -12,9 +12,8 @@ class Filter final : public PhysicalOperator {
   Filter(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr predicate);
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
-  const BoundExpr& predicate() const { return *predicate_; }
-  // Narrows chunk's selection to the rows where `predicate` is TRUE; false when none is.
-  static bool narrow(ExpressionExecutor& predicate, DataChunk& chunk, std::vector<uint32_t>& sel);
+  // A filter over each of the child's copies.
+  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
 
  private:
   BoundExprPtr predicate_;

@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <optional>
 #include <system_error>
 #include <thread>
 
-#include "query/execution/filter.h"
 #include "query/execution/table_scan.h"
 
 namespace argus::query {
@@ -100,12 +98,13 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::newPartial() const { retu
 
 void HashAggregate::build() {
   built_ = true;
-  TableScan* scan = nullptr;
-  const BoundExpr* filter = nullptr;
   const size_t threads = scanThreads(ctx_.options());
   all_ = newPartial();
-  if (threads > 1 && splitInput(&scan, &filter)) {
-    all_ = buildParallel(*scan, filter, threads);
+  const bool mergeable = std::all_of(all_->states.begin(), all_->states.end(), [](const auto& s) { return s->mergeable(); });
+  std::vector<PhysicalOperatorPtr> parts;
+  if (threads > 1 && mergeable) parts = children_[0]->split(threads);
+  if (!parts.empty()) {
+    all_ = buildParallel(std::move(parts));
   } else {
     DataChunk in;
     while (children_[0]->next(in)) {
@@ -122,21 +121,7 @@ void HashAggregate::build() {
   all_->memory.set(bytes);
 }
 
-bool HashAggregate::splitInput(TableScan** scan, const BoundExpr** filter) const {
-  for (const auto& s : all_->states) {
-    if (!s->mergeable()) return false;
-  }
-  PhysicalOperator* input = children_[0].get();
-  if (auto* f = dynamic_cast<Filter*>(input)) {
-    *filter = &f->predicate();
-    input = f->children()[0].get();
-  }
-  *scan = dynamic_cast<TableScan*>(input);
-  return *scan != nullptr;
-}
-
-std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(TableScan& scan, const BoundExpr* filter, size_t threads) {
-  const std::vector<TableScanPart*> parts = scan.split(threads);
+std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(std::vector<PhysicalOperatorPtr> parts) {
   std::vector<std::unique_ptr<Partial>> partials;
   partials.push_back(std::move(all_));
   for (size_t i = 1; i < parts.size(); ++i) partials.push_back(newPartial());
@@ -144,15 +129,8 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(TableScan& 
   std::atomic<bool> failed{false};
   auto work = [&](size_t i) {
     try {
-      std::optional<ExpressionExecutor> predicate;
-      if (filter) predicate.emplace(*filter);
       DataChunk in;
-      std::vector<uint32_t> sel;
-      uint64_t order = 0;
-      while (!failed.load(std::memory_order_relaxed) && parts[i]->next(in, &order)) {
-        if (predicate && !Filter::narrow(*predicate, in, sel)) continue;
-        partials[i]->consume(in, order);
-      }
+      while (!failed.load(std::memory_order_relaxed) && parts[i]->next(in)) partials[i]->consume(in, in.order);
     } catch (...) {  // the first error stops every part; it is thrown here after the joins
       errors[i] = std::current_exception();
       failed = true;
@@ -166,7 +144,7 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(TableScan& 
   work(0);
   for (size_t i = pool.size() + 1; i < parts.size(); ++i) work(i);
   for (auto& t : pool) t.join();
-  scan.finishParts();
+  children_[0]->finishSplit();
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }

@@ -4,9 +4,10 @@
 // call. Then it emits [groups..., aggregates...] in chunks. Without group keys there is
 // exactly one group, even for empty input (SELECT count(*) over no rows is 0).
 //
-// Over a table scan (perhaps filtered) whose aggregates all merge, the scan is split among
-// threads (TableScan::split) and each thread groups its part; the parts are merged at the
-// end. The groups come out in the order one thread would have found them.
+// When every aggregate merges and the input splits (PhysicalOperator::split: a table scan,
+// under filters, projections and windows partitioned by rank), each thread groups one copy
+// of the input pipeline; the parts are merged at the end. The groups come out in the order
+// one thread would have found them (DataChunk::order).
 #pragma once
 
 #include "query/binder/bound_select.h"
@@ -15,8 +16,6 @@
 #include "query/execution/physical_operator.h"
 
 namespace argus::query {
-
-class TableScan;
 
 class HashAggregate final : public PhysicalOperator {
  public:
@@ -30,9 +29,7 @@ class HashAggregate final : public PhysicalOperator {
   struct Partial;
   std::unique_ptr<Partial> newPartial() const;
   void build();
-  // The scan (and the filter over it, if any) when the input can be split among threads.
-  bool splitInput(TableScan** scan, const BoundExpr** filter) const;
-  std::unique_ptr<Partial> buildParallel(TableScan& scan, const BoundExpr* filter, size_t threads);
+  std::unique_ptr<Partial> buildParallel(std::vector<PhysicalOperatorPtr> parts);
   std::unique_ptr<Partial> merge(std::vector<std::unique_ptr<Partial>> parts) const;
 
   std::vector<BoundExprPtr> groups_;

@@ -25,6 +25,16 @@ class PhysicalOperator {
   // One line for EXPLAIN: the operator and what it was planned with.
   virtual std::string describe() const = 0;
 
+  // Parallel consumers (HashAggregate): copies of this pipeline down to the table scan at
+  // its bottom, one per part of that scan (TableScan::split), for up to `threads` threads,
+  // each copy driven by one thread and its chunks marked with their order; empty when the
+  // pipeline cannot be split (the default). Instead of next(): the copies live as long as
+  // this operator, and finishSplit() runs once their threads are done.
+  virtual std::vector<std::unique_ptr<PhysicalOperator>> split(size_t threads) { return {}; }
+  virtual void finishSplit() {
+    for (auto& c : children_) c->finishSplit();
+  }
+
   const std::vector<std::unique_ptr<PhysicalOperator>>& children() const { return children_; }
   std::vector<std::string> names;  // output columns
   std::vector<LogicalType> types;

@@ -11,6 +11,8 @@ class Projection final : public PhysicalOperator {
   Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> exprs, std::vector<std::string> out_names);
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
+  // A projection over each of the child's copies.
+  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
 
  private:
   std::vector<BoundExprPtr> exprs_;

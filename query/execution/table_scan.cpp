@@ -83,7 +83,7 @@ bool TableScan::openNextJob() {
   return false;
 }
 
-std::vector<TableScanPart*> TableScan::split(size_t threads) {
+std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads) {
   listJobs();
   size_t parts = 1;
   for (const std::string& job : jobs_) {
@@ -94,15 +94,16 @@ std::vector<TableScanPart*> TableScan::split(size_t threads) {
       ctx_.stats().jobs_scanned++;
     }
   }
-  std::vector<TableScanPart*> out;
+  std::vector<PhysicalOperatorPtr> out;
   for (size_t i = 0; i < parts; ++i) {
-    parts_.push_back(std::unique_ptr<TableScanPart>(new TableScanPart(*this, i)));
-    out.push_back(parts_.back().get());
+    auto* part = new TableScanPart(*this, i);
+    out.push_back(PhysicalOperatorPtr(part));
+    parts_.push_back(part);
   }
   return out;
 }
 
-void TableScan::finishParts() {
+void TableScan::finishSplit() {
   QueryStats& q = ctx_.stats();
   for (const auto& jp : job_parts_) {
     for (size_t i = 0; jp && i < jp->size(); ++i) {
@@ -169,10 +170,17 @@ void TableScan::toChunk(storage::ColumnBatch& batch, const Value& job, DataChunk
   }
 }
 
-bool TableScanPart::next(DataChunk& out, uint64_t* order) {
+TableScanPart::TableScanPart(const TableScan& scan, size_t index) : PhysicalOperator(scan.ctx_), scan_(scan), index_(index) {
+  names = scan.names;
+  types = scan.types;
+}
+
+std::string TableScanPart::describe() const { return "TABLE_SCAN_PART " + std::to_string(index_); }
+
+bool TableScanPart::next(DataChunk& out) {
   const auto& jobs = scan_.job_parts_;
   for (;;) {
-    scan_.ctx_.check();
+    ctx_.check();
     if (job_ix_ >= jobs.size()) return false;
     storage::ScanParts* parts = jobs[job_ix_].get();
     if (parts == nullptr || index_ >= parts->size()) {
@@ -198,7 +206,7 @@ bool TableScanPart::next(DataChunk& out, uint64_t* order) {
     }
     scan_.toChunk(batch_, scan_.job_values_[job_ix_], out);
     rows_ += batch_.rows;
-    *order = (static_cast<uint64_t>(job_ix_) << 32) | part.stripe();
+    out.order = (static_cast<uint64_t>(job_ix_) << 32) | part.stripe();
     return true;
   }
 }

@@ -18,17 +18,15 @@ size_t scanThreads(const QueryOptions& options);
 class TableScan;
 
 // One thread's share of a TableScan (TableScan::split): of every job, the stripes of ranks
-// its storage::ScanPart holds.
-class TableScanPart {
+// its storage::ScanPart holds. A chunk's order is (job, stripe): one stripe's rows in order.
+class TableScanPart final : public PhysicalOperator {
  public:
-  // Fills chunk with the next rows; false at the end. *order: where they stand in the whole
-  // scan's order (rows of a lower order come first; equal orders hold one stripe's rows, in
-  // the order this part returns them).
-  bool next(DataChunk& chunk, uint64_t* order);
+  bool next(DataChunk& chunk) override;
+  std::string describe() const override;
 
  private:
   friend class TableScan;
-  TableScanPart(const TableScan& scan, size_t index) : scan_(scan), index_(index) {}
+  TableScanPart(const TableScan& scan, size_t index);
 
   const TableScan& scan_;
   size_t index_;
@@ -45,12 +43,10 @@ class TableScan final : public PhysicalOperator {
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
 
-  // Splits the scan for up to `threads` threads (at least one part), instead of next(): each
-  // part is driven by one thread, calling only its own next() (and QueryContext::check).
-  // The parts live as long as this scan; finishParts() adds their figures to the query's
-  // stats once their threads are done.
-  std::vector<TableScanPart*> split(size_t threads);
-  void finishParts();
+  // One TableScanPart per part (at least one). finishSplit() adds their figures to the
+  // query's stats; the parts must still be alive then.
+  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
+  void finishSplit() override;
 
  private:
   friend class TableScanPart;
@@ -82,7 +78,7 @@ class TableScan final : public PhysicalOperator {
   // split(): per listed job its parts (null: dropped since listed) and its name as a value.
   std::vector<std::unique_ptr<storage::ScanParts>> job_parts_;
   std::vector<Value> job_values_;
-  std::vector<std::unique_ptr<TableScanPart>> parts_;
+  std::vector<const TableScanPart*> parts_;
 };
 
 // DummyScan: one row without columns (SELECT without FROM).

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "query/execution/filter.h"
 #include "query/execution/sort_key.h"
+#include "query/execution/table_scan.h"
 
 namespace argus::query {
 
@@ -83,6 +85,7 @@ void WindowOperator::readInput(size_t until) {
     for (size_t k = 0; k < executors_.size(); ++k) {
       append(executors_[k].evaluate(in), nullptr, n, buffer_[width + k], arena_);  // dense over the active rows
     }
+    if (keep_order_) row_order_.insert(row_order_.end(), n, in.order);
     rows_ += n;
     memory_.set(heldBytes());
   }
@@ -127,6 +130,7 @@ void WindowOperator::dropEmitted() {
     v = std::move(kept);
   }
   arena_ = std::move(arena);
+  if (keep_order_) row_order_.erase(row_order_.begin(), row_order_.begin() + static_cast<ptrdiff_t>(ready_));
   results_.clear();
   rows_ = rest.size();
   ready_ = emitted_ = 0;
@@ -146,14 +150,57 @@ bool WindowOperator::next(DataChunk& out) {
     computeWindows(ready_);
   }
   ctx_.check();
-  const size_t n = std::min(kVectorSize, ready_ - emitted_);
+  size_t n = std::min(kVectorSize, ready_ - emitted_);
   const size_t width = children_[0]->types.size();
   out.reset(width + results_.size());
+  if (keep_order_) {  // one order per chunk
+    out.order = row_order_[emitted_];
+    n = static_cast<size_t>(std::find_if(row_order_.begin() + static_cast<ptrdiff_t>(emitted_), row_order_.begin() + static_cast<ptrdiff_t>(emitted_ + n),
+                                         [&](uint64_t o) { return o != out.order; }) -
+                            (row_order_.begin() + static_cast<ptrdiff_t>(emitted_)));
+  }
   out.rows = n;
   for (size_t c = 0; c < width; ++c) slice(buffer_[c], emitted_, n, out.columns[c]);
   for (size_t i = 0; i < results_.size(); ++i) slice(results_[i], emitted_, n, out.columns[width + i]);
   emitted_ += n;
   return true;
+}
+
+bool WindowOperator::partitionsWithinParts() const {
+  if (!streaming_) return false;
+  const PhysicalOperator* input = children_[0].get();
+  while (dynamic_cast<const Filter*>(input) != nullptr) input = input->children()[0].get();
+  if (dynamic_cast<const TableScan*>(input) == nullptr) return false;
+  // Below here only filters, which keep the scan's columns: names are the table's.
+  for (const auto& p : windows_[0].partitions) {
+    if (p->kind == BoundExprKind::kColumnRef && children_[0]->names[p->column] == "rank") return true;
+  }
+  return false;
+}
+
+std::vector<PhysicalOperatorPtr> WindowOperator::split(size_t threads) {
+  if (!partitionsWithinParts()) return {};
+  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads);
+  for (auto& p : parts) {
+    std::vector<BoundWindow> windows;
+    for (const BoundWindow& w : windows_) {
+      BoundWindow c;
+      c.call = w.call;
+      for (const auto& e : w.args) c.args.push_back(copyExpr(*e));
+      for (const auto& e : w.partitions) c.partitions.push_back(copyExpr(*e));
+      for (const auto& e : w.orders) c.orders.push_back(copyExpr(*e));
+      c.desc = w.desc;
+      c.nulls_first = w.nulls_first;
+      c.frame = w.frame;
+      c.presorted = w.presorted;
+      c.text = w.text;
+      windows.push_back(std::move(c));
+    }
+    auto copy = std::make_unique<WindowOperator>(ctx_, std::move(p), std::move(windows), names);
+    copy->keep_order_ = true;
+    p = std::move(copy);
+  }
+  return parts;
 }
 
 std::string WindowOperator::describe() const {

@@ -10,6 +10,11 @@
 // whole, one after another. Then the operator computes and emits the complete partitions
 // buffered so far whenever it holds a batch of rows, keeping only the partition still
 // arriving: memory is bounded by the largest partition plus a batch, not the input.
+//
+// Split (PhysicalOperator::split): a streaming window partitioned by the scan's rank, over a
+// table scan (perhaps filtered), runs as one copy per part of the scan: a part's stripes hold
+// whole ranks, so each partition lies in one part. A copy keeps each row's order and never
+// puts two orders in one output chunk.
 #pragma once
 
 #include "query/binder/bound_select.h"
@@ -24,8 +29,12 @@ class WindowOperator final : public PhysicalOperator {
   WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundWindow> windows, std::vector<std::string> out_names);
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
+  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
 
  private:
+  // Whether every partition lies within one part of a split scan: a streaming window whose
+  // PARTITION BY holds the scan's rank column, over the scan (perhaps filtered).
+  bool partitionsWithinParts() const;
   // The buffered columns of one window's expressions, by index into exprs_.
   struct Slots {
     std::vector<size_t> args, partitions, orders;
@@ -57,6 +66,8 @@ class WindowOperator final : public PhysicalOperator {
   Arena arena_;                 // strings and histograms of the buffered rows and the results
   std::vector<Vector> results_;
   WindowLayout layout_;
+  bool keep_order_ = false;  // a split copy: row_order_ per buffered row
+  std::vector<uint64_t> row_order_;
 };
 
 }  // namespace argus::query

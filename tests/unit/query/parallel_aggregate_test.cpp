@@ -1,6 +1,7 @@
-// Parallel aggregation (HashAggregate over a split TableScan): the same answers, in the same
-// group order, as one thread, for every aggregate that merges and for those that do not
-// (which run on one thread); errors raised on a part's thread reach the caller.
+// Parallel aggregation (HashAggregate over a split input: PhysicalOperator::split): the same
+// answers, in the same group order, as one thread, for every aggregate that merges and for
+// those that do not (which run on one thread), over scans, filters, projections and windows;
+// errors raised on a part's thread reach the caller.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -84,6 +85,16 @@ TEST_CASE("an aggregate split among threads answers as one thread does, groups i
       "SELECT step, count(*) FROM steps WHERE step > 1000 GROUP BY step",
       "SELECT DISTINCT rank % 7, job FROM steps",
       "SELECT rank, quantile(hist_merge(hist), 0.99), hist_total(hist_merge(hist)) FROM kernels WHERE step BETWEEN 10 AND 19 GROUP BY rank",
+      // Windows partitioned by rank run in each part (a part holds whole ranks); their output
+      // chunks never mix two stripes, so a GROUP BY over them keeps its order too.
+      "SELECT count(*), sum(m), min(m), max(m) FROM (SELECT rank, step, median(iter_ns) OVER (PARTITION BY rank ORDER BY step "
+      "ROWS BETWEEN 5 PRECEDING AND CURRENT ROW) AS m FROM steps WHERE job = 'a' AND step BETWEEN 3 AND 25) t",
+      "SELECT rank, max(m), count(*) FROM (SELECT rank, step, avg(iter_ns) OVER (PARTITION BY rank ORDER BY step "
+      "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS m FROM steps WHERE job = 'a') t GROUP BY rank",
+      "SELECT job, rank, sum(m), count(m) FROM (SELECT job, rank, lag(iter_ns) OVER (PARTITION BY job, rank ORDER BY step) AS m "
+      "FROM steps WHERE rank % 2 = 0) t GROUP BY job, rank",
+      // Partitions across ranks: the window runs on one thread.
+      "SELECT count(*), sum(r) FROM (SELECT rank() OVER (PARTITION BY step ORDER BY iter_ns) AS r FROM steps WHERE job = 'a') t",
       // These do not merge: one thread runs them, with the scan's own threads.
       "SELECT step, argmax(rank, iter_ns), argmin(job, iter_ns) FROM steps GROUP BY step",
       "SELECT step, count(DISTINCT rank) FROM steps GROUP BY step",
