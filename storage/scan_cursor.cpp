@@ -1,9 +1,8 @@
 #include "storage/scan_cursor.h"
 
 #include <algorithm>
-#include <system_error>
-#include <thread>
 
+#include "base/worker_threads.h"
 #include "model/step_codec.h"
 #include "storage/chunk_reader.h"
 #include "storage/keys.h"
@@ -123,14 +122,7 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   auto work = [&](size_t i) {
     status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &listed[i], &layouts[i]);
   };
-  std::vector<std::thread> pool;
-  try {
-    for (size_t i = 1; i < parts; ++i) pool.emplace_back(work, i);
-  } catch (const std::system_error&) {  // no more threads to be had: this one lists the rest
-  }
-  work(0);
-  for (size_t i = pool.size() + 1; i < parts; ++i) work(i);
-  for (auto& t : pool) t.join();
+  runOnThreads(parts, work);
   for (size_t i = 0; i < parts; ++i) {
     ARGUS_RETURN_IF_ERROR(status[i]);
     for (Listed& l : listed[i]) {

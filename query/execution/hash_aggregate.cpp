@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <system_error>
-#include <thread>
 
+#include "base/worker_threads.h"
 #include "query/execution/table_scan.h"
 
 namespace argus::query {
@@ -136,14 +135,7 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::buildParallel(std::vector
       failed = true;
     }
   };
-  std::vector<std::thread> pool;
-  try {
-    for (size_t i = 1; i < parts.size(); ++i) pool.emplace_back(work, i);
-  } catch (const std::system_error&) {  // no more threads to be had: this one does the rest
-  }
-  work(0);
-  for (size_t i = pool.size() + 1; i < parts.size(); ++i) work(i);
-  for (auto& t : pool) t.join();
+  runOnThreads(parts.size(), work);
   children_[0]->finishSplit();
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);

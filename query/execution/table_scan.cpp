@@ -67,7 +67,11 @@ template <typename T>
 T TableScan::opened(Result<T> r, const std::string& job) const {
   if (r.isOk()) return std::move(r).value();
   if (r.status().isNotFound()) return nullptr;
-  throw ExecutionError("scanning " + table_.name + " of job '" + job + "': " + r.status().toString());
+  failed(job, r.status());
+}
+
+void TableScan::failed(std::string_view job, const Status& s) const {
+  throw ExecutionError("scanning " + table_.name + " of job '" + std::string(job) + "': " + s.toString());
 }
 
 bool TableScan::openNextJob() {
@@ -130,7 +134,7 @@ bool TableScan::next(DataChunk& out) {
     if (!cursor_ && !openNextJob()) return false;
     bool has_rows = false;
     Status s = cursor_->next(&batch_, &has_rows);
-    if (!s.isOk()) throw ExecutionError("scanning " + table_.name + " of job '" + job_value_.stringValue() + "': " + s.toString());
+    if (!s.isOk()) failed(job_value_.stringValue(), s);
     if (!has_rows || batch_.rows == 0) {
       finishCursor();
       continue;
@@ -197,9 +201,7 @@ bool TableScanPart::next(DataChunk& out) {
     }
     bool has_rows = false;
     Status s = part.next(&batch_, &has_rows);
-    if (!s.isOk()) {
-      throw ExecutionError("scanning " + scan_.table_.name + " of job '" + scan_.job_values_[job_ix_].stringValue() + "': " + s.toString());
-    }
+    if (!s.isOk()) scan_.failed(scan_.job_values_[job_ix_].stringValue(), s);
     if (!has_rows || batch_.rows == 0) {
       in_stripe_ = false;
       continue;

@@ -55,6 +55,7 @@ class TableScan final : public PhysicalOperator {
   // Null when the job was dropped since it was listed; throws on other errors.
   template <typename T>
   T opened(Result<T> r, const std::string& job) const;
+  [[noreturn]] void failed(std::string_view job, const Status& s) const;
   bool openNextJob();
   void finishCursor();
   // The batch's rows as chunk columns (integer buffers swapped, not copied).

@@ -5,8 +5,6 @@
 #include <cstring>
 #include <cmath>
 #include <set>
-#include <system_error>
-#include <thread>
 #include <unordered_set>
 
 #include "base/worker_threads.h"
@@ -441,17 +439,8 @@ class KeptValuesState : public AggregateState {
       }
     };
     const size_t threads = total >= (size_t{1} << 20) ? std::min<size_t>(g, defaultWorkerThreads()) : 1;
-    std::vector<std::thread> pool;
-    std::vector<std::vector<T>> scratch(threads);
-    try {
-      for (size_t t = 1; t < threads; ++t) pool.emplace_back([&, t] { work(t, threads, scratch[t]); });
-    } catch (const std::system_error&) {  // no threads to be had: this one does it all
-      for (auto& th : pool) th.join();
-      work(0, 1, scratch_);
-      return;
-    }
-    work(0, threads, threads == 1 ? scratch_ : scratch[0]);
-    for (auto& th : pool) th.join();
+    std::vector<std::vector<T>> scratch(threads);  // the caller's thread uses scratch_
+    runOnThreads(threads, [&](size_t t) { work(t, threads, t == 0 ? scratch_ : scratch[t]); });
   }
 
  private:
