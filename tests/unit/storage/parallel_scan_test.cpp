@@ -192,3 +192,23 @@ TEST_CASE("a parallel scan reports a damaged chunk after the rows before it") {
     CHECK(rows <= 25 * 40);
   }
 }
+
+TEST_CASE("a malformed layout chunk key stops the scan's listing with Corruption") {
+  TempDir dir;
+  auto store = filledStore(dir, 40);
+  const DbHandles& h = store->handles();
+  JobId job = store->findJob("job").value().id;
+  // Inside block 16's layout keys, three bytes short of a rank and an attempt.
+  const std::string key = chunkPrefix(job, Table::kSteps, kStepsColumnId, 16) + std::string(3, '\x07');
+  REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.chunk, key, "x").ok());
+  for (size_t threads : {1, 4}) {
+    CAPTURE(threads);
+    ScanSpec spec;
+    spec.job = "job";
+    spec.threads = threads;
+    auto cursor = store->scan(spec);
+    REQUIRE_FALSE(cursor.isOk());
+    CHECK(cursor.status().isCorruption());
+    CHECK(cursor.status().message().find("malformed chunk key") != std::string::npos);
+  }
+}
