@@ -1,6 +1,7 @@
 #include "query/engine.h"
 
 #include "query/binder/binder.h"
+#include "query/execution/gather.h"
 #include "query/parser/parser.h"
 #include "query/planner/physical_planner.h"
 #include "query/planner/planner.h"
@@ -28,6 +29,7 @@ QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) 
     return result;
   }
 
+  root = gathered(ctx, std::move(root));
   result.names = root->names;
   result.types = root->types;
   result.columns.resize(result.types.size());

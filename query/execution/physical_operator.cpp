@@ -6,7 +6,12 @@ std::vector<std::string> explainLines(const PhysicalOperator& root) {
   std::vector<std::string> lines;
   struct Walk {
     static void go(const PhysicalOperator& op, int depth, std::vector<std::string>& lines) {
-      lines.push_back(std::string(static_cast<size_t>(depth) * 2, ' ') + op.describe());
+      std::string line = op.describe();
+      if (line.empty()) {  // an operator of the execution only (Gather): its input in its place
+        for (const auto& c : op.children()) go(*c, depth, lines);
+        return;
+      }
+      lines.push_back(std::string(static_cast<size_t>(depth) * 2, ' ') + line);
       for (const auto& c : op.children()) go(*c, depth + 1, lines);
     }
   };

@@ -2,6 +2,7 @@
 
 #include "query/execution/catalog_scans.h"
 #include "query/execution/filter.h"
+#include "query/execution/gather.h"
 #include "query/execution/hash_aggregate.h"
 #include "query/execution/hash_join.h"
 #include "query/execution/hop_expand.h"
@@ -51,13 +52,13 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
       for (size_t i = 0; i < op.types.size(); ++i) keys.push_back(makeColumnRef(i, op.types[i]));
       return std::make_unique<HashAggregate>(ctx, child(0), std::move(keys), std::vector<BoundAggregate>{}, op.names, true);
     }
-    case LogicalOpType::kOrder: return std::make_unique<Sort>(ctx, child(0), op.order, -1, 0);
+    case LogicalOpType::kOrder: return std::make_unique<Sort>(ctx, gathered(ctx, child(0)), op.order, -1, 0);
     case LogicalOpType::kLimit: {
       LogicalOperator& below = *op.children[0];
       if (below.type == LogicalOpType::kOrder && op.limit >= 0) {
-        return std::make_unique<Sort>(ctx, createPhysicalPlan(*below.children[0], ctx, store), below.order, op.limit, op.offset);
+        return std::make_unique<Sort>(ctx, gathered(ctx, createPhysicalPlan(*below.children[0], ctx, store)), below.order, op.limit, op.offset);
       }
-      return std::make_unique<Limit>(ctx, child(0), op.limit, op.offset);
+      return std::make_unique<Limit>(ctx, gathered(ctx, child(0)), op.limit, op.offset);
     }
   }
   return nullptr;

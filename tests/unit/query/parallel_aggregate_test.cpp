@@ -4,70 +4,16 @@
 // errors raised on a part's thread reach the caller.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <string>
 
 #include "query/common/errors.h"
-#include "query/engine.h"
-#include "simulate/synthetic_steps.h"
-#include "storage/store.h"
-#include "tests/unit/storage/store_test_util.h"
+#include "tests/unit/query/split_test_util.h"
 
 using namespace argus;
+using argus::query::testutil::checkSame;
+using argus::query::testutil::Filled;
+using argus::query::testutil::runWith;
 
-namespace {
-
-// Two jobs: "a" with 100 ranks (many stripes per part), "b" with 5 (fewer stripes than some
-// thread counts), 30 steps each, in a store removed at the end.
-struct Filled {
-  Filled() {
-    store = storage::Store::open(dir.path()).value();
-    fill(*store);
-  }
-  static void fill(storage::Store& store);
-  storage::testutil::TempDir dir;
-  std::unique_ptr<storage::Store> store;
-};
-
-void Filled::fill(storage::Store& store) {
-  for (auto [name, ranks] : {std::pair{"a", 100u}, std::pair{"b", 5u}}) {
-    auto job = store.ensureJob(name);
-    REQUIRE(job.isOk());
-    std::vector<model::StepRecord> records;
-    for (uint32_t r = 0; r < ranks; ++r) {
-      simulate::SyntheticSteps gen(r, 6, /*seed=*/r + 1);
-      for (int i = 0; i < 30; ++i) records.push_back(gen.next());
-    }
-    REQUIRE(storage::testutil::writeRecords(store, *job, records).isOk());
-  }
-}
-
-query::QueryResult runWith(const query::QueryEngine& engine, const std::string& sql, size_t threads) {
-  query::QueryOptions options;
-  options.scan_threads = threads;
-  return engine.run(sql, options);
-}
-
-// Equal cells, row by row; DOUBLEs within 1e-9 relative (merged sums and variances round in
-// another order).
-void checkSame(const query::QueryResult& want, const query::QueryResult& got) {
-  REQUIRE(got.rows == want.rows);
-  REQUIRE(got.columns.size() == want.columns.size());
-  for (size_t c = 0; c < want.columns.size(); ++c) {
-    for (size_t r = 0; r < want.rows; ++r) {
-      const query::Value w = want.value(r, c), g = got.value(r, c);
-      CAPTURE(r);
-      CAPTURE(c);
-      if (want.types[c] == query::LogicalType::kDouble && !w.isNull() && !g.isNull()) {
-        CHECK(std::fabs(w.doubleValue() - g.doubleValue()) <= 1e-9 * std::max(1.0, std::fabs(w.doubleValue())));
-      } else {
-        CHECK(g.toSql() == w.toSql());
-      }
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("an aggregate split among threads answers as one thread does, groups in the same order") {
   Filled data;

@@ -1,0 +1,80 @@
+// Gather: runs the split copies of its input (PhysicalOperator::split) on threads of their
+// own and hands their rows on in the input's order, for the consumers that read rows in
+// order rather than merging per-thread states: the query's result, a sort, a limit (a
+// HashAggregate drives split input itself). Input that cannot be split, or one thread, is
+// read through as it is.
+//
+// Order: each chunk of a split pipeline says where its rows stand (DataChunk::order), one
+// copy's chunks ascend, and all rows of one order come from one copy. So the next chunk is
+// the least-ordered among the copies' first queued ones, once every copy that has not
+// ended has one queued: the same rows in the same order as one thread.
+//
+// Each copy fills up to kQueued chunks ahead of the reader. A chunk's numbers are its own;
+// its strings and histograms are views into the copy's buffers, valid only until that
+// copy's next call, so they are copied into the chunk's arena. A copy's error stops the
+// others and is thrown to the reader; a reader that stops early (LIMIT, an error above)
+// stops and joins the threads when the Gather is destroyed.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "query/common/arena.h"
+#include "query/execution/physical_operator.h"
+
+namespace argus::query {
+
+class Gather final : public PhysicalOperator {
+ public:
+  Gather(QueryContext& ctx, PhysicalOperatorPtr child);
+  ~Gather() override;
+
+  bool next(DataChunk& chunk) override;
+  // Empty: EXPLAIN shows the input as planned (whether it splits depends on the machine).
+  std::string describe() const override { return {}; }
+
+ private:
+  static constexpr size_t kQueued = 4;
+  struct Slot {
+    DataChunk chunk;
+    Arena arena;  // the chunk's strings and histograms
+  };
+  struct Copy {
+    PhysicalOperatorPtr op;
+    Slot slots[kQueued];
+    std::deque<Slot*> ready;  // filled, in order
+    std::vector<Slot*> free;
+    std::condition_variable has_free;
+    bool ended = false;
+    bool threaded = false;  // else the reader runs it when it needs its next chunk
+  };
+
+  void start();
+  // Fills one of c's free slots from its operator (outside the lock); false once it ended.
+  bool fillOne(Copy& c, std::unique_lock<std::mutex>& lock);
+  void run(Copy& c);  // a copy's thread
+  void stopThreads();
+  void finish();  // the copies' statistics, once their threads are done
+
+  std::mutex mu_;
+  std::condition_variable has_ready_;
+  std::vector<std::unique_ptr<Copy>> copies_;
+  std::vector<std::thread> threads_;
+  Slot* current_ = nullptr;  // handed to the reader: its copy reuses it at the next call
+  Copy* current_copy_ = nullptr;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+// child under a Gather when the query may run on more than one thread; else child itself.
+PhysicalOperatorPtr gathered(QueryContext& ctx, PhysicalOperatorPtr child);
+
+}  // namespace argus::query
