@@ -1,6 +1,7 @@
 #include "capture/interval_math.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace argus::capture {
 
@@ -28,12 +29,16 @@ int64_t clippedLength(std::span<const Interval> merged, int64_t lo, int64_t hi) 
 }
 
 int64_t intersectionLength(std::span<const Interval> a, std::span<const Interval> b) {
+  // Each interval of the shorter list finds its first overlap in the longer one by binary
+  // search (ends ascend in a merged list): a step's few communication intervals against
+  // its every compute block, a walk over all of them before.
+  if (a.size() > b.size()) std::swap(a, b);
   int64_t total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
-    if (hi > lo) total += hi - lo;
-    if (a[i].end < b[j].end) ++i; else ++j;
+  const Interval* from = b.data();
+  const Interval* const end = b.data() + b.size();
+  for (const Interval& x : a) {
+    from = std::partition_point(from, end, [&](const Interval& y) { return y.end <= x.begin; });
+    for (const Interval* y = from; y != end && y->begin < x.end; ++y) total += std::min(x.end, y->end) - std::max(x.begin, y->begin);
   }
   return total;
 }
