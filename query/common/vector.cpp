@@ -89,6 +89,15 @@ void gather(const Vector& src, const uint32_t* sel, size_t n, Vector& out) {
   }
 }
 
+void eraseFront(Vector& v, size_t n) {
+  assert(!v.constant && "BUG: eraseFront needs a flat vector");
+  dispatchPhysical(v.type, [&](auto tag) {
+    auto& d = v.data<decltype(tag)>();
+    d.erase(d.begin(), d.begin() + static_cast<ptrdiff_t>(std::min(n, d.size())));
+  });
+  if (!v.validity.empty()) v.validity.erase(v.validity.begin(), v.validity.begin() + static_cast<ptrdiff_t>(std::min(n, v.validity.size())));
+}
+
 void slice(const Vector& src, size_t offset, size_t n, Vector& out) {
   if (src.constant) {
     out = src;

@@ -80,6 +80,9 @@ decltype(auto) dispatchPhysical(LogicalType t, Fn&& fn) {
 void gather(const Vector& src, const uint32_t* sel, size_t n, Vector& out);
 // out = rows [offset, offset + n) of the flat vector src (constant src stays constant).
 void slice(const Vector& src, size_t offset, size_t n, Vector& out);
+// Removes the first n rows of the flat vector v in place, keeping its buffers' capacity.
+// Strings and histograms stay views into their owner.
+void eraseFront(Vector& v, size_t n);
 // Appends src's rows sel[0..n) (sel null: 0..n) to the flat vector dst of the same type,
 // copying strings and histograms into arena. Constant src is expanded.
 void append(const Vector& src, const uint32_t* sel, size_t n, Vector& dst, Arena& arena);

@@ -92,18 +92,30 @@ void WindowOperator::readInput(size_t until) {
 }
 
 size_t WindowOperator::lastPartitionStart() const {
+  // Back from the last row to the first whose keys differ from the row before it, over the
+  // keys of a tail of the buffer, doubled until it holds a boundary: the last partition is
+  // short next to a batch (encoding every row's keys cost ~40 instructions a row).
+  const std::vector<const Vector*> partitions = columns(slots_[0].partitions);
   std::vector<SortKeyColumn> keys;
-  for (const Vector* v : columns(slots_[0].partitions)) keys.push_back(encodeSortKey(*v, rows_, false, false));
-  for (size_t r = rows_; r-- > 1;) {
-    for (const SortKeyColumn& k : keys) {
-      if (k.compare(static_cast<uint32_t>(r - 1), static_cast<uint32_t>(r)) != 0) return r;
+  Vector piece;
+  for (size_t tail = std::min<size_t>(rows_, 256);; tail = std::min(rows_, tail * 2)) {
+    const size_t from = rows_ - tail;
+    keys.clear();
+    for (const Vector* v : partitions) {
+      slice(*v, from, tail, piece);
+      keys.push_back(encodeSortKey(piece, tail, false, false));
     }
+    for (size_t r = tail; r-- > 1;) {
+      for (const SortKeyColumn& k : keys) {
+        if (k.compare(static_cast<uint32_t>(r - 1), static_cast<uint32_t>(r)) != 0) return from + r;
+      }
+    }
+    if (tail == rows_) return 0;
   }
-  return 0;
 }
 
 void WindowOperator::computeWindows(size_t rows) {
-  results_.assign(windows_.size(), Vector{});
+  results_.resize(windows_.size());  // each function resets its vector, keeping its capacity
   for (size_t i = 0; i < windows_.size(); ++i) {
     const BoundWindow& w = windows_[i];
     const Slots& s = slots_[i];
@@ -120,19 +132,29 @@ void WindowOperator::computeWindows(size_t rows) {
 }
 
 void WindowOperator::dropEmitted() {
-  std::vector<uint32_t> rest(rows_ - ready_);
-  std::iota(rest.begin(), rest.end(), static_cast<uint32_t>(ready_));
+  // The rows not emitted yet move to the front. Numbers move in place, in buffers that keep
+  // their capacity (fresh vectors regrew every batch: a third of a rolling median's time);
+  // strings and histograms are copied into a fresh arena, which frees the emitted rows'.
+  const size_t keep = rows_ - ready_;
+  std::vector<uint32_t> rest;
   Arena arena;
   for (Vector& v : buffer_) {
+    if (v.type != LogicalType::kVarchar && v.type != LogicalType::kHistogram) {
+      eraseFront(v, ready_);
+      continue;
+    }
+    if (rest.size() != keep) {
+      rest.resize(keep);
+      std::iota(rest.begin(), rest.end(), static_cast<uint32_t>(ready_));
+    }
     Vector kept;
     kept.reset(v.type, 0);
-    append(v, rest.data(), rest.size(), kept, arena);
+    append(v, rest.data(), keep, kept, arena);
     v = std::move(kept);
   }
   arena_ = std::move(arena);
   if (keep_order_) row_order_.erase(row_order_.begin(), row_order_.begin() + static_cast<ptrdiff_t>(ready_));
-  results_.clear();
-  rows_ = rest.size();
+  rows_ = keep;
   ready_ = emitted_ = 0;
   memory_.set(heldBytes());
 }
