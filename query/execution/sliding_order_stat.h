@@ -51,12 +51,17 @@ class SlidingOrderStat {
   // Interpolated between the two nearest ranks (quantile_cont). REQUIRES: size() > 0.
   double quantileCont(double q) {
     flush();
-    double pos = q * static_cast<double>(values_.size() - 1);
-    size_t lo = static_cast<size_t>(std::floor(pos));
-    double frac = pos - static_cast<double>(lo);
-    double lo_v = static_cast<double>(values_[lo]);
-    if (frac == 0 || lo + 1 >= values_.size()) return lo_v;
-    return lo_v + (static_cast<double>(values_[lo + 1]) - lo_v) * frac;
+    if (values_.size() != rank_n_ || q != rank_q_) {  // a rolling frame keeps its size: once
+      const double pos = q * static_cast<double>(values_.size() - 1);
+      rank_lo_ = static_cast<size_t>(std::floor(pos));
+      rank_frac_ = pos - static_cast<double>(rank_lo_);
+      rank_n_ = values_.size();
+      rank_q_ = q;
+    }
+    const size_t lo = rank_lo_;
+    const double lo_v = static_cast<double>(values_[lo]);
+    if (rank_frac_ == 0 || lo + 1 >= values_.size()) return lo_v;
+    return lo_v + (static_cast<double>(values_[lo + 1]) - lo_v) * rank_frac_;
   }
   // The value at rank ceil(q * n) (quantile_disc). REQUIRES: size() > 0.
   T quantileDisc(double q) {
@@ -143,6 +148,9 @@ class SlidingOrderStat {
 
   std::vector<T> values_;   // sorted
   std::vector<T> pending_;  // inserted, not yet merged
+  // quantileCont's ranks for a frame of rank_n_ values and q = rank_q_.
+  size_t rank_n_ = 0, rank_lo_ = 0;
+  double rank_q_ = -1, rank_frac_ = 0;
 };
 
 }  // namespace argus::query
