@@ -87,10 +87,13 @@ void rangeFrames(const WindowFrame& f, const WindowKeys& keys, uint32_t ps, uint
 
 }  // namespace
 
-void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, size_t rows, WindowLayout* l) {
+void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, bool peers, size_t rows, WindowLayout* l) {
+  peers = peers || frame.unit == FrameUnit::kRange;
   std::vector<SortKeyColumn> part, ord;
   for (const Vector* v : keys.partitions) part.push_back(encodeSortKey(*v, rows, false, false));
-  for (size_t i = 0; i < keys.orders.size(); ++i) ord.push_back(encodeSortKey(*keys.orders[i], rows, keys.desc[i], keys.nulls_first[i]));
+  if (peers || !presorted) {
+    for (size_t i = 0; i < keys.orders.size(); ++i) ord.push_back(encodeSortKey(*keys.orders[i], rows, keys.desc[i], keys.nulls_first[i]));
+  }
 
   l->order.resize(rows);
   std::iota(l->order.begin(), l->order.end(), 0u);
@@ -111,22 +114,27 @@ void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool pr
     }
     return true;
   };
-  for (auto* v : {&l->partition_start, &l->partition_end, &l->peer_start, &l->peer_end, &l->frame_start, &l->frame_end}) v->resize(rows);
+  for (auto* v : {&l->partition_start, &l->partition_end, &l->frame_start, &l->frame_end}) v->resize(rows);
+  for (auto* v : {&l->peer_start, &l->peer_end}) v->resize(peers ? rows : 0);
   uint32_t ps = 0;
   while (ps < rows) {
     uint32_t pe = ps + 1;
     while (pe < rows && same(part, l->order[pe - 1], l->order[pe])) ++pe;
-    uint32_t gs = ps;
     for (uint32_t p = ps; p < pe; ++p) {
-      if (p > ps && !same(ord, l->order[p - 1], l->order[p])) {
-        for (uint32_t q = gs; q < p; ++q) l->peer_end[q] = p;
-        gs = p;
-      }
       l->partition_start[p] = ps;
       l->partition_end[p] = pe;
-      l->peer_start[p] = gs;
     }
-    for (uint32_t q = gs; q < pe; ++q) l->peer_end[q] = pe;
+    if (peers) {
+      uint32_t gs = ps;
+      for (uint32_t p = ps; p < pe; ++p) {
+        if (p > ps && !same(ord, l->order[p - 1], l->order[p])) {
+          for (uint32_t q = gs; q < p; ++q) l->peer_end[q] = p;
+          gs = p;
+        }
+        l->peer_start[p] = gs;
+      }
+      for (uint32_t q = gs; q < pe; ++q) l->peer_end[q] = pe;
+    }
     if (frame.unit == FrameUnit::kRows) {
       rowsFrames(frame, ps, pe, l);
     } else {

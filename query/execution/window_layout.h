@@ -16,7 +16,7 @@ namespace argus::query {
 struct WindowLayout {
   std::vector<uint32_t> order;  // position -> buffered row
   std::vector<uint32_t> partition_start, partition_end;
-  std::vector<uint32_t> peer_start, peer_end;
+  std::vector<uint32_t> peer_start, peer_end;     // only when built with peers (below)
   std::vector<uint32_t> frame_start, frame_end;  // start <= end; empty frames are possible
 
   size_t size() const { return order.size(); }
@@ -30,8 +30,10 @@ struct WindowKeys {
 };
 
 // Fills *out for `rows` buffered rows. presorted: the rows already come in the window's order
-// (the scan's), so they are not sorted. REQUIRES: a RANGE frame with an offset has exactly
-// one numeric ORDER BY key (the binder checks).
-void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, size_t rows, WindowLayout* out);
+// (the scan's), so they are not sorted. peers: fill peer_start and peer_end (ranking
+// functions read them); a RANGE frame needs them anyway, and a presorted ROWS frame
+// without them never looks at the ORDER BY keys. REQUIRES: a RANGE frame with an offset has
+// exactly one numeric ORDER BY key (the binder checks).
+void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, bool peers, size_t rows, WindowLayout* out);
 
 }  // namespace argus::query

@@ -121,8 +121,10 @@ void WindowOperator::computeWindows(size_t rows) {
     const Slots& s = slots_[i];
     if (i == 0 || !sameLayout(w, windows_[i - 1])) {
       ctx_.check();
+      bool peers = false;  // whether a function of this layout reads them
+      for (size_t j = i; j < windows_.size() && (j == i || sameLayout(windows_[j], windows_[j - 1])); ++j) peers = peers || readsPeers(windows_[j].call);
       WindowKeys keys{columns(s.partitions), columns(s.orders), w.desc, w.nulls_first};
-      buildWindowLayout(keys, w.frame, w.presorted, rows, &layout_);
+      buildWindowLayout(keys, w.frame, w.presorted, peers, rows, &layout_);
     }
     std::vector<LogicalType> arg_types;
     for (const auto& a : w.args) arg_types.push_back(a->type);

@@ -62,9 +62,12 @@ class RankingFunction final : public WindowFunction {
     for (uint32_t p = 0; p < l.size(); ++p) {
       const uint32_t ps = l.partition_start[p];
       if (p == ps) dense = 0;
+      if (kind_ == WindowFunctionKind::kRowNumber) {  // the layout has no peers for it
+        out.i64[l.order[p]] = p - ps + 1;
+        continue;
+      }
       if (p == l.peer_start[p]) ++dense;
-      int64_t v = kind_ == WindowFunctionKind::kRowNumber ? p - ps + 1 : kind_ == WindowFunctionKind::kRank ? l.peer_start[p] - ps + 1 : dense;
-      out.i64[l.order[p]] = v;
+      out.i64[l.order[p]] = kind_ == WindowFunctionKind::kRank ? l.peer_start[p] - ps + 1 : dense;
     }
   }
 

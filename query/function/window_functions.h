@@ -44,4 +44,7 @@ class WindowFunction {
 
 std::unique_ptr<WindowFunction> makeWindowFunction(const WindowCall& call, const std::vector<LogicalType>& arg_types);
 
+// Whether the function reads the layout's peers (WindowLayout::peer_start, peer_end).
+inline bool readsPeers(const WindowCall& call) { return call.kind == WindowFunctionKind::kRank || call.kind == WindowFunctionKind::kDenseRank; }
+
 }  // namespace argus::query
