@@ -356,7 +356,7 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     best.codec = static_cast<uint8_t>(CodecId::kPlain);
     encodeIntsWith(CodecId::kPlain, values, ctx, &best.bytes);
   }
-  if (hint != nullptr) {
+  if (hint != nullptr && values.size() >= kCodecHintMinValues) {
     hint->codec = best.codec;
     hint->reuse_left = kCodecHintReuse;
   }

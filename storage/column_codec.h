@@ -99,6 +99,9 @@ struct CodecHint {
   uint32_t reuse_left = 0;  // chunks to encode with `codec` before analysing again
 };
 inline constexpr uint32_t kCodecHintReuse = 15;
+// A choice made over fewer values says little about the next chunks and is not remembered:
+// an empty block's plain encoding once became the hint for a column's full blocks after it.
+inline constexpr size_t kCodecHintMinValues = 64;
 
 struct EncodedPayload {
   uint8_t codec = 0;  // CodecId, possibly | kCodecZstdFlag

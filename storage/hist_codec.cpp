@@ -272,7 +272,7 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
     applyZstdIfSmaller(&sparse);
     if (sparse.bytes.size() < best.bytes.size()) best = std::move(sparse);
   }
-  if (hint != nullptr) {
+  if (hint != nullptr && values.size() >= kCodecHintMinValues) {
     hint->codec = best.codec;
     hint->reuse_left = kCodecHintReuse;
   }

@@ -129,6 +129,31 @@ TEST_CASE("the analysis pass picks small codecs") {
   CHECK(p.bytes.size() < 200);
 }
 
+TEST_CASE("a codec hint is remembered only from a chunk of many values") {
+  // Kernel signatures: four 64-bit hashes repeating. Analysed, they shrink by far.
+  std::vector<int64_t> signatures(400);
+  const uint64_t four[] = {6320992349818682228ull, 18096824354772613859ull, 1234567890123456789ull, 9876543210987654321ull};
+  for (size_t i = 0; i < signatures.size(); ++i) signatures[i] = static_cast<int64_t>(four[i % 4]);
+  const size_t analysed = encodeInts(signatures, nullptr).bytes.size();
+  CHECK(analysed < 200);
+  // An empty block first (a rank whose kernels start later): its plain encoding must not
+  // become the choice for the full blocks after it.
+  CodecHint hint;
+  CHECK(encodeInts(std::vector<int64_t>{}, nullptr, &hint).bytes.empty());
+  CHECK(encodeInts(std::vector<int64_t>{5, 9}, nullptr, &hint).codec != 0);
+  CHECK(hint.codec == 0);
+  CHECK(encodeInts(signatures, nullptr, &hint).bytes.size() == analysed);
+  CHECK(hint.codec != 0);
+  // Then the hint serves the next chunks of the column.
+  const uint8_t chosen = hint.codec;
+  CHECK(encodeInts(signatures, nullptr, &hint).codec == chosen);
+  CHECK(hint.reuse_left == kCodecHintReuse - 1);
+  // The same for histograms: a block of empty histograms does not choose for the next.
+  CodecHint hist_hint;
+  encodeHists(std::vector<model::DurationHistogram>(3), nullptr, &hist_hint);
+  CHECK(hist_hint.codec == 0);
+}
+
 TEST_CASE("bit-pack: every width and row count round-trips; offsets past 56 bits do not apply") {
   std::mt19937_64 rng(56);
   for (int width = 0; width <= kMaxBitPackWidth; ++width) {
