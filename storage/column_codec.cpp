@@ -569,8 +569,8 @@ bool zstdCompress(std::string_view raw, std::string* frame, int level) {
 }
 
 bool zstdPays(size_t raw_bytes, size_t stored_bytes) {
-  constexpr size_t kSavingThatAlwaysPays = 512;
-  return stored_bytes + std::min(raw_bytes / 8, kSavingThatAlwaysPays) < raw_bytes;
+  constexpr size_t kSavingThatAlwaysPays = 512, kLeastSaving = 256;
+  return stored_bytes + std::max(std::min(raw_bytes / 8, kSavingThatAlwaysPays), kLeastSaving) <= raw_bytes;
 }
 
 bool applyZstdIfSmaller(EncodedPayload* p, int level) {
