@@ -10,10 +10,10 @@
 #include "tests/unit/query/split_test_util.h"
 
 using namespace argus;
-using argus::query::testutil::checkSame;
+using argus::query::testutil::checkOverflowFails;
+using argus::query::testutil::checkSameOnThreads;
 using argus::query::testutil::Filled;
 using argus::query::testutil::runWith;
-
 
 TEST_CASE("an aggregate split among threads answers as one thread does, groups in the same order") {
   Filled data;
@@ -45,29 +45,13 @@ TEST_CASE("an aggregate split among threads answers as one thread does, groups i
       "SELECT step, argmax(rank, iter_ns), argmin(job, iter_ns) FROM steps GROUP BY step",
       "SELECT step, count(DISTINCT rank) FROM steps GROUP BY step",
   };
-  for (const char* sql : queries) {
-    CAPTURE(sql);
-    const query::QueryResult one = runWith(engine, sql, 1);
-    for (size_t threads : {2, 3, 8}) {
-      CAPTURE(threads);
-      const query::QueryResult many = runWith(engine, sql, threads);
-      checkSame(one, many);
-      CHECK(many.stats.rows_scanned == one.stats.rows_scanned);
-      CHECK(many.stats.chunks_read == one.stats.chunks_read);
-      CHECK(many.stats.jobs_scanned == one.stats.jobs_scanned);
-    }
-  }
+  for (const char* sql : queries) checkSameOnThreads(engine, sql, true);
 }
 
 TEST_CASE("an error on one part's thread stops the query with that error") {
   Filled data;
   query::QueryEngine engine(*data.store);
-  // Only rank 57's rows overflow: one part's thread meets the error.
-  const std::string sql = "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step";
-  for (size_t threads : {1, 3}) {
-    CAPTURE(threads);
-    CHECK_THROWS_WITH_AS(runWith(engine, sql, threads), doctest::Contains("BIGINT overflow in '*'"), query::ExecutionError);
-  }
+  checkOverflowFails(engine, "SELECT step, sum(CASE WHEN rank = 57 THEN iter_ns * 9223372036854775807 ELSE 0 END) FROM steps GROUP BY step");
   query::QueryOptions small;
   small.scan_threads = 3;
   small.memory_limit_bytes = 64 << 10;

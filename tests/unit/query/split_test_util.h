@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "query/common/errors.h"
 #include "query/engine.h"
 #include "simulate/synthetic_steps.h"
 #include "storage/store.h"
@@ -60,6 +61,31 @@ inline void checkSame(const QueryResult& want, const QueryResult& got) {
         CHECK(g.toSql() == w.toSql());
       }
     }
+  }
+}
+
+// With 2, 3 and 8 threads the answer is one thread's; with `same_counts`, so are the scan's
+// counts (a limit's copies may read ahead: its counts may differ).
+inline void checkSameOnThreads(const QueryEngine& engine, const std::string& sql, bool same_counts) {
+  CAPTURE(sql);
+  const QueryResult one = runWith(engine, sql, 1);
+  for (size_t threads : {2, 3, 8}) {
+    CAPTURE(threads);
+    const QueryResult many = runWith(engine, sql, threads);
+    checkSame(one, many);
+    if (!same_counts) continue;
+    CHECK(many.stats.rows_scanned == one.stats.rows_scanned);
+    CHECK(many.stats.chunks_read == one.stats.chunks_read);
+    CHECK(many.stats.jobs_scanned == one.stats.jobs_scanned);
+  }
+}
+
+// `sql` overflows on rank 57's rows only (one part's thread meets it): on one thread or
+// three, the query fails with that error.
+inline void checkOverflowFails(const QueryEngine& engine, const std::string& sql) {
+  for (size_t threads : {1, 3}) {
+    CAPTURE(threads);
+    CHECK_THROWS_WITH_AS(runWith(engine, sql, threads), doctest::Contains("BIGINT overflow in '*'"), ExecutionError);
   }
 }
 
