@@ -343,14 +343,17 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
                                         {sres, CodecId::kSumResidual},  {bitpack, CodecId::kBitPack}};
   std::sort(std::begin(cands), std::end(cands), [](const auto& a, const auto& b) { return a.first < b.first; });
   // The two smallest raw candidates go through zstd (the ranking can change under zstd:
-  // a dictionary's index bytes often compress better than deltas).
+  // a dictionary's index bytes often compress better than deltas). The smaller raw one
+  // stays unless the other saves an eighth of it and 64 bytes: a read costs by the raw
+  // bytes (what zstd expands, the values decoded).
   for (int k = 0; k < 2; ++k) {
     if (cands[k].first == SIZE_MAX) break;
     EncodedPayload p;
     p.codec = static_cast<uint8_t>(cands[k].second);
     if (!encodeIntsWith(cands[k].second, values, ctx, &p.bytes)) continue;
     if (values.size() >= 16) applyZstdIfSmaller(&p);
-    if (best.codec == 0 || p.bytes.size() < best.bytes.size()) best = std::move(p);
+    const size_t kept = best.bytes.size(), saving = std::max<size_t>(kept / 8, 64);
+    if (best.codec == 0 || p.bytes.size() + saving <= kept) best = std::move(p);
   }
   if (best.codec == 0) {
     best.codec = static_cast<uint8_t>(CodecId::kPlain);
