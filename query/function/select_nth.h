@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <memory>
 #include <utility>
-#include <vector>
 
 namespace argus::query {
 
@@ -104,17 +104,19 @@ inline NthPair selectNth(std::span<int64_t> v, size_t k) {
   const int64_t hi = hi_at == kSample - 1 ? INT64_MAX : sample[hi_at];
 
   // One pass: count the values below the window and copy the ones in it out (a store per
-  // value, and v stays as it was).
-  thread_local std::vector<int64_t> window;
-  if (window.size() < n) window.resize(n);
-  int64_t* const w = window.data();
+  // value; v stays as it was). The window takes about a sixth of the values; a quarter is
+  // room enough, and a fuller one (a misjudged sample, many equal values) is not used.
+  const size_t room = n / 4;
+  const std::unique_ptr<int64_t[]> window = std::make_unique_for_overwrite<int64_t[]>(room + 1);
+  int64_t* const w = window.get();
   const uint64_t width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   size_t below = 0, m = 0;
   for (const int64_t x : v) {
     below += x < lo;
-    w[m] = x;
+    w[std::min(m, room)] = x;
     m += static_cast<uint64_t>(x) - static_cast<uint64_t>(lo) <= width;
   }
+  if (m > room) return select_nth_detail::radixSelect(v, k);
   if (k < below || k - below >= m) return select_nth_detail::radixSelect(v, k);  // the sample misjudged
   NthPair p = select_nth_detail::radixSelect(std::span<int64_t>(w, m), k - below);
   if (k - below + 1 == m && k + 1 < n) {
