@@ -95,10 +95,8 @@ Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* ou
   const uint64_t mask = (uint64_t{1} << width) - 1;  // width <= 56
   end = std::min(end, rows);
   begin = std::min(begin, end);
-  out->resize(rows);
+  out->resize(rows);  // the rows outside [begin, end) keep what they held: no reader looks at them
   int64_t* o = out->data();
-  std::fill(o, o + begin, 0);
-  std::fill(o + end, o + rows, 0);
   if (width == 0) {
     std::fill(o + begin, o + end, lo);
     return Status::ok();

@@ -73,8 +73,8 @@ struct HistRow {
 //   prediction: per row, the sum of the columns the schema says this column usually
 //     equals (steps.end_ns = start_ns + iter_ns; compute_ns = forward + backward + optimizer).
 //   wanted_begin/wanted_end: decoders only, the rows the reader will look at. A codec that
-//     decodes each row on its own (bit-pack) decodes just those and leaves the others 0;
-//     readers that pass a window read nothing outside it.
+//     decodes each row on its own (bit-pack) decodes just those and leaves the others
+//     unspecified; readers that pass a window read nothing outside it.
 // Empty members mean "not available"; a codec that needs one then does not apply.
 struct RowContext {
   std::vector<uint32_t> ids;
