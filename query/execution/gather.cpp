@@ -82,11 +82,14 @@ void Gather::run(Copy& c) {
   std::unique_lock<std::mutex> lock(mu_);
   try {
     for (;;) {
-      c.has_free.wait(lock, [&] { return stop_ || !c.free.empty(); });
+      c.has_free.wait(lock, [&] { return stop_ || c.free.size() >= kRefill; });
       if (stop_) return;
-      const bool more = fillOne(c, lock);
-      has_ready_.notify_one();
-      if (!more) return;
+      while (!c.free.empty()) {  // fillOne leaves the lock held again
+        if (stop_) return;
+        const bool more = fillOne(c, lock);
+        has_ready_.notify_one();
+        if (!more) return;
+      }
     }
   } catch (...) {  // fillOne rethrows with the lock held: the first error stops every copy
     if (!error_) error_ = std::current_exception();
@@ -103,7 +106,7 @@ bool Gather::next(DataChunk& out) {
   std::unique_lock<std::mutex> lock(mu_);
   if (current_ != nullptr) {
     current_copy_->free.push_back(current_);
-    current_copy_->has_free.notify_one();
+    if (current_copy_->free.size() == kRefill) current_copy_->has_free.notify_one();  // its thread waits for this many
     current_ = nullptr;
   }
   Copy* best = nullptr;
