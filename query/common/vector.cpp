@@ -125,6 +125,12 @@ void append(const Vector& src, const uint32_t* sel, size_t n, Vector& dst, Arena
     using T = decltype(tag);
     const T* in = src.data<T>().data();
     auto& o = dst.data<T>();
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (!src.constant && !sel) {  // one copy (resize first zeroed what the loop wrote over)
+        o.insert(o.end(), in, in + n);
+        return;
+      }
+    }
     o.resize(base + n);
     T* op = o.data() + base;
     if constexpr (std::is_same_v<T, std::string_view>) {
