@@ -1,5 +1,7 @@
 #include "query/execution/projection.h"
 
+#include <utility>
+
 namespace argus::query {
 
 Projection::Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> exprs, std::vector<std::string> out_names)
@@ -10,6 +12,17 @@ Projection::Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector
     executors_.emplace_back(*e);
   }
   children_.push_back(std::move(child));
+  // Every input column read by any entry, counted: a bare reference may move its column
+  // only when nothing else reads it.
+  std::vector<int> uses;
+  for (const auto& e : exprs_) {
+    visitExpr(*e, [&](const BoundExpr& node) {
+      if (node.kind != BoundExprKind::kColumnRef) return;
+      if (uses.size() <= node.column) uses.resize(node.column + 1, 0);
+      ++uses[node.column];
+    });
+  }
+  for (const auto& e : exprs_) moved_from_.push_back(e->kind == BoundExprKind::kColumnRef && uses[e->column] == 1 ? static_cast<int>(e->column) : -1);
 }
 
 bool Projection::next(DataChunk& out) {
@@ -17,9 +30,17 @@ bool Projection::next(DataChunk& out) {
   out.reset(exprs_.size());
   out.rows = input_.size();
   out.order = input_.order;
+  const bool dense = input_.selData() == nullptr;  // else a column reference gathers its rows
   for (size_t i = 0; i < executors_.size(); ++i) {
+    if (dense && moved_from_[i] >= 0) continue;
     const Vector& v = executors_[i].evaluate(input_);
     out.columns[i] = v;  // copy-assign reuses out's buffers
+  }
+  // The input's buffers come back at the child's next fill of input_.
+  if (dense) {
+    for (size_t i = 0; i < executors_.size(); ++i) {
+      if (moved_from_[i] >= 0) std::swap(out.columns[i], input_.columns[static_cast<size_t>(moved_from_[i])]);
+    }
   }
   return true;
 }

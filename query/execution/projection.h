@@ -17,6 +17,9 @@ class Projection final : public PhysicalOperator {
  private:
   std::vector<BoundExprPtr> exprs_;
   std::vector<ExpressionExecutor> executors_;
+  // Per select-list entry: the input column it is, when it is a bare column no other entry
+  // names; such a column moves to the output instead of being copied.
+  std::vector<int> moved_from_;
   DataChunk input_;
 };
 
