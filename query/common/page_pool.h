@@ -2,8 +2,8 @@
 //
 // A per-step median over 10 M values keeps 80 MB of them (function/kept_values.h). Freed to
 // the allocator, those pages went back to the kernel (jemalloc's decay and per-thread
-// arenas), and the next query faulted every one of them in again: 14,000 page faults and
-// about a seventh of its time. Pages given back here are reused as they are, up to a cap;
+// arenas), and the next query faulted every one of them in again: 14,000 page faults, about
+// an eighth of its time. Pages given back here are reused as they are, up to a cap;
 // past it they are freed. Thread-safe.
 #pragma once
 
