@@ -585,11 +585,12 @@ class HistMergeState final : public AggregateState {
         run_group_ = g;
         seen_[g] = 1;
       }
-      for (const Bucket& b : at<const model::DurationHistogram*>(v, i)->buckets()) {
-        run_[static_cast<size_t>(b.index)] += b.count;
-        run_lo_ = std::min(run_lo_, b.index);
-        run_hi_ = std::max(run_hi_, b.index);
-      }
+      const std::vector<Bucket>& buckets = at<const model::DurationHistogram*>(v, i)->buckets();
+      if (buckets.empty()) return;
+      run_lo_ = std::min(run_lo_, buckets.front().index);  // indexes ascend
+      run_hi_ = std::max(run_hi_, buckets.back().index);
+      uint64_t* const run = run_.data();
+      for (const Bucket& b : buckets) run[static_cast<size_t>(b.index)] += b.count;
     });
   }
   void finalize(size_t g, Vector& out, Arena& arena) override {
