@@ -2,6 +2,11 @@
 #include "storage/chunk_format.h"
 
 #include <xxhash.h>
+#if defined(__x86_64__)
+// XXH3_64bits becomes libxxhash's variant for this CPU (AVX2, AVX-512): the same hash, at
+// about half the instructions of the SSE2 default on a chunk. A scan checks one per chunk.
+#include <xxh_x86dispatch.h>
+#endif
 
 #include <bit>
 #include <cstdio>
