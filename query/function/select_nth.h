@@ -4,7 +4,7 @@
 // Large buffers first go through a sampling prefilter (Floyd and Rivest's idea): the
 // values of a 512-value sample around rank k's place in it bound the k-th smallest with
 // high probability, and one pass counts the values below that window and copies out the
-// ones inside it, a few percent of the buffer. The window, or the whole buffer when
+// ones inside it, about a sixth of the buffer. The window, or the whole buffer when
 // the sample misjudged, then goes through the radix select.
 //
 // The radix select works on the value range: one pass finds min and max, one counts the
@@ -19,8 +19,8 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <memory>
+#include <span>
 #include <utility>
 
 namespace argus::query {
@@ -116,8 +116,7 @@ inline NthPair selectNth(std::span<int64_t> v, size_t k) {
     w[std::min(m, room)] = x;
     m += static_cast<uint64_t>(x) - static_cast<uint64_t>(lo) <= width;
   }
-  if (m > room) return select_nth_detail::radixSelect(v, k);
-  if (k < below || k - below >= m) return select_nth_detail::radixSelect(v, k);  // the sample misjudged
+  if (m > room || k < below || k - below >= m) return select_nth_detail::radixSelect(v, k);  // the sample misjudged
   NthPair p = select_nth_detail::radixSelect(std::span<int64_t>(w, m), k - below);
   if (k - below + 1 == m && k + 1 < n) {
     // Rank k is the window's last: the next value is the least above the window.
