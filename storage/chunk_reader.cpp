@@ -1,7 +1,7 @@
 #include "storage/chunk_reader.h"
 
 #include <algorithm>
-#include <numeric>
+#include <cstring>
 
 #include "storage/hist_codec.h"
 
@@ -12,6 +12,34 @@ Status named(const Status& s, std::string_view key) {
   if (s.isOk()) return s;
   // Anything wrong inside a stored chunk is corruption, whatever the decoder called it.
   return Status::corruption(describeKey(kChunkCf, key) + ": " + s.message());
+}
+
+// ChunkReader::decodeVerified without the key in its errors (callers name them).
+Status decodeParsed(const ChunkView& v, ColumnType type, size_t expected_rows, const RowContext* groups, Column* col) {
+  if (fromStoredType(v.type) != type) return Status::corruption("column type disagrees with the schema");
+  if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
+    return Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows));
+  }
+  if (type == ColumnType::kHistogram) {
+    col->ints.clear();
+    return decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists);
+  }
+  col->hists.clear();
+  return decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints);
+}
+
+// Writes first, first + 1, ... to p[0, n): four at a time in two SSE2 lanes (std::iota's
+// scalar loop took 4 instructions a step, ~1,000 per dense block read).
+void fillAscending(int64_t* p, size_t n, int64_t first) {
+  using Lanes = int64_t __attribute__((vector_size(16)));
+  Lanes lo = {first, first + 1}, hi = {first + 2, first + 3};
+  const Lanes four = {4, 4};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4, lo += four, hi += four) {
+    std::memcpy(p + i, &lo, sizeof lo);
+    std::memcpy(p + i + 2, &hi, sizeof hi);
+  }
+  for (; i < n; ++i) p[i] = first + static_cast<int64_t>(i);
 }
 
 // The block's steps from its verified layout chunk: ascending, none below step_base or
@@ -26,7 +54,7 @@ Status decodeSteps(std::string_view key, const ChunkView& layout, uint64_t step_
       return named(Status::corruption("step " + std::to_string(st.last_step) + " past the largest storable step (2^63-1)"), key);
     }
     steps->resize(st.rows);
-    std::iota(steps->begin(), steps->end(), static_cast<int64_t>(st.first_step));
+    fillAscending(steps->data(), steps->size(), static_cast<int64_t>(st.first_step));
     return Status::ok();
   }
   Column c;
@@ -86,7 +114,7 @@ class BlockLoader {
     std::string* v = nullptr;
     ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
     // Errors name this chunk's key (loading a dependency below re-encodes the key buffer).
-    auto named_here = [&](const Status& s) { return named(s, keyFor(id)); };
+    auto named_here = [&](const Status& s) { return s.isOk() ? s : named(s, keyFor(id)); };
     ChunkView view;
     ARGUS_RETURN_IF_ERROR(named_here(parseChunk(*v, &view)));
     // What the codec predicts from: load those columns first.
@@ -133,7 +161,7 @@ class BlockLoader {
       ARGUS_RETURN_IF_ERROR(load(h));
       ctx.hists = out_->columns[h].hists;
     }
-    ARGUS_RETURN_IF_ERROR(ChunkReader::decodeColumn(keyFor(id), *v, out_->columns[id].type, out_->rows, &ctx, &out_->columns[id]));
+    ARGUS_RETURN_IF_ERROR(named_here(decodeParsed(view, out_->columns[id].type, out_->rows, &ctx, &out_->columns[id])));
     ++*chunks_read_;
     state_[id] = kLoaded;
     return Status::ok();
@@ -175,17 +203,7 @@ Status ChunkReader::decodeColumn(std::string_view key, std::string_view value, C
 
 Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, ColumnType type, size_t expected_rows, const RowContext* groups,
                                    Column* col) {
-  if (fromStoredType(v.type) != type) return named(Status::corruption("column type disagrees with the schema"), key);
-  if (expected_rows != SIZE_MAX && v.stats.rows != expected_rows) {
-    return named(Status::corruption("holds " + std::to_string(v.stats.rows) + " rows, the block layout says " + std::to_string(expected_rows)),
-                 key);
-  }
-  if (type == ColumnType::kHistogram) {
-    col->ints.clear();
-    return named(decodeHists(v.codec, v.payload, v.stats.rows, groups, &col->hists), key);
-  }
-  col->hists.clear();
-  return named(decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints), key);
+  return named(decodeParsed(v, type, expected_rows, groups, col), key);
 }
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,

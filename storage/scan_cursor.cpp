@@ -49,6 +49,12 @@ std::unique_ptr<RocksScanCursor> RocksScanCursor::worker() const {
   return w;
 }
 
+uint64_t RocksScanCursor::stepsPerRank() const {
+  if (rankCount() == 0) return 1;
+  const uint64_t blocks = (plan_->sets.size() + rankCount() - 1) / rankCount();
+  return std::clamp<uint64_t>(std::min(spec_.to_step - spec_.from_step, blocks * h_.block_steps), 1, UINT32_MAX);
+}
+
 void RocksScanCursor::setRanks(size_t first, size_t last) {
   rank_ix_ = first;
   last_rank_ix_ = std::min(last, rankCount());

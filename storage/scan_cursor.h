@@ -35,6 +35,8 @@ class RocksScanCursor final : public ScanCursor {
   // Parallel scans (parallel_scan_cursor.h). The ranks init() planned, in output order.
   size_t rankCount() const { return plan_ ? plan_->ranks.size() : 0; }
   size_t batchRows() const { return spec_.batch_rows; }
+  // About how many steps of the range each planned rank holds (at least 1).
+  uint64_t stepsPerRank() const;
   // A cursor over this one's plan and snapshot (REQUIRES: init() succeeded; this cursor
   // outlives it), yielding nothing until setRanks. Its own reads, buffers and stats.
   std::unique_ptr<RocksScanCursor> worker() const;

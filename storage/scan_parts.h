@@ -1,7 +1,8 @@
 // RocksScanParts: a planned scan (RocksScanCursor::init) split into parts for threads
-// (Store::scanParts). The planned ranks are cut into stripes of up to 8 consecutive ranks,
-// about eight per part so the work evens out, dealt round-robin: part p takes stripes
-// p, p + parts, ... Each part is a worker cursor of the planner (its plan and snapshot).
+// (Store::scanParts). The planned ranks are cut into stripes of consecutive ranks (about
+// kStripeRankSteps rank-steps each, about eight per part so the work evens out), dealt
+// round-robin: part p takes stripes p, p + parts, ... Each part is a worker cursor of the
+// planner (its plan and snapshot).
 #pragma once
 
 #include <memory>
@@ -24,6 +25,7 @@ class RocksScanParts final : public ScanParts {
 
  private:
   class Part;
+  static constexpr uint64_t kStripeRankSteps = 8192;
   std::unique_ptr<RocksScanCursor> planner_;  // owns the snapshot: outlives the parts
   size_t stripes_ = 0;
   std::vector<std::unique_ptr<Part>> parts_;

@@ -136,6 +136,21 @@ TEST_CASE("many ranks are listed on several threads: the same rows as one thread
   }
 }
 
+TEST_CASE("a short step range takes many ranks a stripe") {
+  TempDir dir;
+  auto store = filledStore(dir, 1100);
+  ScanSpec spec;
+  spec.job = "job";
+  spec.columns = {"rank", "iter_ns"};
+  spec.from_step = 3;
+  spec.to_step = 5;
+  auto parts = store->scanParts(spec, 2);
+  REQUIRE(parts.isOk());
+  // About eight stripes a part (1100 / 16 = 68 ranks each), not stripes of 8 ranks: a part
+  // skips the other's stripe between two of its own.
+  CHECK((*parts)->stripes() == 17);
+}
+
 TEST_CASE("a parallel scan stops cleanly when its reader stops early") {
   TempDir dir;
   auto store = filledStore(dir, 64);
