@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <unordered_set>
 
@@ -96,7 +97,7 @@ class ValueState : public AggregateState {
     out.reset(type, g);
     auto& o = out.data<T>();
     for (size_t i = 0; i < g; ++i) {
-      o[i] = values_[i];
+      o[i] = seen_[i] ? values_[i] : T{};
       if (!seen_[i]) out.setNull(i);
     }
   }
@@ -171,7 +172,12 @@ inline bool less(const T& a, const T& b, L type) {
 template <typename T, bool kMax>
 class MinMaxState final : public ValueState<T> {
  public:
-  explicit MinMaxState(L type) : type_(type) {}
+  explicit MinMaxState(L type) : type_(type), identity_(identity(type)) {}
+  // Values start at the order's far end, so a group's first row needs no test of its own.
+  void resize(size_t g) override {
+    this->values_.resize(g, identity_);
+    this->seen_.resize(g, 0);
+  }
   void update(const Vector* const* args, const uint32_t* groups, size_t n) override {
     const Vector& v = *args[0];
     if (groups && !v.constant && v.validity.empty()) {
@@ -207,17 +213,30 @@ class MinMaxState final : public ValueState<T> {
     T* const values = this->values_.data();
     uint8_t* const seen = this->seen_.data();
     // Selects and unconditional stores, no branch: whether a row sets its group's value
-    // is data (rows in rank order alternate groups), and a branch on it mispredicted.
+    // is data (rows in rank order alternate groups), and a branch on it mispredicted. An
+    // unseen group holds the identity, which every value replaces or equals.
     for (size_t i = 0; i < n; ++i) {
       const uint32_t g = groups[i];
       const T cur = values[g];
-      const bool take = !seen[g] | (kMax ? lt(cur, x[i]) : lt(x[i], cur));
-      values[g] = take ? x[i] : cur;
+      values[g] = (kMax ? lt(cur, x[i]) : lt(x[i], cur)) ? x[i] : cur;
       seen[g] = 1;
     }
   }
 
+  // The value no other orders past (less() above: IDs unsigned, NaN greatest).
+  static T identity(L type) {
+    if constexpr (std::is_same_v<T, double>) {
+      return kMax ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      if (type == L::kId) return kMax ? 0 : -1;  // 0 and 2^64-1 unsigned
+      return kMax ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    } else {
+      return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    }
+  }
+
   L type_;
+  T identity_;
 };
 
 // Strings: the state owns its bytes (a chunk's strings die with the chunk).
