@@ -546,7 +546,7 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
 Result<std::unique_ptr<ScanParts>> RocksStore::scanParts(const ScanSpec& spec, size_t parts) const {
   auto cursor = planScan(spec, parts);
   if (!cursor.isOk()) return cursor.status();
-  return std::unique_ptr<ScanParts>(std::make_unique<RocksScanParts>(std::move(cursor).value(), parts));
+  return std::unique_ptr<ScanParts>(std::make_unique<RocksScanParts>(std::move(cursor).value(), parts, spec.contiguous_parts));
 }
 
 Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {

@@ -1,8 +1,8 @@
 // RocksScanParts: a planned scan (RocksScanCursor::init) split into parts for threads
 // (Store::scanParts). The planned ranks are cut into stripes of consecutive ranks (about
 // kStripeRankSteps rank-steps each, about eight per part so the work evens out), dealt
-// round-robin: part p takes stripes p, p + parts, ... Each part is a worker cursor of the
-// planner (its plan and snapshot).
+// round-robin: part p takes stripes p, p + parts, ... (or, contiguous, the p-th run of
+// stripes/parts). Each part is a worker cursor of the planner (its plan and snapshot).
 #pragma once
 
 #include <memory>
@@ -14,8 +14,8 @@ namespace argus::storage {
 
 class RocksScanParts final : public ScanParts {
  public:
-  // REQUIRES: planner->init() succeeded.
-  RocksScanParts(std::unique_ptr<RocksScanCursor> planner, size_t parts);
+  // REQUIRES: planner->init() succeeded. contiguous: ScanSpec::contiguous_parts.
+  RocksScanParts(std::unique_ptr<RocksScanCursor> planner, size_t parts, bool contiguous = false);
   ~RocksScanParts() override;
 
   size_t size() const override { return parts_.size(); }

@@ -81,6 +81,10 @@ struct ScanSpec {
   // Threads that read and decode (parallel_scan_cursor.h); 1: the caller's thread only.
   // Rows come in the same order either way.
   size_t threads = 1;
+  // Store::scanParts: each part takes one run of consecutive stripes instead of every
+  // parts-th stripe. For readers of each part on its own: a part then reads its ranks in
+  // one pass, where round-robin parts step over each other's stripes.
+  bool contiguous_parts = false;
 };
 
 struct ScanStats {
@@ -100,7 +104,8 @@ class ScanCursor {
 };
 
 // One part of a scan split among threads (Store::scanParts). The scan's ranks are cut into
-// stripes of consecutive ranks, dealt round-robin to the parts; one thread drives each part.
+// stripes of consecutive ranks, dealt round-robin to the parts (or in runs:
+// ScanSpec::contiguous_parts); one thread drives each part.
 // Parts share the scan's plan and snapshot, with reads and buffers of their own.
 class ScanPart : public ScanCursor {
  public:

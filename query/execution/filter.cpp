@@ -21,8 +21,8 @@ bool Filter::next(DataChunk& chunk) {
   return false;
 }
 
-std::vector<PhysicalOperatorPtr> Filter::split(size_t threads) {
-  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads);
+std::vector<PhysicalOperatorPtr> Filter::split(size_t threads, SplitOrder order) {
+  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads, order);
   for (auto& p : parts) p = std::make_unique<Filter>(ctx_, std::move(p), copyExpr(*predicate_));
   return parts;
 }

@@ -13,7 +13,7 @@ class Filter final : public PhysicalOperator {
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
   // A filter over each of the child's copies.
-  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
+  std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;
 
  private:
   BoundExprPtr predicate_;

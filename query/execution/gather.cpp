@@ -35,7 +35,7 @@ Gather::~Gather() { finish(); }
 
 void Gather::start() {
   started_ = true;
-  std::vector<PhysicalOperatorPtr> ops = children_[0]->split(scanThreads(ctx_.options()));
+  std::vector<PhysicalOperatorPtr> ops = children_[0]->split(scanThreads(ctx_.options()), SplitOrder::kInterleaved);
   for (PhysicalOperatorPtr& op : ops) {
     auto c = std::make_unique<Copy>();
     c->op = std::move(op);

@@ -101,7 +101,7 @@ void HashAggregate::build() {
   all_ = newPartial();
   const bool mergeable = std::all_of(all_->states.begin(), all_->states.end(), [](const auto& s) { return s->mergeable(); });
   std::vector<PhysicalOperatorPtr> parts;
-  if (threads > 1 && mergeable) parts = children_[0]->split(threads);
+  if (threads > 1 && mergeable) parts = children_[0]->split(threads, SplitOrder::kContiguous);
   if (!parts.empty()) {
     all_ = buildParallel(std::move(parts));
   } else {

@@ -13,6 +13,12 @@
 
 namespace argus::query {
 
+// How the copies of a split pipeline share its scan's stripes (storage::ScanSpec::contiguous_parts).
+enum class SplitOrder {
+  kInterleaved,  // round-robin: the copies advance together, for a reader that takes the rows in order (Gather)
+  kContiguous,   // one run of stripes each, read in one pass: for a consumer of each copy on its own (HashAggregate)
+};
+
 class PhysicalOperator {
  public:
   explicit PhysicalOperator(QueryContext& ctx) : ctx_(ctx) {}
@@ -30,7 +36,7 @@ class PhysicalOperator {
   // each copy driven by one thread and its chunks marked with their order; empty when the
   // pipeline cannot be split (the default). Instead of next(): the copies live as long as
   // this operator, and finishSplit() runs once their threads are done.
-  virtual std::vector<std::unique_ptr<PhysicalOperator>> split(size_t threads) { return {}; }
+  virtual std::vector<std::unique_ptr<PhysicalOperator>> split(size_t threads, SplitOrder order) { return {}; }
   virtual void finishSplit() {
     for (auto& c : children_) c->finishSplit();
   }

@@ -45,8 +45,8 @@ bool Projection::next(DataChunk& out) {
   return true;
 }
 
-std::vector<PhysicalOperatorPtr> Projection::split(size_t threads) {
-  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads);
+std::vector<PhysicalOperatorPtr> Projection::split(size_t threads, SplitOrder order) {
+  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads, order);
   for (auto& p : parts) {
     std::vector<BoundExprPtr> exprs;
     for (const auto& e : exprs_) exprs.push_back(copyExpr(*e));

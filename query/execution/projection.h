@@ -12,7 +12,7 @@ class Projection final : public PhysicalOperator {
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
   // A projection over each of the child's copies.
-  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
+  std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;
 
  private:
   std::vector<BoundExprPtr> exprs_;

@@ -87,11 +87,13 @@ bool TableScan::openNextJob() {
   return false;
 }
 
-std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads) {
+std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads, SplitOrder order) {
   listJobs();
   size_t parts = 1;
   for (const std::string& job : jobs_) {
-    job_parts_.push_back(opened(store_.scanParts(specFor(job), threads), job));
+    storage::ScanSpec spec = specFor(job);
+    spec.contiguous_parts = order == SplitOrder::kContiguous;
+    job_parts_.push_back(opened(store_.scanParts(spec, threads), job));
     job_values_.push_back(Value::varchar(job));
     if (job_parts_.back()) {
       parts = std::max(parts, job_parts_.back()->size());

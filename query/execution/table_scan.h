@@ -45,7 +45,7 @@ class TableScan final : public PhysicalOperator {
 
   // One TableScanPart per part (at least one). finishSplit() adds their figures to the
   // query's stats; the parts must still be alive then.
-  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
+  std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;
   void finishSplit() override;
 
  private:

@@ -202,9 +202,9 @@ bool WindowOperator::partitionsWithinParts() const {
   return false;
 }
 
-std::vector<PhysicalOperatorPtr> WindowOperator::split(size_t threads) {
+std::vector<PhysicalOperatorPtr> WindowOperator::split(size_t threads, SplitOrder order) {
   if (!partitionsWithinParts()) return {};
-  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads);
+  std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads, order);
   for (auto& p : parts) {
     std::vector<BoundWindow> windows;
     for (const BoundWindow& w : windows_) {

@@ -29,7 +29,7 @@ class WindowOperator final : public PhysicalOperator {
   WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundWindow> windows, std::vector<std::string> out_names);
   bool next(DataChunk& chunk) override;
   std::string describe() const override;
-  std::vector<PhysicalOperatorPtr> split(size_t threads) override;
+  std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;
 
  private:
   // Whether every partition lies within one part of a split scan: a streaming window whose

@@ -151,6 +151,42 @@ TEST_CASE("a short step range takes many ranks a stripe") {
   CHECK((*parts)->stripes() == 17);
 }
 
+TEST_CASE("contiguous parts each read one run of stripes; together, one thread's rows") {
+  TempDir dir;
+  auto store = filledStore(dir, 37);
+  ScanSpec spec;
+  spec.job = "job";
+  spec.columns = {"rank", "step", "iter_ns"};
+  spec.to_step = 25;
+  const Scanned one = scan(*store, spec);
+  spec.contiguous_parts = true;
+  for (size_t n : {2, 3}) {
+    CAPTURE(n);
+    auto parts = store->scanParts(spec, n);
+    REQUIRE(parts.isOk());
+    std::vector<std::vector<int64_t>> by_stripe((*parts)->stripes());  // rank * 1000 + step, per stripe
+    size_t next_stripe = 0;
+    for (size_t p = 0; p < (*parts)->size(); ++p) {
+      ScanPart& part = (*parts)->part(p);
+      while (part.nextStripe()) {
+        CHECK(part.stripe() == next_stripe++);  // part p's run follows part p - 1's
+        for (;;) {
+          ColumnBatch b;
+          bool has = false;
+          REQUIRE(part.next(&b, &has).isOk());
+          if (!has) break;
+          for (size_t i = 0; i < b.rows; ++i) by_stripe[part.stripe()].push_back(b.columns[0].ints[i] * 1000 + b.columns[1].ints[i]);
+        }
+      }
+    }
+    CHECK(next_stripe == (*parts)->stripes());
+    std::vector<int64_t> all, want;
+    for (const auto& rows : by_stripe) all.insert(all.end(), rows.begin(), rows.end());
+    for (size_t i = 0; i < one.all.rows; ++i) want.push_back(one.all.columns[0].ints[i] * 1000 + one.all.columns[1].ints[i]);
+    CHECK(all == want);
+  }
+}
+
 TEST_CASE("a parallel scan stops cleanly when its reader stops early") {
   TempDir dir;
   auto store = filledStore(dir, 64);
