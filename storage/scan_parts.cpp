@@ -31,9 +31,9 @@ RocksScanParts::RocksScanParts(std::unique_ptr<RocksScanCursor> planner, size_t 
   const size_t ranks = planner_->rankCount();
   parts = std::max<size_t>(parts, 1);
   // A stripe holds about kStripeRankSteps rank-steps, and each part gets about eight
-  // stripes so the work evens out. A part's reads skip the other parts' stripes (a seek,
-  // or a few Next()s, per stripe): short step ranges take many ranks per stripe, or that
-  // skip would cost as much as the reads.
+  // stripes so the work evens out. A round-robin part's reads skip the other parts'
+  // stripes (a seek, or a few Next()s, per stripe): short step ranges take many ranks per
+  // stripe, or that skip would cost as much as the reads.
   const size_t by_steps = std::max<uint64_t>(kStripeRankSteps / planner_->stepsPerRank(), 1);
   const size_t stripe_ranks = std::clamp<size_t>(ranks / (parts * 8), 1, by_steps);
   stripes_ = (ranks + stripe_ranks - 1) / stripe_ranks;

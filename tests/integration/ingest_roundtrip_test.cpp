@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tests/integration/ingest_test_util.h"
+#include "tests/unit/hex_bytes.h"
 
 using namespace argus;
 using namespace argus::testing;
@@ -132,12 +133,6 @@ TEST_CASE("an older sender's encoding-1 records are accepted and stored; an unkn
   {
     // The worked example of docs/wire/step-record.md as version 1 wrote it: rank 3, steps
     // 100 (keyframe) and 101 (delta), 250 ms and 250.0005 ms.
-    auto unhex = [](std::string_view digits) {
-      auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-      std::string out;
-      for (size_t i = 0; i + 1 < digits.size(); i += 2) out.push_back(static_cast<char>(nibble(digits[i]) << 4 | nibble(digits[i + 1])));
-      return out;
-    };
     std::vector<std::string> v1 = {
         unhex("110364008080d0e2c6bfce972f80cab5ee0100008084af5f80b8b872000080bce7d101000000000003022a8ac7e44ef93d74"
               "11904e01c3750f18a3db2bf932808e258009021101020100dec00000000000001500028080800180ea30000200bc0a000000"

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "model/step_codec.h"
+#include "tests/unit/hex_bytes.h"
 
 using namespace argus::model;
+using argus::testing::unhex;
 
 namespace {
 
@@ -22,13 +24,6 @@ std::string hex(std::string_view bytes) {
     out.push_back(kDigits[c >> 4]);
     out.push_back(kDigits[c & 15]);
   }
-  return out;
-}
-
-std::string unhex(std::string_view digits) {
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  std::string out;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2) out.push_back(static_cast<char>(nibble(digits[i]) << 4 | nibble(digits[i + 1])));
   return out;
 }
 

@@ -6,9 +6,11 @@
 #include "storage/chunk_reader.h"
 #include "storage/chunk_writer.h"
 #include "storage/column_codec.h"
+#include "tests/unit/hex_bytes.h"
 
 using namespace argus;
 using namespace argus::storage;
+using argus::testing::unhex;
 
 TEST_CASE("chunk header round-trips with statistics") {
   std::vector<int64_t> v{5, -3, 9, INT64_MIN, 2};
@@ -116,15 +118,9 @@ TEST_CASE("a valid checksum over a hostile body is still caught by the decoders"
 // The worked example of docs/format/chunk.md, byte for byte: the writer must keep producing
 // it and readers must keep reading it (stored data outlives the code that wrote it).
 TEST_CASE("the documented chunks: written byte for byte, read back to their values") {
-  auto bytes = [](std::initializer_list<int> b) {
-    std::string s;
-    for (int x : b) s.push_back(static_cast<char>(x));
-    return s;
-  };
-  const std::string steps = bytes({0x01, 0x07, 0x01, 0x04, 0x80, 0x08, 0x03, 0x03, 0x80, 0x08, 0x83, 0x08, 0x8c, 0x40, 0x00, 0x03, 0x80, 0x10, 0x02,
-                                   0x0a, 0xa8, 0x59, 0xcd, 0x71, 0x0c, 0x8a, 0xf6});
-  const std::string iter = bytes({0x01, 0x03, 0x00, 0x04, 0x80, 0x08, 0x03, 0x03, 0x90, 0x8c, 0x7a, 0x88, 0x97, 0x7a, 0xd8, 0xc1, 0xe8, 0x03, 0x00,
-                                  0x09, 0xe8, 0x90, 0x7a, 0xd7, 0x04, 0xf8, 0x0a, 0xaf, 0x09, 0x06, 0x1a, 0xc5, 0xf1, 0xc8, 0x1a, 0x33, 0xed});
+  const std::string steps = unhex("01 07 01 04 80 08 03 03 80 08 83 08 8c 40 00 03 80 10 02 0a a8 59 cd 71 0c 8a f6");
+  const std::string iter = unhex(
+      "01 03 00 04 80 08 03 03 90 8c 7a 88 97 7a d8 c1 e8 03 00 09 e8 90 7a d7 04 f8 0a af 09 06 1a c5 f1 c8 1a 33 ed");
   const std::vector<int64_t> step_values{1024, 1025, 1026, 1027};
   const std::vector<int64_t> iter_values{1000500, 1000200, 1000900, 1000300};
   CHECK(ChunkWriter::encodeIntColumn(ColumnType::kUInt64, step_values, nullptr, 1024, 1027) == steps);
