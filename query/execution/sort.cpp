@@ -14,23 +14,31 @@ Sort::Sort(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<OrderKey> k
   children_.push_back(std::move(child));
 }
 
-std::vector<uint32_t> Sort::sortedOrder() const {
+std::vector<uint32_t> Sort::sortedOrder(size_t keep) const {
   std::vector<SortKeyColumn> keys;
   for (const OrderKey& k : keys_) keys.push_back(encodeSortKey(buffer_[k.column], rows_, k.desc, k.nulls_first));
   std::vector<uint32_t> order(rows_);
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  auto before = [&](uint32_t a, uint32_t b) {
     for (const SortKeyColumn& k : keys) {
       if (int c = k.compare(a, b)) return c < 0;
     }
     return a < b;  // stable
-  });
+  };
+  // The row index breaks ties, so the order is total: the first `keep` after a selection are
+  // the first `keep` of the full sort. Selecting first costs ~2 comparisons a row where
+  // sorting ~2,000 rows took ~11 (an ORDER BY ... LIMIT 5 compacts every 2,048 rows).
+  if (keep < order.size()) {
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), before);
+    order.resize(keep);
+  }
+  std::sort(order.begin(), order.end(), before);
   return order;
 }
 
 void Sort::compact(size_t keep) {
-  std::vector<uint32_t> order = sortedOrder();
-  size_t n = std::min(keep, rows_);
+  std::vector<uint32_t> order = sortedOrder(keep);
+  size_t n = order.size();
   std::vector<Vector> fresh(buffer_.size());
   Arena arena;
   for (size_t c = 0; c < buffer_.size(); ++c) {
@@ -63,7 +71,7 @@ void Sort::consume() {
     memory_.set(bytes);
   }
   ctx_.check();
-  order_ = sortedOrder();
+  order_ = sortedOrder(keep);
   ctx_.check();
   emit_pos_ = std::min(rows_, static_cast<size_t>(offset_));
   emit_end_ = keep == SIZE_MAX ? rows_ : std::min(rows_, keep);

@@ -19,7 +19,8 @@ class Sort final : public PhysicalOperator {
 
  private:
   void consume();
-  std::vector<uint32_t> sortedOrder() const;
+  // The buffered rows' indices in output order, the first min(keep, rows) of them.
+  std::vector<uint32_t> sortedOrder(size_t keep) const;
   void compact(size_t keep);
 
   std::vector<OrderKey> keys_;
