@@ -565,7 +565,13 @@ bool zstdCompress(std::string_view raw, std::string* frame, int level) {
   if (frame->size() < bound) frame->resize(bound);
   // One context per thread: ZSTD_compress would allocate and free one per call.
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  size_t n = ZSTD_compressCCtx(cctx.get(), frame->data(), frame->size(), raw.data(), raw.size(), level);
+  // Matches of 7 bytes or more (level 3 takes 4 or 5): a histogram stream of small counts then
+  // codes as Huffman literals rather than short matches, each a sequence paid for at decode
+  // (docs/format/codecs.md, step 3).
+  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_parameters);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_minMatch, 7);
+  size_t n = ZSTD_compress2(cctx.get(), frame->data(), frame->size(), raw.data(), raw.size());
   if (ZSTD_isError(n)) return false;
   frame->resize(n);
   return true;
