@@ -15,7 +15,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 total() {  # instructions of `n` runs
   for _ in $(seq "$1"); do printf '%s;\n' "$sql"; done > "$out/q$1.sql"
-  valgrind --tool=callgrind --callgrind-out-file="$out/cg$1" "$bin" shell --data "$data" < "$out/q$1.sql" > /dev/null 2> "$out/err$1" ||
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg$1" "$bin" shell --timeout 10m --data "$data" < "$out/q$1.sql" > /dev/null 2> "$out/err$1" ||
     { cat "$out/err$1" >&2; exit 1; }
   callgrind_annotate "$out/cg$1" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
 }
