@@ -2,11 +2,14 @@
 // (issue 5). Run it through bench/query_vs_duckdb.sh, which builds it and installs DuckDB.
 //
 //   bench_query_vs_duckdb duckdb="node .../run_queries.mjs" [ranks=10240] [steps=1000] [runs=3]
-//       [kernel_steps=100] [signatures=4] [dir=/tmp/argus-vs-duckdb] [keep=0]
+//       [kernel_steps=K] [signatures=4] [dir=/tmp/argus-vs-duckdb] [keep=0]
 //
 // 1. Generates a store (simulate/synthetic_steps, fixed seed): `steps` rows for ranks x
 //    steps, `kernels` rows (with their histograms) for the last kernel_steps steps only,
-//    written through Store::write and sealed.
+//    written through Store::write and sealed. The kernel query reads the last 100 steps;
+//    K, the default, is every step of the blocks those lie in (steps 768-999 of 1,000), so
+//    the blocks it decodes are as full as in a store with every step's kernels (a block of
+//    only the queried steps decodes 100 steps' rows where a real one decodes 232).
 // 2. Scans the store back and exports the columns the queries read as CSV (DuckDB reads
 //    it with explicit column types): steps.csv (rank, step, iter_ns, compute_ns) and
 //    kernel_buckets.csv, one row per (rank, step, kernel, histogram bucket) with the
@@ -174,10 +177,13 @@ uint64_t exportRows(const storage::Store& store, const std::string& job, uint64_
   return written;
 }
 
-std::vector<BenchQuery> benchQueries(int steps, int kernel_steps) {
+// The kernel p99 reads this many of the last steps.
+constexpr int kKernelQuerySteps = 100;
+
+std::vector<BenchQuery> benchQueries(int steps) {
   auto n = [](long v) { return std::to_string(std::max(0L, v)); };
   const std::string avg_from = n(steps / 2), avg_to = n(steps / 2 + 60);
-  const std::string roll_from = n(steps - 200), kern_from = n(steps - kernel_steps), last = n(steps - 1);
+  const std::string roll_from = n(steps - 200), kern_from = n(steps - kKernelQuerySteps), last = n(steps - 1);
   const std::string rolling = "median(iter_ns) OVER (PARTITION BY rank ORDER BY step ROWS BETWEEN 20 PRECEDING AND CURRENT ROW)";
   const std::string p99_rule =  // DDSketch's rank rule, as DurationHistogram::quantile has it
       "WITH per AS (SELECT rank, bucket, sum(n) AS n FROM kernel_buckets WHERE step BETWEEN " + kern_from + " AND " + last +
@@ -196,7 +202,7 @@ std::vector<BenchQuery> benchQueries(int steps, int kernel_steps) {
       {"rolling 21-step median per rank, 200 steps",
        "SELECT rank, step, " + rolling + " FROM steps WHERE job = 'bench' AND step BETWEEN " + roll_from + " AND " + last,
        "SELECT rank, step, " + rolling + " FROM steps WHERE step BETWEEN " + roll_from + " AND " + last, 0, true},
-      {"kernel p99 per rank, 100 steps",
+      {"kernel p99 per rank, " + std::to_string(kKernelQuerySteps) + " steps",
        "SELECT rank, quantile(hist_merge(hist), 0.99) FROM kernels WHERE job = 'bench' AND step BETWEEN " + kern_from + " AND " + last +
            " GROUP BY rank",
        p99_rule, 0, false},
@@ -331,7 +337,7 @@ nlohmann::json runDuckdb(const std::string& command, const std::string& plan_pat
 
 int main(int argc, char** argv) {
   bench::Args args(argc, argv,
-                   "bench_query_vs_duckdb duckdb=<command> [ranks=10240] [steps=1000] [runs=3] [kernel_steps=100] [signatures=4] "
+                   "bench_query_vs_duckdb duckdb=<command> [ranks=10240] [steps=1000] [runs=3] [kernel_steps=K] [signatures=4] "
                    "[dir=/tmp/argus-vs-duckdb] [keep=0]");
   const std::string duckdb = args.str("duckdb", "");
   if (duckdb.empty()) {
@@ -341,7 +347,9 @@ int main(int argc, char** argv) {
   bench::GeneratedStore shape;
   shape.ranks = static_cast<int>(args.num("ranks", 10240));
   shape.steps = static_cast<int>(args.num("steps", 1000));
-  const int kernel_steps = static_cast<int>(std::min<long>(args.num("kernel_steps", 100), shape.steps));
+  const long block = storage::StoreOptions{}.block_steps, queried_from = std::max(0, shape.steps - kKernelQuerySteps);
+  const long kernel_steps_arg = args.num("kernel_steps", shape.steps - queried_from / block * block);
+  const int kernel_steps = static_cast<int>(std::min<long>(std::max<long>(kernel_steps_arg, kKernelQuerySteps), shape.steps));
   shape.kernels_from_step = shape.steps - kernel_steps;
   shape.gen.signatures = static_cast<int>(args.num("signatures", 4));
   shape.threads = 2;
@@ -364,7 +372,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(shape.gen.seed), kernel_steps, build_s, shape.threads);
   std::printf("exported %llu CSV rows for DuckDB in %.1f s (%s)\n", static_cast<unsigned long long>(exported), export_s, dir.c_str());
 
-  std::vector<BenchQuery> queries = benchQueries(shape.steps, kernel_steps);
+  std::vector<BenchQuery> queries = benchQueries(shape.steps);
   std::vector<ArgusRun> argus;
   for (const BenchQuery& q : queries) argus.push_back(runArgus(*store, q, runs));
 
