@@ -563,14 +563,17 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
 bool zstdCompress(std::string_view raw, std::string* frame, int level) {
   size_t bound = ZSTD_compressBound(raw.size());
   if (frame->size() < bound) frame->resize(bound);
-  // One context per thread: ZSTD_compress would allocate and free one per call.
-  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  // Matches of 7 bytes or more (level 3 takes 4 or 5): a histogram stream of small counts then
-  // codes as Huffman literals rather than short matches, each a sequence paid for at decode
-  // (docs/format/codecs.md, step 3).
-  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_parameters);
+  // One context per thread: ZSTD_compress would allocate and free one per call. Matches of
+  // 7 bytes or more (level 3 takes 4 or 5): a histogram stream of small counts then codes as
+  // Huffman literals rather than short matches, each a sequence paid for at decode
+  // (docs/format/codecs.md, step 3). A parameter set explicitly outranks the level's, so
+  // the match length is set once and only the level per call.
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx = [] {
+    std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> c(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    ZSTD_CCtx_setParameter(c.get(), ZSTD_c_minMatch, 7);
+    return c;
+  }();
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
-  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_minMatch, 7);
   size_t n = ZSTD_compress2(cctx.get(), frame->data(), frame->size(), raw.data(), raw.size());
   if (ZSTD_isError(n)) return false;
   frame->resize(n);

@@ -74,7 +74,7 @@ void Sort::consume() {
   order_ = sortedOrder(keep);
   ctx_.check();
   emit_pos_ = std::min(rows_, static_cast<size_t>(offset_));
-  emit_end_ = keep == SIZE_MAX ? rows_ : std::min(rows_, keep);
+  emit_end_ = order_.size();
 }
 
 bool Sort::next(DataChunk& out) {
