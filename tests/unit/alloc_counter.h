@@ -1,6 +1,6 @@
 // Counts heap allocations of the whole test binary: replaces the global operator new and
-// delete. Include it in exactly one file of a test executable (each unit test file is its
-// own executable), then compare allocationCount() before and after the code under test.
+// delete. Include it only in a file named *_alloc_test.cpp (tests/CMakeLists.txt gives each
+// its own executable), then compare allocationCount() before and after the code under test.
 #pragma once
 
 #include <atomic>
