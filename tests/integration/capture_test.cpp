@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -177,18 +178,25 @@ TEST_CASE("argus capture passes the command's exit code and signals through") {
   CHECK(runArgus("capture -- /nonexistent/command").exit_code == 127);
   CHECK(runArgus("capture --shim /nonexistent/libargus_capture.so -- true").exit_code == 2);
 
-  // SIGTERM to argus reaches the command; argus exits as the command did.
+  // SIGTERM to argus reaches the command; argus exits as the command did. The signal goes
+  // once the command runs (argus forwards from before its fork on): a fixed 300 ms wait
+  // once sent it before a sanitizer build's argus had started, and the signal killed it.
+  const std::string dir = cli::makeTempDir("argus-capture-signal");
+  const std::string ready = dir + "/ready";
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     const char* bin = std::getenv("ARGUS_BIN");
-    ::execl(bin, bin, "capture", "--", "sleep", "30", static_cast<char*>(nullptr));
+    const std::string script = "touch " + ready + " && exec sleep 30";
+    ::execl(bin, bin, "capture", "--", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
     ::_exit(126);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 6000 && !std::filesystem::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(std::filesystem::exists(ready));
   ::kill(pid, SIGTERM);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
+  cli::removeTree(dir);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
 }
