@@ -71,14 +71,15 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
       return writeError(http::status::bad_request, "malformed HTTP request: " + ec.message());
     }
     auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
-    auto client_gone = std::make_shared<std::atomic<bool>>(false);
-    watchForClose(client_gone);
+    auto watch = std::make_shared<CloseWatch>();
+    watchForClose(watch);
     // The router may scan for a long time: answer on the query pool, write on our strand.
-    asio::post(shared_->pool, [self = shared_from_this(), req, client_gone] {
+    asio::post(shared_->pool, [self = shared_from_this(), req, watch] {
       HttpRequest request{std::string(req->method_string()), std::string(req->target()), std::move(req->body()),
-                          std::string((*req)[http::field::authorization]), client_gone.get()};
+                          std::string((*req)[http::field::authorization]), &watch->client_gone};
       auto answer = std::make_shared<HttpResponse>(self->router_.handle(request));
-      asio::post(self->stream_.get_executor(), [self, req, answer] {
+      asio::post(self->stream_.get_executor(), [self, req, answer, watch] {
+        watch->answered = true;
         beast::error_code ignored;
         self->stream_.socket().cancel(ignored);  // ends watchForClose's wait
         auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(answer->status), req->version());
@@ -93,15 +94,25 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
     });
   }
 
+  // One request's watch for its client going away. `answered` is touched on the strand only.
+  struct CloseWatch {
+    std::atomic<bool> client_gone{false};
+    bool answered = false;
+  };
+
   // While the request is answered, a readable socket whose peek reads 0 bytes (or an
-  // error) means the client closed or reset it: flag the query to stop. Bytes of a pipelined next request stay
-  // unread, and the watch ends there (the query goes on).
-  void watchForClose(const std::shared_ptr<std::atomic<bool>>& client_gone) {
-    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), client_gone](beast::error_code ec) {
-      if (ec) return;  // cancelled: the answer is ready
+  // error) means the client closed or reset it: flag the query to stop. Bytes of a
+  // pipelined next request stay unread, and the watch ends there (the query goes on). A
+  // wakeup with nothing to read (an edge-triggered event another io thread took late)
+  // waits again.
+  void watchForClose(const std::shared_ptr<CloseWatch>& watch) {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), watch](beast::error_code ec) {
+      if (ec || watch->answered) return;  // cancelled: the answer is ready
       char byte;
       ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) client_gone->store(true);
+      if (n > 0) return;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->watchForClose(watch);
+      watch->client_gone.store(true);
     });
   }
 

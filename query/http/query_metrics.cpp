@@ -9,6 +9,11 @@ namespace argus::query {
 
 QueryResult QueryMetrics::run(const storage::Store& store, std::string_view sql, const QueryOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  running_.fetch_add(1, std::memory_order_relaxed);
+  struct Finished {
+    std::atomic<uint64_t>& running;
+    ~Finished() { running.fetch_sub(1, std::memory_order_relaxed); }
+  } finished{running_};  // whatever ends the query, bad_alloc included
   auto elapsed = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count(); };
   try {
     QueryResult result = QueryEngine(store).run(sql, options);
@@ -45,6 +50,8 @@ void QueryMetrics::write(std::string* out) const {
     prometheus::sample(out, outcomes, std::string("outcome=\"") + kNames[i] + "\"",
                        static_cast<double>(outcomes_[i].load(std::memory_order_relaxed)));
   }
+  prometheus::metric(out, "argus_queries_running", "gauge", "Queries run over HTTP that have started and not finished.",
+                     static_cast<double>(running_.load(std::memory_order_relaxed)));
 }
 
 }  // namespace argus::query

@@ -2,6 +2,7 @@
 // datasource) goes through run(), which times it and counts its outcome for /metrics:
 //   argus_query_duration_seconds        histogram of wall time (docs/http/api.md, "/metrics")
 //   argus_query_outcomes_total{outcome} ok | parser_error | binder_error | execution_error
+//   argus_queries_running               gauge: queries started and not yet finished
 // Thread-safe: relaxed atomics, as the ingest counters.
 #pragma once
 
@@ -33,6 +34,7 @@ class QueryMetrics {
   std::array<std::atomic<uint64_t>, kQueryDurationBucketsS.size() + 1> buckets_{};
   std::atomic<uint64_t> duration_ns_sum_{0};
   std::array<std::atomic<uint64_t>, kOutcomes> outcomes_{};
+  std::atomic<uint64_t> running_{0};
 };
 
 }  // namespace argus::query
