@@ -8,12 +8,14 @@
 // Acks and Close{OK, "server shutting down"}), seal, close the store, exit 0.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/allocator.h"
 #include "ingest/auth.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/server.h"
@@ -222,8 +224,25 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "argusd: serving %s (sync-wal %s, block-steps %u, max frame %u bytes)\n", data_dir.c_str(),
                sync_wal.c_str(), block_steps, max_frame_bytes);
 
-  int sig = 0;
-  sigwait(&signals, &sig);
+  // Memory that queries freed stays with the allocator for the next ones (faulting it in
+  // again cost more than a rolling median's arithmetic: cli/malloc_conf.cpp); once no
+  // statement has started or run for a whole interval, it goes back to the OS.
+  const timespec idle_interval{10, 0};
+  uint64_t started = 0;
+  bool released = true;
+  int sig = -1;
+  while (sig < 0) {
+    sig = sigtimedwait(&signals, nullptr, &idle_interval);
+    if (sig >= 0 || !router) continue;
+    const query::QueryMetrics& queries = router->queries();
+    if (queries.started() != started || queries.running() > 0) {
+      started = queries.started();
+      released = false;
+    } else if (!released) {
+      released = true;
+      releaseFreedMemory();
+    }
+  }
   std::fprintf(stderr, "argusd: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
   if (http) http->stop();

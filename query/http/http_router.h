@@ -40,6 +40,8 @@ class HttpRouter {
   void setTokens(HttpTokens tokens) { tokens_ = std::move(tokens); }
 
   HttpResponse handle(const HttpRequest& request);
+  // The statements run for /api/v1/query and Grafana (QueryMetrics).
+  const QueryMetrics& queries() const { return query_metrics_; }
   // Transport-level refusals (oversized requests, bad HTTP) count here too.
   void countRefusal(int status);
 

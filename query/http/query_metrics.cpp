@@ -9,6 +9,7 @@ namespace argus::query {
 
 QueryResult QueryMetrics::run(const storage::Store& store, std::string_view sql, const QueryOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  started_.fetch_add(1, std::memory_order_relaxed);
   running_.fetch_add(1, std::memory_order_relaxed);
   struct Finished {
     std::atomic<uint64_t>& running;

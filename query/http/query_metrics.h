@@ -26,6 +26,9 @@ class QueryMetrics {
   QueryResult run(const storage::Store& store, std::string_view sql, const QueryOptions& options);
   // Appends the histogram and outcome counters in Prometheus text format.
   void write(std::string* out) const;
+  // Statements started so far, and those still running.
+  uint64_t started() const { return started_.load(std::memory_order_relaxed); }
+  uint64_t running() const { return running_.load(std::memory_order_relaxed); }
 
  private:
   enum Outcome : size_t { kOk, kParserError, kBinderError, kExecutionError, kOutcomes };
@@ -34,7 +37,7 @@ class QueryMetrics {
   std::array<std::atomic<uint64_t>, kQueryDurationBucketsS.size() + 1> buckets_{};
   std::atomic<uint64_t> duration_ns_sum_{0};
   std::array<std::atomic<uint64_t>, kOutcomes> outcomes_{};
-  std::atomic<uint64_t> running_{0};
+  std::atomic<uint64_t> started_{0}, running_{0};
 };
 
 }  // namespace argus::query
