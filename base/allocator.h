@@ -1,6 +1,6 @@
 // Handing freed memory back to the OS. argusd and the CLI link jemalloc set to keep freed
 // pages for reuse instead of purging them on a timer (cli/malloc_conf.cpp); argusd calls
-// this once queries have stopped for a while.
+// this every 10 s in which no query ran (cli/argusd_main.cpp).
 #pragma once
 
 namespace argus {

@@ -224,24 +224,19 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "argusd: serving %s (sync-wal %s, block-steps %u, max frame %u bytes)\n", data_dir.c_str(),
                sync_wal.c_str(), block_steps, max_frame_bytes);
 
-  // Memory that queries freed stays with the allocator for the next ones (faulting it in
-  // again cost more than a rolling median's arithmetic: cli/malloc_conf.cpp); once no
-  // statement has started or run for a whole interval, it goes back to the OS.
-  const timespec idle_interval{10, 0};
+  // Memory that queries and sessions free stays with the allocator for reuse (faulting it
+  // in again cost a rolling median more than its arithmetic: cli/malloc_conf.cpp); every
+  // interval in which no statement started or ran, it goes back to the OS.
+  const timespec interval{10, 0};
   uint64_t started = 0;
-  bool released = true;
   int sig = -1;
   while (sig < 0) {
-    sig = sigtimedwait(&signals, nullptr, &idle_interval);
-    if (sig >= 0 || !router) continue;
-    const query::QueryMetrics& queries = router->queries();
-    if (queries.started() != started || queries.running() > 0) {
-      started = queries.started();
-      released = false;
-    } else if (!released) {
-      released = true;
-      releaseFreedMemory();
-    }
+    sig = sigtimedwait(&signals, nullptr, &interval);
+    if (sig >= 0) break;
+    const uint64_t now = router ? router->queries().started() : 0;
+    const bool queried = now != started || (router && router->queries().running() > 0);
+    started = now;
+    if (!queried) releaseFreedMemory();
   }
   std::fprintf(stderr, "argusd: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 

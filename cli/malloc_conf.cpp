@@ -16,8 +16,8 @@
 // - oversize_threshold:0: allocations over 8 MiB (a large result's columns) come from the
 //   arenas too, not from one that purges them as soon as they are freed.
 // - dirty_decay_ms:-1: no purging on a timer (its gradual purge still faulted half the
-//   pages back in between runs a second apart). argusd returns the kept pages once queries
-//   stop for 10 s instead (base/allocator.h); the CLI's processes end.
+//   pages back in between runs a second apart). argusd returns the kept pages every 10 s
+//   in which no query ran instead (base/allocator.h); the CLI's processes end.
 extern "C" {
 // NOLINTNEXTLINE: the name and type are jemalloc's.
 const char* malloc_conf = "percpu_arena:percpu,oversize_threshold:0,dirty_decay_ms:-1";

@@ -1,6 +1,6 @@
-// argusd keeps the memory a query frees for the next query, and returns it to the OS once
-// no statement has started for a whole idle interval of 10 s (cli/argusd_main.cpp,
-// cli/malloc_conf.cpp, base/allocator.h).
+// argusd keeps the memory a query frees for the next query, and returns it to the OS at
+// the end of the first 10-s interval in which no statement started or ran
+// (cli/argusd_main.cpp, cli/malloc_conf.cpp, base/allocator.h).
 #include <doctest/doctest.h>
 
 #include <chrono>
