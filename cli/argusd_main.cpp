@@ -8,8 +8,8 @@
 // Acks and Close{OK, "server shutting down"}), seal, close the store, exit 0.
 #include <CLI/CLI.hpp>
 #include <csignal>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>

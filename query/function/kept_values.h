@@ -5,8 +5,8 @@
 // carved from pages this object owns, so adding a value never moves the ones before it: a
 // vector per group copied every value about twice as it grew, and touched twice the
 // memory (a quarter of a per-step median's time over 10 M rows). finalize gathers a
-// group's chain into one buffer. Full-size pages come from the process's PagePool and go
-// back to it, so the next query reuses them instead of faulting them in again.
+// group's chain into one buffer. Freed pages stay with the allocator for the next query
+// (cli/malloc_conf.cpp), which reuses them instead of faulting them in again.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +15,6 @@
 #include <memory>
 #include <vector>
 
-#include "query/common/page_pool.h"
 
 namespace argus::query {
 
@@ -103,7 +102,7 @@ class KeptValues {
   static constexpr size_t kFirstSegment = 4;
   static constexpr size_t kLastSegment = 4096;
   static constexpr size_t kFirstPage = 4096;   // bytes; pages double up to kLastPage
-  static constexpr size_t kLastPage = PagePool::kPageBytes;
+  static constexpr size_t kLastPage = size_t{1} << 20;
   static_assert(sizeof(Segment) % alignof(T) == 0);
 
   static T* values(Segment* s) { return reinterpret_cast<T*>(s + 1); }
@@ -126,7 +125,7 @@ class KeptValues {
   Segment* carve(size_t bytes) {
     if (page_left_ < bytes) {
       const size_t size = std::max(bytes, pages_.empty() ? kFirstPage : std::min(last_page_size_ * 2, kLastPage));
-      pages_.emplace_back(size);
+      pages_.push_back(std::make_unique_for_overwrite<std::byte[]>(size));
       last_page_size_ = size;
       page_bytes_ += size;
       page_at_ = pages_.back().get();
@@ -140,7 +139,7 @@ class KeptValues {
 
   std::vector<Cursor> cursors_;
   std::vector<Chain> chains_;
-  std::vector<PooledPage> pages_;
+  std::vector<std::unique_ptr<std::byte[]>> pages_;
   std::byte* page_at_ = nullptr;
   size_t page_left_ = 0;
   size_t last_page_size_ = 0;
