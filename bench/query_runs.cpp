@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "bench/query_store.h"
 #include "query/common/errors.h"
@@ -42,26 +43,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   query::QueryEngine engine(**store);
-  std::vector<double> faults;
+  std::vector<double> wall, cpu, faults;
+  uint64_t values = 0;
+  size_t rows = 0;
   try {
-    bench::Timing t = bench::timeRuns(runs, [&](bench::Timing* timing) {
+    for (int i = 0; i < runs; ++i) {
       const long f0 = minorFaults();
-      auto w0 = bench::Clock::now();
+      const auto w0 = bench::Clock::now();
       const double c0 = bench::cpuSeconds();
-      query::QueryResult r = engine.run(sql);
-      const double wall = std::chrono::duration<double>(bench::Clock::now() - w0).count();
-      const long f = minorFaults() - f0;
-      faults.push_back(static_cast<double>(f));
-      timing->result_rows = r.rows;
-      timing->values = r.stats.values_scanned;
-      std::printf("run: %.4f s wall, %.4f s cpu, %ld page faults, %zu rows\n", wall, bench::cpuSeconds() - c0, f, r.rows);
-    });
-    std::sort(faults.begin(), faults.end());
-    std::printf("median of %d: %.4f s wall, %.4f s cpu, %.0f page faults; %llu values scanned, %llu rows\n", runs, t.wall_s, t.cpu_s,
-                faults[faults.size() / 2], static_cast<unsigned long long>(t.values), static_cast<unsigned long long>(t.result_rows));
+      query::QueryResult r = engine.run(sql);  // freed before the next run, as a server's would be
+      wall.push_back(std::chrono::duration<double>(bench::Clock::now() - w0).count());
+      cpu.push_back(bench::cpuSeconds() - c0);
+      faults.push_back(static_cast<double>(minorFaults() - f0));
+      values = r.stats.values_scanned;
+      rows = r.rows;
+      std::printf("run: %.4f s wall, %.4f s cpu, %.0f page faults, %zu rows\n", wall.back(), cpu.back(), faults.back(), rows);
+    }
   } catch (const query::QueryError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("median of %d: %.4f s wall, %.4f s cpu, %.0f page faults; %llu values scanned, %zu rows\n", runs, median(wall), median(cpu),
+              median(faults), static_cast<unsigned long long>(values), rows);
   return 0;
 }

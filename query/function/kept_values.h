@@ -15,7 +15,6 @@
 #include <memory>
 #include <vector>
 
-
 namespace argus::query {
 
 template <typename T>

@@ -4,9 +4,7 @@
 // serving a good session.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <thread>
 
 #include "cli/http_client.h"
@@ -18,21 +16,6 @@ using namespace argus::testing;
 namespace {
 
 constexpr long kRssLimitKb = 300 * 1024;
-
-// VmRSS of a process in KiB (0 when unreadable).
-long rssKb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      std::istringstream s(line.substr(6));
-      long kb = 0;
-      s >> kb;
-      return kb;
-    }
-  }
-  return 0;
-}
 
 std::string header(uint32_t n) {
   std::string h(4, '\0');
@@ -104,7 +87,7 @@ TEST_CASE("amplifying delta records: the session is closed, argusd's memory stay
     CHECK(close.code == Status::Code::kCorruption);
     CHECK_MESSAGE(close.reason.find("decoded size over budget") != std::string::npos, close.reason);
     CHECK_MESSAGE(close.reason.find("record seq 2") != std::string::npos, close.reason);
-    long rss = rssKb(argusd.pid());
+    long rss = rssKib(argusd.pid());
     CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
   }
   {
@@ -118,7 +101,7 @@ TEST_CASE("amplifying delta records: the session is closed, argusd's memory stay
     wire::CloseMsg close = c.waitClose();
     CHECK(close.code == Status::Code::kResourceExhausted);
     CHECK_MESSAGE(close.reason.find("decodes to more than") != std::string::npos, close.reason);
-    long rss = rssKb(argusd.pid());
+    long rss = rssKib(argusd.pid());
     CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
   }
   goodSessionWorks(port, "good");
@@ -130,7 +113,7 @@ TEST_CASE("frame headers that announce 16 MiB: refused before Hello, timed out a
   argusd.setArgs({"--frame-timeout-ms", "1000"});
   REQUIRE_MESSAGE(argusd.start().isOk(), argusd.stderrTail());
   uint16_t port = argusd.ingestPort();
-  long rss0 = rssKb(argusd.pid());
+  long rss0 = rssKib(argusd.pid());
 
   {
     INFO("60 connections send only a 16 MiB frame header before Hello");
@@ -139,7 +122,7 @@ TEST_CASE("frame headers that announce 16 MiB: refused before Hello, timed out a
       REQUIRE(c.connect(port).isOk());
       REQUIRE(c.conn.write(header(16u << 20)).isOk());
     }
-    long rss = rssKb(argusd.pid());
+    long rss = rssKib(argusd.pid());
     CHECK_MESSAGE(rss < kRssLimitKb, "argusd VmRSS " << rss << " KiB");
     for (auto& c : clients) {
       wire::CloseMsg close = c.waitClose();
@@ -155,7 +138,7 @@ TEST_CASE("frame headers that announce 16 MiB: refused before Hello, timed out a
       REQUIRE(c.conn.write(header(16u << 20) + std::string(1000, '\0')).isOk());
     }
     std::this_thread::sleep_for(200ms);
-    long rss = rssKb(argusd.pid());
+    long rss = rssKib(argusd.pid());
     // Buffers grow with what arrived, not what was announced (60 x 16 MiB would be ~1 GB).
     CHECK_MESSAGE(rss < rss0 + 100 * 1024, "argusd VmRSS " << rss << " KiB, " << rss0 << " KiB at start");
     for (auto& c : clients) {
@@ -240,15 +223,8 @@ TEST_CASE("--max-head-bytes: a full head pauses reading while complete blocks ar
       Status st = s->flush(60s);
       REQUIRE_MESSAGE(st.isOk(), st.toString(), argusd.stderrTail());
     }
-    auto metrics = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET", "/metrics");
-    REQUIRE(metrics.isOk());
-    auto counter = [&](const std::string& name) {
-      size_t at = metrics->body.find("\n" + name + " ");
-      REQUIRE_MESSAGE(at != std::string::npos, name);
-      return std::stoull(metrics->body.substr(at + name.size() + 2));
-    };
-    CHECK(counter("argus_ingest_head_full_pauses_total") > 0);
-    CHECK(counter("argus_ingest_forced_seals_total") > 0);
+    CHECK(metricSample(argusd.httpPort(), "argus_ingest_head_full_pauses_total") > 0);
+    CHECK(metricSample(argusd.httpPort(), "argus_ingest_forced_seals_total") > 0);
     for (auto& s : senders) s->close();
     REQUIRE_MESSAGE(argusd.stop() == 0, argusd.stderrTail());
     checkStoredOnce(argusd.dataDir(), "full-head", sent);

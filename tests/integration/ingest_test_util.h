@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -20,6 +22,7 @@
 #include "model/step_chain.h"
 #include "storage/store.h"
 #include "cli/argusd_process.h"
+#include "cli/http_client.h"
 #include "simulate/synthetic_steps.h"
 #include "wire/messages.h"
 #include "wire/step_sender.h"
@@ -33,6 +36,28 @@ using simulate::SyntheticOptions;
 using simulate::SyntheticSteps;
 
 using namespace std::chrono_literals;
+
+// A file of /proc/PID (status, maps); empty when unreadable.
+inline std::string procFile(pid_t pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// VmRSS of a process in KiB (0 when unreadable).
+inline long rssKib(pid_t pid) {
+  const std::string status = procFile(pid, "status");
+  const size_t at = status.find("VmRSS:");
+  return at == std::string::npos ? 0 : std::stol(status.substr(at + 6));
+}
+
+// One sample of argusd's GET /metrics, by its name and labels.
+inline double metricSample(uint16_t http_port, const std::string& sample) {
+  Result<cli::HttpReply> m = cli::httpRequest("127.0.0.1", http_port, "GET", "/metrics");
+  REQUIRE(m.isOk());
+  const size_t at = m->body.find("\n" + sample + " ");
+  REQUIRE_MESSAGE(at != std::string::npos, sample);
+  return std::stod(m->body.substr(at + sample.size() + 2));
+}
 
 struct StoredRow {
   uint64_t attempt = 0;

@@ -4,34 +4,16 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 
-#include "cli/argusd_process.h"
-#include "cli/http_client.h"
+#include "tests/integration/ingest_test_util.h"
 
 using namespace argus;
-
-namespace {
-
-std::string procFile(pid_t pid, const char* name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Resident set size in KiB (VmRSS).
-long rssKib(pid_t pid) {
-  const std::string status = procFile(pid, "status");
-  size_t at = status.find("VmRSS:");
-  REQUIRE(at != std::string::npos);
-  return std::stol(status.substr(at + 6));
-}
-
-}  // namespace
+using namespace argus::testing;
 
 TEST_CASE("argusd keeps freed query memory while queries run and returns it once they stop") {
-  cli::ArgusdProcess argusd;
+  ArgusdProcess argusd;
   argusd.setHttp(true);
   REQUIRE(argusd.start().isOk());
   if (procFile(argusd.pid(), "maps").find("libjemalloc") == std::string::npos) {

@@ -17,6 +17,7 @@
 #include "tests/integration/ingest_test_util.h"
 
 using namespace argus;
+using namespace argus::testing;
 using Json = nlohmann::json;
 
 namespace {
@@ -56,23 +57,14 @@ int64_t count(uint16_t port, const std::string& sql) {
   return body["rows"][0][0].get<int64_t>();
 }
 
-// One sample of argusd's /metrics, by its name and labels.
-double metric(uint16_t port, const std::string& sample) {
-  Result<cli::HttpReply> m = cli::httpRequest("127.0.0.1", port, "GET", "/metrics");
-  REQUIRE(m.isOk());
-  size_t at = m->body.find("\n" + sample + " ");
-  REQUIRE_MESSAGE(at != std::string::npos, sample);
-  return std::stod(m->body.substr(at + sample.size() + 2));
-}
-
-// Polls `metric` every 20 ms until `done` holds of it or 20 s pass; returns its last value.
+// Polls a /metrics sample every 20 ms until `done` holds of it or 20 s pass; returns its last value.
 template <typename Done>
 double waitForMetric(uint16_t port, const std::string& sample, Done done) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  double value = metric(port, sample);
+  double value = metricSample(port, sample);
   while (!done(value) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    value = metric(port, sample);
+    value = metricSample(port, sample);
   }
   return value;
 }
@@ -91,7 +83,7 @@ void giveUpAndCheckCancelled(uint16_t port, std::future<Result<cli::HttpReply>>&
   CHECK(std::chrono::steady_clock::now() - gave_up < std::chrono::seconds(5));
   CHECK(waitForMetric(port, "argus_queries_running", [](double v) { return v == 0; }) == 0);
   CHECK(std::chrono::steady_clock::now() - gave_up < std::chrono::seconds(10));  // its deadline is 30 s or more away
-  CHECK(metric(port, "argus_query_outcomes_total{outcome=\"execution_error\"}") == 1);
+  CHECK(metricSample(port, "argus_query_outcomes_total{outcome=\"execution_error\"}") == 1);
 }
 
 }  // namespace
