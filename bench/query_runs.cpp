@@ -4,7 +4,10 @@
 // settings (MALLOC_CONF=...) on the same store without rebuilding it; the first run reads
 // from disk into the block cache, the others are warm.
 //
-//   bench_query_runs data=DIR sql="SELECT ..." [runs=5]
+// threads=1 makes the work one thread's, for instruction counts under callgrind that do
+// not depend on how the threads shared it.
+//
+//   bench_query_runs data=DIR sql="SELECT ..." [runs=5] [threads=0 (one per core)]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -30,9 +33,12 @@ long minorFaults() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::Args args(argc, argv, "bench_query_runs data=DIR sql=\"SELECT ...\" [runs=5]");
+  bench::Args args(argc, argv, "bench_query_runs data=DIR sql=\"SELECT ...\" [runs=5] [threads=0]");
   const std::string data = args.str("data", ""), sql = args.str("sql", "");
   const int runs = static_cast<int>(std::max(1L, args.num("runs", 5)));
+  query::QueryOptions options;
+  options.scan_threads = static_cast<size_t>(std::max(0L, args.num("threads", 0)));
+  options.deadline = std::chrono::minutes(10);  // not the default 30 s: runs under valgrind are ~50x slower
   if (data.empty() || sql.empty()) {
     std::fprintf(stderr, "data=DIR and sql=... are required\n");
     return 2;
@@ -51,7 +57,7 @@ int main(int argc, char** argv) {
       const long f0 = minorFaults();
       const auto w0 = bench::Clock::now();
       const double c0 = bench::cpuSeconds();
-      query::QueryResult r = engine.run(sql);  // freed before the next run, as a server's would be
+      query::QueryResult r = engine.run(sql, options);  // freed before the next run, as a server's would be
       wall.push_back(std::chrono::duration<double>(bench::Clock::now() - w0).count());
       cpu.push_back(bench::cpuSeconds() - c0);
       faults.push_back(static_cast<double>(minorFaults() - f0));

@@ -99,8 +99,15 @@ class BlockLoader {
 
   // Only rows [begin, end) of each column will be read (RowContext::wanted_begin).
   void want(size_t begin, size_t end) {
-    wanted_begin_ = begin;
-    wanted_end_ = end;
+    wanted_begin_ = hist_begin_ = begin;
+    wanted_end_ = hist_end_ = end;
+  }
+  // The same for histogram columns alone. Unlike integer columns, which may be group keys
+  // or the counts a grouped codec reads for every row, a histogram column is read outside
+  // the scanned rows only by the codecs of the same rows (hist-residual).
+  void wantHists(size_t begin, size_t end) {
+    hist_begin_ = begin;
+    hist_end_ = end;
   }
 
   Status load(uint8_t id) {
@@ -126,8 +133,9 @@ class BlockLoader {
     bool need_hists = codec == CodecId::kHistResidual;
     bool need_prediction = codec == CodecId::kSumResidual;
     RowContext ctx;
-    ctx.wanted_begin = wanted_begin_;
-    ctx.wanted_end = wanted_end_;
+    const bool hist = out_->columns[id].type == ColumnType::kHistogram;
+    ctx.wanted_begin = hist ? hist_begin_ : wanted_begin_;
+    ctx.wanted_end = hist ? hist_end_ : wanted_end_;
     std::vector<int64_t>& prediction = buffers().prediction;
     if (need_prediction) {
       const SumPredictor* p = sumPredictorOf(table, id);
@@ -188,6 +196,7 @@ class BlockLoader {
   bool have_groups_ = false;
   RowContext groups_;
   size_t wanted_begin_ = 0, wanted_end_ = SIZE_MAX;
+  size_t hist_begin_ = 0, hist_end_ = SIZE_MAX;
 };
 
 }  // namespace
@@ -249,6 +258,11 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     // steps' rows need decoding.
     const auto [first, last] = out->stepsIn(from_step, to_step);
     loader.want(first, last);
+  } else if (isNestedTable(at.table) && (from_step > 0 || to_step < UINT64_MAX)) {
+    const auto [first, last] = out->stepsIn(from_step, to_step);
+    size_t before = 0, inside = 0;  // rows of the steps before the wanted ones, of the wanted ones
+    for (size_t i = 0; i < last; ++i) (i < first ? before : inside) += static_cast<size_t>(out->row_counts[i]);
+    loader.wantHists(before, before + inside);
   }
   if (columns != nullptr) {
     for (uint8_t id : *columns) ARGUS_RETURN_IF_ERROR(loader.load(id));

@@ -40,7 +40,8 @@ class ChunkReader {
   // the key for any other table (its block exists; the layout is damaged).
   // *chunks_read counts chunk values decoded.
   // Steps outside [from_step, to_step) are not wanted: in a table of one row per step, their
-  // rows of a column whose codec decodes rows one by one (bit-pack) are left 0.
+  // rows of a column whose codec decodes rows one by one (bit-pack) are left 0; in a table
+  // of many rows per step, their histograms are left empty.
   static Status readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
                           uint64_t* chunks_read, const ChunkView* layout = nullptr, uint64_t from_step = 0, uint64_t to_step = UINT64_MAX);
 };

@@ -73,8 +73,9 @@ struct HistRow {
 //   prediction: per row, the sum of the columns the schema says this column usually
 //     equals (steps.end_ns = start_ns + iter_ns; compute_ns = forward + backward + optimizer).
 //   wanted_begin/wanted_end: decoders only, the rows the reader will look at. A codec that
-//     decodes each row on its own (bit-pack) decodes just those and leaves the others
-//     unspecified; readers that pass a window read nothing outside it.
+//     decodes each row on its own (bit-pack) decodes just those, the histogram window codec
+//     stops after them and only chains through the rows before; both leave the others
+//     unspecified. Readers that pass a window read nothing outside it.
 // Empty members mean "not available"; a codec that needs one then does not apply.
 struct RowContext {
   std::vector<uint32_t> ids;

@@ -137,6 +137,83 @@ Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::strin
   return Status::ok();
 }
 
+// Why a row's slots failed to decode (and the count at fault); turned into a Status off the
+// row loop.
+enum class SlotError : uint8_t { kNone, kTruncated, kCountTooLarge, kZeroEdge, kImpliedRange };
+struct SlotFault {
+  SlotError error = SlotError::kNone;
+  uint64_t count = 0;
+};
+
+// Reads the slots first..last of one row from stream D into its mode and, with kStore, its
+// buckets. `skip` is the implied slot (INT64_MIN: none), whose count is `total` less the
+// others'. Checks that counts fit 32 bits and the window's edges are non-zero.
+template <bool kStore>
+[[gnu::always_inline]] inline SlotFault decodeSlots(VarintCursor& d, int64_t first, int64_t last, int64_t skip, int64_t total,
+                                                    std::vector<Bucket>* buckets, int32_t* mode_out) {
+  uint64_t sum = 0;
+  uint32_t best = 0;
+  int32_t mode = 0;
+  Bucket* out = nullptr;
+  Bucket* implied = nullptr;
+  if constexpr (kStore) {
+    buckets->resize(static_cast<size_t>(last - first + 1));
+    out = buckets->data();
+  }
+  for (int64_t ix = first; ix <= last; ++ix) {
+    if (ix == skip) {
+      if constexpr (kStore) implied = out++;
+      continue;
+    }
+    uint64_t c = 0;
+    if (!d.next(&c)) [[unlikely]] return {SlotError::kTruncated};
+    if (c > UINT32_MAX) [[unlikely]] return {SlotError::kCountTooLarge, c};
+    if (c == 0) {
+      if (ix == first || ix == last) [[unlikely]] return {SlotError::kZeroEdge};
+      continue;
+    }
+    sum += c;
+    if constexpr (kStore) *out++ = Bucket{static_cast<int32_t>(ix), static_cast<uint32_t>(c)};
+    if (c > best) {
+      best = static_cast<uint32_t>(c);
+      mode = static_cast<int32_t>(ix);
+    }
+  }
+  if (skip != INT64_MIN) {
+    if (total < 0 || static_cast<uint64_t>(total) < sum || static_cast<uint64_t>(total) - sum > UINT32_MAX) [[unlikely]] {
+      return {SlotError::kImpliedRange};
+    }
+    const uint64_t c = static_cast<uint64_t>(total) - sum;
+    if (c == 0 && (skip == first || skip == last)) [[unlikely]] return {SlotError::kZeroEdge};
+    // The mode is the lowest index of the largest count: the implied slot wins a tie only
+    // from below.
+    if (c > best || (c == best && skip < mode)) mode = static_cast<int32_t>(skip);
+    if constexpr (kStore) {
+      if (c > 0) {
+        *implied = Bucket{static_cast<int32_t>(skip), static_cast<uint32_t>(c)};
+      } else {
+        // An empty implied slot inside the window: close the gap it left.
+        std::copy(implied + 1, out, implied);
+        --out;
+      }
+    }
+  }
+  if constexpr (kStore) buckets->resize(static_cast<size_t>(out - buckets->data()));
+  *mode_out = mode;
+  return {};
+}
+
+Status slotStatus(SlotFault f, size_t row) {
+  switch (f.error) {
+    case SlotError::kTruncated: return Status::corruption("hist-window stream D: truncated or overlong varint at row " + std::to_string(row));
+    case SlotError::kCountTooLarge: return Status::corruption("hist-window: bucket count " + std::to_string(f.count) + " above 2^32-1");
+    case SlotError::kZeroEdge: return Status::corruption("hist-window: window edge with a zero count");
+    case SlotError::kImpliedRange: return Status::corruption("hist-window: implied count out of range");
+    case SlotError::kNone: break;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void summarizeHists(std::span<const DurationHistogram> values, std::vector<HistRow>* rows, std::vector<Bucket>* buckets) {
@@ -304,29 +381,31 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
 
   out->clear();
   out->resize(rows);
-  std::vector<int64_t> prev;
-  if (grouped) prev.assign(ctx->count, -1);
-  for (size_t i = 0; i < rows; ++i) {
-    int64_t ref_first = 0, ref_width = 0;
-    const std::vector<Bucket>* ref = nullptr;
+  // What a row needs of its group's previous histogram: its window and mode.
+  struct Ref {
+    int64_t first = 0, width = 0;
+    int32_t mode = 0;
+  };
+  std::vector<Ref> refs;
+  if (grouped) refs.assign(ctx->count, Ref{});
+  // Rows before the wanted ones are decoded only as far as the next row of their group needs
+  // (window and mode, no buckets); rows past them not at all. The chunk's checksum has
+  // vouched for the bytes left unread.
+  const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, rows) : 0;
+  const size_t wanted_end = ctx != nullptr ? std::min(ctx->wanted_end, rows) : rows;
+  for (size_t i = 0; i < wanted_end; ++i) {
+    Ref ref;
+    Ref* own = nullptr;
     if (grouped) {
       uint32_t g = ctx->ids[i];
       if (g >= ctx->count) return Status::corruption("hist-window: group id out of range");
-      int64_t& p = prev[g];
-      if (p >= 0) {
-        const auto& rb = (*out)[static_cast<size_t>(p)].buckets();
-        ref = &rb;
-        if (!rb.empty()) {
-          ref_first = rb.front().index;
-          ref_width = static_cast<int64_t>(rb.back().index) - rb.front().index + 1;
-        }
-      }
-      p = static_cast<int64_t>(i);
+      own = &refs[g];
+      ref = *own;
     }
     int64_t dw = 0;
     if (!a.nextSigned(&dw)) return bad("A", i);
     int64_t width = 0;
-    if (!addDelta(ref_width, dw, &width)) return outOfRange("hist-window: window width");
+    if (!addDelta(ref.width, dw, &width)) return outOfRange("hist-window: window width");
     // Each slot but an implied one costs a byte of stream D.
     if (width < 0 || width > model::DurationHistogram::kMaxIndex + 1 ||
         static_cast<uint64_t>(width) > d.remaining() + (implied ? 1 : 0)) {
@@ -334,59 +413,35 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     }
     if (width == 0) {
       if (implied && ctx->counts[i] != 0) return Status::corruption("hist-window: empty histogram with a non-zero count");
+      if (own != nullptr) *own = Ref{};
       continue;
     }
     int64_t df = 0;
     if (!b.nextSigned(&df)) return bad("B", i);
     int64_t first = 0;
-    if (!addDelta(ref_first, df, &first)) return outOfRange("hist-window: first bucket");
+    if (!addDelta(ref.first, df, &first)) return outOfRange("hist-window: first bucket");
     if (first < 0 || first + width - 1 > model::DurationHistogram::kMaxIndex) {
       return Status::corruption("hist-window: row " + std::to_string(i) + " bucket range out of range");
     }
     int64_t last = first + width - 1;
-    int32_t ref_mode = ref != nullptr && !ref->empty() ? modeOf(*ref) : 0;
-    int64_t skip = implied ? impliedSlot(ref != nullptr && !ref->empty() ? &ref_mode : nullptr, first, last) : INT64_MIN;
-    // Straight into the row's histogram (refill: no copy, no second validation), with the
-    // checks here: indices ascend within [0, kMaxIndex], counts are non-zero.
-    Status row_status;
-    auto fail = [&](Status st) {
-      row_status = std::move(st);
-      return false;
-    };
-    (*out)[i].refill([&](std::vector<Bucket>& buckets) {
-      buckets.reserve(static_cast<size_t>(width));
-      uint64_t sum = 0;
-      size_t skip_pos = SIZE_MAX;
-      for (int64_t ix = first; ix <= last; ++ix) {
-        uint64_t c = 0;
-        if (ix == skip) {
-          skip_pos = buckets.size();
-          buckets.push_back(Bucket{static_cast<int32_t>(ix), 0});
-          continue;
-        }
-        if (!d.next(&c)) return fail(bad("D", i));
-        if (c > UINT32_MAX) return fail(Status::corruption("hist-window: bucket count " + std::to_string(c) + " above 2^32-1"));
-        if ((ix == first || ix == last) && c == 0) return fail(Status::corruption("hist-window: window edge with a zero count"));
-        sum += c;
-        if (c > 0) buckets.push_back(Bucket{static_cast<int32_t>(ix), static_cast<uint32_t>(c)});
-      }
-      if (skip_pos != SIZE_MAX) {
-        uint64_t total = static_cast<uint64_t>(ctx->counts[i]);
-        if (ctx->counts[i] < 0 || total < sum || total - sum > UINT32_MAX) return fail(Status::corruption("hist-window: implied count out of range"));
-        uint64_t c = total - sum;
-        if ((skip == first || skip == last) && c == 0) return fail(Status::corruption("hist-window: window edge with a zero count"));
-        if (c == 0) {
-          buckets.erase(buckets.begin() + static_cast<std::ptrdiff_t>(skip_pos));
-        } else {
-          buckets[skip_pos].count = static_cast<uint32_t>(c);
-        }
-      }
-      return true;
-    });
+    const int64_t skip = implied ? impliedSlot(ref.width > 0 ? &ref.mode : nullptr, first, last) : INT64_MIN;
+    const int64_t total = implied ? ctx->counts[i] : 0;
+    int32_t mode = 0;
+    SlotFault e;
+    if (i < wanted_begin) {
+      e = decodeSlots<false>(d, first, last, skip, total, nullptr, &mode);
+    } else {
+      // Straight into the row's histogram (refill: no copy, no second validation).
+      (*out)[i].refill([&](std::vector<Bucket>& buckets) {
+        e = decodeSlots<true>(d, first, last, skip, total, &buckets, &mode);
+        return e.error == SlotError::kNone;
+      });
+    }
     // The context only on failure: built for every row, its text cost 5% of a histogram scan.
-    if (!row_status.isOk()) return row_status.withContext("hist-window row " + std::to_string(i));
+    if (e.error != SlotError::kNone) [[unlikely]] return slotStatus(e, i).withContext("hist-window row " + std::to_string(i));
+    if (own != nullptr) *own = Ref{first, width, mode};
   }
-  if (!a.atEnd() || !b.atEnd() || !d.atEnd()) return Status::corruption("hist-window: trailing bytes in a stream");
+  if (wanted_end == rows && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
   return Status::ok();
 }
 

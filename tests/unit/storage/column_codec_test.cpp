@@ -353,6 +353,22 @@ TEST_CASE("histogram codecs round-trip") {
     REQUIRE_MESSAGE(s.isOk(), s.toString());
     CHECK(out == hists);
     MESSAGE("hist-window variant " << variant << ": " << bytes.size() << " bytes");
+    // A window of wanted rows: those decode as in full (each against references the rows
+    // before it only chained through), the others stay empty.
+    const size_t n = hists.size();
+    for (auto [begin, end] : {std::pair<size_t, size_t>{1, 4000}, {2000, 2001}, {n - 70, n}, {n - 1, n}, {0, 0}}) {
+      RowContext windowed = ctx;
+      windowed.wanted_begin = begin;
+      windowed.wanted_end = end;
+      HistColumn part;
+      Status sw = decodeHists(static_cast<uint8_t>(CodecId::kHistWindow), bytes, n, &windowed, &part);
+      REQUIRE_MESSAGE(sw.isOk(), sw.toString());
+      REQUIRE(part.size() == n);
+      for (size_t i = 0; i < n; ++i) {
+        INFO("window [" << begin << ", " << end << ") row " << i);
+        CHECK(part[i] == (i >= begin && i < end ? hists[i] : DurationHistogram()));
+      }
+    }
     if (variant & 2) {
       // A count column that disagrees with the histograms is caught, not decoded silently.
       RowContext wrong = ctx;
