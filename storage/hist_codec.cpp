@@ -151,6 +151,22 @@ struct SlotFault {
 template <bool kStore>
 [[gnu::always_inline]] inline SlotFault decodeSlots(VarintCursor& d, int64_t first, int64_t last, int64_t skip, int64_t total,
                                                     std::vector<Bucket>* buckets, int32_t* mode_out) {
+  if (first == last) {
+    // One slot (most kernels: their launches in one bucket): its count is the row's total
+    // or the one value in stream D.
+    uint64_t c = 0;
+    if (skip == first) {  // (a one-slot window's implied slot is always that slot)
+      if (total <= 0 || total > UINT32_MAX) [[unlikely]] return {total == 0 ? SlotError::kZeroEdge : SlotError::kImpliedRange};
+      c = static_cast<uint64_t>(total);
+    } else {
+      if (!d.next(&c)) [[unlikely]] return {SlotError::kTruncated};
+      if (c > UINT32_MAX) [[unlikely]] return {SlotError::kCountTooLarge, c};
+      if (c == 0) [[unlikely]] return {SlotError::kZeroEdge};
+    }
+    if constexpr (kStore) buckets->assign(1, Bucket{static_cast<int32_t>(first), static_cast<uint32_t>(c)});
+    *mode_out = static_cast<int32_t>(first);
+    return {};
+  }
   uint64_t sum = 0;
   uint32_t best = 0;
   int32_t mode = 0;
@@ -383,8 +399,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   out->resize(rows);
   // What a row needs of its group's previous histogram: its window and mode.
   struct Ref {
-    int64_t first = 0, width = 0;
-    int32_t mode = 0;
+    int32_t first = 0, width = 0, mode = 0;
   };
   std::vector<Ref> refs;
   if (grouped) refs.assign(ctx->count, Ref{});
@@ -439,7 +454,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     }
     // The context only on failure: built for every row, its text cost 5% of a histogram scan.
     if (e.error != SlotError::kNone) [[unlikely]] return slotStatus(e, i).withContext("hist-window row " + std::to_string(i));
-    if (own != nullptr) *own = Ref{first, width, mode};
+    if (own != nullptr) *own = Ref{static_cast<int32_t>(first), static_cast<int32_t>(width), mode};
   }
   if (wanted_end == rows && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
   return Status::ok();
