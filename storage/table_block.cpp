@@ -205,16 +205,15 @@ class GroupTable {
 
 }  // namespace
 
-RowContext TableBlock::groups() const {
-  RowContext g;
-  auto keys = groupKeyColumns(table);
-  if (keys.empty()) return g;
-  g.ids.resize(rows);
-  const int64_t* key_cols[4];
-  assert(keys.size() <= 4 && "BUG: more group-key columns than groups() handles");
-  for (size_t k = 0; k < keys.size(); ++k) key_cols[k] = columns[keys[k]].ints.data();
+namespace {
+
+// TableBlock::groups() over kKeys key columns: the count a template argument, so that a
+// row's key compares and hashes without a loop (it ran once per row of every grouped block
+// a scan reads).
+template <size_t kKeys>
+void groupRows(const int64_t* const (&key_cols)[4], size_t rows, RowContext* g) {
   auto sameKey = [&](size_t r, size_t i) {
-    for (size_t k = 0; k < keys.size(); ++k) {
+    for (size_t k = 0; k < kKeys; ++k) {
       if (key_cols[k][r] != key_cols[k][i]) return false;
     }
     return true;
@@ -223,24 +222,43 @@ RowContext TableBlock::groups() const {
   // last time is checked first; the hash table only sees new groups and changes of order.
   std::vector<uint32_t> first_row, next;  // per group: its first row; the group that followed it
   GroupTable table_of_groups;
+  uint32_t* ids = g->ids.data();
   for (size_t i = 0; i < rows; ++i) {
     if (i > 0) {
-      uint32_t guess = next[g.ids[i - 1]];
+      uint32_t guess = next[ids[i - 1]];
       if (guess != UINT32_MAX && sameKey(first_row[guess], i)) {
-        g.ids[i] = guess;
+        ids[i] = guess;
         continue;
       }
     }
     uint64_t h = 1469598103934665603ull;
-    for (size_t k = 0; k < keys.size(); ++k) h = (h ^ static_cast<uint64_t>(key_cols[k][i])) * 1099511628211ull + (h >> 29);
-    uint32_t id = table_of_groups.findOrAdd(h, g.count, [&](uint32_t group) { return sameKey(first_row[group], i); });
-    if (id == g.count) {
-      ++g.count;
+    for (size_t k = 0; k < kKeys; ++k) h = (h ^ static_cast<uint64_t>(key_cols[k][i])) * 1099511628211ull + (h >> 29);
+    uint32_t id = table_of_groups.findOrAdd(h, g->count, [&](uint32_t group) { return sameKey(first_row[group], i); });
+    if (id == g->count) {
+      ++g->count;
       first_row.push_back(static_cast<uint32_t>(i));
       next.push_back(UINT32_MAX);
     }
-    if (i > 0) next[g.ids[i - 1]] = id;
-    g.ids[i] = id;
+    if (i > 0) next[ids[i - 1]] = id;
+    ids[i] = id;
+  }
+}
+
+}  // namespace
+
+RowContext TableBlock::groups() const {
+  RowContext g;
+  auto keys = groupKeyColumns(table);
+  if (keys.empty()) return g;
+  g.ids.resize(rows);
+  const int64_t* key_cols[4] = {};
+  assert(keys.size() <= 4 && "BUG: more group-key columns than groups() handles");
+  for (size_t k = 0; k < keys.size(); ++k) key_cols[k] = columns[keys[k]].ints.data();
+  switch (keys.size()) {
+    case 1: groupRows<1>(key_cols, rows, &g); break;
+    case 2: groupRows<2>(key_cols, rows, &g); break;
+    case 3: groupRows<3>(key_cols, rows, &g); break;
+    default: groupRows<4>(key_cols, rows, &g); break;
   }
   return g;
 }
