@@ -137,6 +137,10 @@ Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::strin
   return Status::ok();
 }
 
+Status truncatedStream(const char* stream, size_t row) {
+  return Status::corruption(std::string("hist-window stream ") + stream + ": truncated or overlong varint at row " + std::to_string(row));
+}
+
 // Why a row's slots failed to decode (and the count at fault); turned into a Status off the
 // row loop.
 enum class SlotError : uint8_t { kNone, kTruncated, kCountTooLarge, kZeroEdge, kImpliedRange };
@@ -221,7 +225,7 @@ template <bool kStore>
 
 Status slotStatus(SlotFault f, size_t row) {
   switch (f.error) {
-    case SlotError::kTruncated: return Status::corruption("hist-window stream D: truncated or overlong varint at row " + std::to_string(row));
+    case SlotError::kTruncated: return truncatedStream("D", row);
     case SlotError::kCountTooLarge: return Status::corruption("hist-window: bucket count " + std::to_string(f.count) + " above 2^32-1");
     case SlotError::kZeroEdge: return Status::corruption("hist-window: window edge with a zero count");
     case SlotError::kImpliedRange: return Status::corruption("hist-window: implied count out of range");
@@ -391,9 +395,6 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   // Unchecked cursors: a bucket count per slot through ByteReader's Status was a third of a
   // histogram scan's time.
   VarintCursor a(va), b(vb), d(vd);
-  auto bad = [](const char* stream, size_t row) {
-    return Status::corruption(std::string("hist-window stream ") + stream + ": truncated or overlong varint at row " + std::to_string(row));
-  };
 
   out->clear();
   out->resize(rows);
@@ -418,7 +419,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       ref = *own;
     }
     int64_t dw = 0;
-    if (!a.nextSigned(&dw)) return bad("A", i);
+    if (!a.nextSigned(&dw)) return truncatedStream("A", i);
     int64_t width = 0;
     if (!addDelta(ref.width, dw, &width)) return outOfRange("hist-window: window width");
     // Each slot but an implied one costs a byte of stream D.
@@ -432,7 +433,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       continue;
     }
     int64_t df = 0;
-    if (!b.nextSigned(&df)) return bad("B", i);
+    if (!b.nextSigned(&df)) return truncatedStream("B", i);
     int64_t first = 0;
     if (!addDelta(ref.first, df, &first)) return outOfRange("hist-window: first bucket");
     if (first < 0 || first + width - 1 > model::DurationHistogram::kMaxIndex) {

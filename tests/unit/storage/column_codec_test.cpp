@@ -468,3 +468,42 @@ TEST_CASE("hist-window: a truncated varint names its stream and row; a bucket co
     CHECK(s.message().find(message) != std::string::npos);
   }
 }
+
+TEST_CASE("hist-window: implied counts out of range and damage before the wanted rows are Corruption") {
+  auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
+  const uint8_t codec = static_cast<uint8_t>(CodecId::kHistWindow);
+  HistColumn out;
+  // One row (flags 2: implied), width 1 at bucket 5: its one count is the row's total.
+  const std::string one = std::string(1, '\x02') + stream("\x02") + stream("\x0a") + stream("");
+  for (auto [total, message] : {std::pair<int64_t, const char*>{0, "window edge with a zero count"},
+                                {-1, "implied count out of range"},
+                                {int64_t{1} << 32, "implied count out of range"}}) {
+    std::vector<int64_t> counts{total};
+    RowContext ctx;
+    ctx.counts = counts;
+    Status s = decodeHists(codec, one, 1, &ctx, &out);
+    INFO(s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(message) != std::string::npos);
+  }
+  {
+    std::vector<int64_t> counts{7};
+    RowContext ctx;
+    ctx.counts = counts;
+    REQUIRE(decodeHists(codec, one, 1, &ctx, &out).isOk());
+    CHECK(out[0].count() == 7);
+  }
+  // Two ungrouped rows, the second wanted: a truncated count in the first (decoded only to
+  // chain through) is still caught, as is a zero window edge there.
+  const std::string two = std::string(1, '\x00') + stream("\x02\x02") + stream("\x0a\x0a");
+  for (auto [d, message] : {std::pair<std::string, const char*>{"\x83", "stream D: truncated or overlong varint at row 0"},
+                            {std::string("\x00\x03", 2), "window edge with a zero count"}}) {
+    RowContext ctx;
+    ctx.wanted_begin = 1;
+    ctx.wanted_end = 2;
+    Status s = decodeHists(codec, two + stream(d), 2, &ctx, &out);
+    INFO(s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(message) != std::string::npos);
+  }
+}
