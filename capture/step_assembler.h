@@ -404,7 +404,19 @@ class StepAssembler {
   std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
   std::vector<BucketCount> spills_;
   std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
-  std::vector<uint64_t> packed_buckets_;  // finishKernelStats scratch
+  // finishKernelStats writes the statistics in canonical order (StepRecord::canonicalize:
+  // signature, then phase; unique here), sorting these keys, not the records: canonicalize
+  // then finds them sorted, and each position keeps its histogram's capacity from one step
+  // to the next (sorting the records swapped histograms between positions, so they regrew).
+  struct StatOrder {
+    uint64_t signature;
+    uint64_t phase_index;  // phase << 32 | statistic
+    int64_t total_ns;
+    uint32_t count;
+    bool operator<(const StatOrder& o) const { return signature != o.signature ? signature < o.signature : phase_index < o.phase_index; }
+  };
+  std::vector<StatOrder> stat_order_;
+  std::vector<model::KernelStat> spare_kernels_;  // record_.kernels past the last step's count
   static constexpr int kBucketMemoBits = 10;
   struct BucketMemo {
     int64_t dur = INT64_MIN;  // never a duration (those are >= 0)

@@ -46,7 +46,14 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
   model::StepRecord& rec = record_;
   if (cell.stamp != fold_stamp_) {
     cell = {fold_stamp_, kernel_stats_};
-    if (rec.kernels.size() <= kernel_stats_) rec.kernels.emplace_back();
+    if (rec.kernels.size() <= kernel_stats_) {
+      if (spare_kernels_.empty()) {
+        rec.kernels.emplace_back();
+      } else {
+        rec.kernels.push_back(std::move(spare_kernels_.back()));
+        spare_kernels_.pop_back();
+      }
+    }
     size_t slots = (size_t{kernel_stats_} + 1) * kHistSlots;
     if (hist_slots_.size() < slots) hist_slots_.resize(slots), spill_head_.resize(kernel_stats_ + 1);
     std::fill_n(hist_slots_.begin() + static_cast<std::ptrdiff_t>(slots - kHistSlots), kHistSlots, BucketCount{});
@@ -429,38 +436,59 @@ void StepAssembler::finishCollectiveWaits() {
 
 void StepAssembler::finishKernelStats() {
   model::StepRecord& rec = record_;
-  rec.kernels.resize(kernel_stats_);
-  for (uint32_t i = 0; i < kernel_stats_; ++i) {
-    // The statistic's bucket counts packed as index << 32 | count, so that sorting by index
-    // and merging repeats (a bucket that spilled and came back) work on one word each.
-    packed_buckets_.clear();
-    auto pack = [](int32_t bucket, uint32_t n) { return uint64_t{static_cast<uint32_t>(bucket)} << 32 | n; };
-    for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
-      if (c.n > 0) packed_buckets_.push_back(pack(c.bucket, c.n));
-    }
-    for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) packed_buckets_.push_back(pack(spills_[j - 1].bucket, spills_[j - 1].n));
-    uint64_t* p = packed_buckets_.data();
-    const size_t n = packed_buckets_.size();
-    for (size_t x = 1; x < n; ++x) {  // a handful: insertion sort
-      uint64_t v = p[x];
-      size_t y = x;
-      for (; y > 0 && p[y - 1] > v; --y) p[y] = p[y - 1];
-      p[y] = v;
-    }
-    rec.kernels[i].hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
-      for (size_t x = 0; x < n; ++x) {
-        int32_t index = static_cast<int32_t>(p[x] >> 32);
-        uint32_t count = static_cast<uint32_t>(p[x]);
-        if (!h.empty() && h.back().index == index) {
-          uint32_t sum = h.back().count + count;  // saturates as DurationHistogram::add's counts do
-          h.back().count = sum < count ? UINT32_MAX : sum;
+  // Statistics past this step's count keep their histograms' buffers for later steps (a
+  // shrink would free them, and the next step with more statistics allocate them again).
+  for (; rec.kernels.size() > kernel_stats_; rec.kernels.pop_back()) spare_kernels_.push_back(std::move(rec.kernels.back()));
+  // Statistics take their indexes in the order the scan first meets them, which repeats from
+  // step to step in a steady job: the keys laid out in the previous step's sorted order of
+  // indexes (still in stat_order_), then the indexes it did not have, are nearly always
+  // sorted already, and checked in one pass.
+  auto key = [&](uint32_t i) {
+    const model::KernelStat& k = rec.kernels[i];
+    return StatOrder{k.signature, uint64_t{static_cast<uint8_t>(k.phase)} << 32 | i, k.total_ns, k.count};
+  };
+  const uint32_t before = static_cast<uint32_t>(stat_order_.size());
+  size_t m = 0;
+  for (size_t j = 0; j < before; ++j) {
+    const uint32_t i = static_cast<uint32_t>(stat_order_[j].phase_index);
+    if (i < kernel_stats_) stat_order_[m++] = key(i);
+  }
+  stat_order_.resize(m);
+  for (uint32_t i = before; i < kernel_stats_; ++i) stat_order_.push_back(key(i));
+  if (!std::is_sorted(stat_order_.begin(), stat_order_.end())) std::sort(stat_order_.begin(), stat_order_.end());
+  for (uint32_t out = 0; out < kernel_stats_; ++out) {
+    const StatOrder& o = stat_order_[out];
+    const uint32_t i = static_cast<uint32_t>(o.phase_index);
+    model::KernelStat& k = rec.kernels[out];
+    k.signature = o.signature, k.phase = static_cast<Phase>(o.phase_index >> 32), k.count = o.count, k.total_ns = o.total_ns;
+    k.hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
+      for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
+        if (c.n > 0) h.push_back({c.bucket, c.n});
+      }
+      for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) h.push_back({spills_[j - 1].bucket, spills_[j - 1].n});
+      // A handful: insertion sort by index, then merge repeats (a bucket that spilled and came
+      // back), saturating as DurationHistogram::add's counts do.
+      model::DurationHistogram::Bucket* p = h.data();
+      const size_t n = h.size();
+      for (size_t x = 1; x < n; ++x) {
+        const model::DurationHistogram::Bucket v = p[x];
+        size_t y = x;
+        for (; y > 0 && p[y - 1].index > v.index; --y) p[y] = p[y - 1];
+        p[y] = v;
+      }
+      size_t kept = n == 0 ? 0 : 1;
+      for (size_t x = 1; x < n; ++x) {
+        if (p[x].index == p[kept - 1].index) {
+          const uint32_t sum = p[kept - 1].count + p[x].count;
+          p[kept - 1].count = sum < p[x].count ? UINT32_MAX : sum;
         } else {
-          h.push_back({index, count});
+          p[kept++] = p[x];
         }
       }
+      h.resize(kept);
       return true;
     });
-    if (!options_.exact_kernel_totals) rec.kernels[i].total_ns = rec.kernels[i].hist.sketchTotal();
+    if (!options_.exact_kernel_totals) k.total_ns = k.hist.sketchTotal();
   }
   spills_.clear();
 }

@@ -81,19 +81,28 @@ bool isValidJobId(std::string_view job) {
   return true;
 }
 
+namespace {
+
+// Sorts unless already sorted (the step assembler emits its kernels in order): a check of
+// n - 1 pairs instead of a sort that moves every record, histograms included.
+template <typename T, typename Less>
+void sortIfNeeded(std::vector<T>& v, Less less) {
+  if (!std::is_sorted(v.begin(), v.end(), less)) std::sort(v.begin(), v.end(), less);
+}
+
+}  // namespace
+
 void StepRecord::canonicalize() {
   // Full-field orders so that canonicalize() is deterministic even with duplicate keys.
-  std::sort(kernels.begin(), kernels.end(), [](const KernelStat& a, const KernelStat& b) {
+  sortIfNeeded(kernels, [](const KernelStat& a, const KernelStat& b) {
     return std::tie(a.signature, a.phase, a.count, a.total_ns) < std::tie(b.signature, b.phase, b.count, b.total_ns);
   });
-  std::sort(collectives.begin(), collectives.end(), [](const CollectiveStat& a, const CollectiveStat& b) {
+  sortIfNeeded(collectives, [](const CollectiveStat& a, const CollectiveStat& b) {
     return std::tie(a.op, a.communicator, a.size_class, a.peer_rank, a.count, a.bytes, a.total_ns, a.wait_ns) <
            std::tie(b.op, b.communicator, b.size_class, b.peer_rank, b.count, b.bytes, b.total_ns, b.wait_ns);
   });
-  std::sort(stacks.begin(), stacks.end(), [](const StackStat& a, const StackStat& b) {
-    return std::tie(a.stack_id, a.samples) < std::tie(b.stack_id, b.samples);
-  });
-  std::sort(events.begin(), events.end(), [](const EventRecord& a, const EventRecord& b) {
+  sortIfNeeded(stacks, [](const StackStat& a, const StackStat& b) { return std::tie(a.stack_id, a.samples) < std::tie(b.stack_id, b.samples); });
+  sortIfNeeded(events, [](const EventRecord& a, const EventRecord& b) {
     return std::tie(a.ts_ns, a.kind, a.value, a.name_id) < std::tie(b.ts_ns, b.kind, b.value, b.name_id);
   });
 }
