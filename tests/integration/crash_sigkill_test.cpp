@@ -32,13 +32,29 @@ struct Producer {
 TEST_CASE("SIGKILL mid-stream loses no acknowledged record") {
   constexpr int kKills = 12;
   constexpr uint32_t kRanks = 4;
+  // A restart replays the WAL the kill left: under the sanitizers, on a loaded 2-core
+  // machine, that once took longer than ArgusdProcess's default 20 s. Startup speed is not
+  // what this test checks.
+  constexpr auto kStartTimeout = std::chrono::seconds(120);
   ArgusdProcess argusd;
-  REQUIRE(argusd.start().isOk());
+  REQUIRE(argusd.start(kStartTimeout).isOk());
   uint16_t port = argusd.ingestPort();
   argusd.setIngestPort(port);
 
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<Producer>> producers;
+  // A failed REQUIRE leaves the test early: stop and join the producers first, or their
+  // joinable threads' destructors terminate the process and hide the failure's message.
+  struct JoinOnExit {
+    std::atomic<bool>& stop;
+    std::vector<std::unique_ptr<Producer>>& producers;
+    ~JoinOnExit() {
+      stop = true;
+      for (auto& p : producers) {
+        if (p->thread.joinable()) p->thread.join();
+      }
+    }
+  } join_on_exit{stop, producers};
   for (uint32_t r = 0; r < kRanks; ++r) {
     auto p = std::make_unique<Producer>();
     p->rank = r;
@@ -97,12 +113,12 @@ TEST_CASE("SIGKILL mid-stream loses no acknowledged record") {
       }
       checked_acked += acked[r];
     }
-    Status started = argusd.start();
+    Status started = argusd.start(kStartTimeout);
     REQUIRE_MESSAGE(started.isOk(), "restart " << kill << ": " << started.toString());
   }
   std::this_thread::sleep_for(200ms);
   stop = true;
-  for (auto& p : producers) p->thread.join();
+  for (auto& p : producers) p->thread.join();  // (join_on_exit then has nothing left to join)
   uint64_t total = 0;
   for (auto& p : producers) {
     REQUIRE_MESSAGE(p->error.isOk(), p->error.toString());
