@@ -70,7 +70,12 @@ std::string toString(const ParsedExpr& e) {
     }
     case ExprType::kStar: return e.names.empty() ? "*" : quoteIdent(e.names[0]) + ".*";
     case ExprType::kConstant: return e.value.toSql();
-    case ExprType::kUnary: return "(" + e.op + (e.op == "NOT" ? " " : "") + child(0) + ")";
+    case ExprType::kUnary: {
+      // A space after NOT, and after a minus before a negative literal: "--" opens a comment.
+      const std::string operand = child(0);
+      const bool space = e.op == "NOT" || (e.op == "-" && operand.starts_with('-'));
+      return "(" + e.op + (space ? " " : "") + operand + ")";
+    }
     case ExprType::kBinary: return "(" + child(0) + " " + e.op + " " + child(1) + ")";
     case ExprType::kFunction: {
       std::string out = e.op + "(";

@@ -201,3 +201,10 @@ TEST_CASE("misspelled keywords are not taken for aliases") {
   CHECK(error("SELECT a FROM t wher a > 1") == "parser error at 1:17: expected JOIN, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the query after the table, found 'wher'");
   CHECK(canon("SELECT a b FROM t c") == "SELECT a AS b FROM t AS c");
 }
+
+TEST_CASE("canonical text of a minus before a negative literal parses back (\"--\" would open a comment)") {
+  // Found by query_parser_fuzz: "SELECT - -9223372036854775808" printed as (--9223372036854775808).
+  const std::string once = canon("SELECT - -9223372036854775808, - -1, -(-x) FROM t");
+  CHECK(once == "SELECT (- -9223372036854775808), 1, (-(-x)) FROM t");
+  CHECK(canon(once) == once);
+}
