@@ -59,15 +59,17 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   std::string out = cli::makeTempDir("argus-capture");
   constexpr int kRanks = 4, kSteps = 30, kSlow = 2;
   RunResult r = runArgus("capture --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + " --job capjob -- " +
-                         workload("--ranks 4 --steps 30 --work 20 --slow-rank 2 --slow-factor 3 --out " + out));
+                         workload("--ranks 4 --steps 30 --work 20 --sleep-work --slow-rank 2 --slow-factor 3 --out " + out));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("argus:") == std::string::npos);  // nothing went wrong: the shim says nothing
 
   auto steps = readWorkload(out, kRanks);
   REQUIRE(steps.size() == kRanks);
-  // The workload itself: the slow rank's forward/backward take ~3x its peers'; the peers wait
-  // for it in the allreduce.
+  // The workload itself: the slow rank's forward/backward take 3x its peers' (sleeps: a GPU
+  // job's CPU waits on its device, and 4 ranks sharing 2 busy cores made wall-time ratios
+  // of real arithmetic a matter of scheduling, CI of eb0dca2); the peers wait for it in
+  // the allreduce.
   int64_t slow_fwd = 0, peer_fwd = 0, slow_wait = 0, peer_wait = 0;
   for (int rank = 0; rank < kRanks; ++rank) {
     REQUIRE(steps[rank].size() == kSteps);
@@ -76,14 +78,12 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
       (rank == kSlow ? slow_wait : peer_wait) += st.allreduce_ns;
     }
   }
-  // 3x the work shows as less than 3x the time under sanitizers and load (fixed costs per
-  // range, descheduling): 1.5x is the bar, as for the stored steps below. The waits are
-  // compared by difference: 4 ranks share 2 cores, so the slow rank's own allreduce is
-  // slowed too (to ~2/3 of a peer's wait, seen on an idle machine), but each peer still
-  // waits for a good part of the slow rank's extra compute.
+  // 3x the sleep is ~3x the time; 1.5x is the bar, as for the stored steps below, since a
+  // loaded machine wakes a rank late now and then. Each peer waits for about the slow
+  // rank's extra forward/backward; the slow rank hardly waits.
   peer_fwd /= kRanks - 1, peer_wait /= kRanks - 1;
   CHECK(2 * slow_fwd > 3 * peer_fwd);
-  CHECK(peer_wait - slow_wait > (slow_fwd - peer_fwd) / 4);
+  CHECK(peer_wait - slow_wait > (slow_fwd - peer_fwd) / 2);
 
   auto reply = cli::httpRequest(
       "127.0.0.1", argusd.httpPort(), "GET",
@@ -97,8 +97,9 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   for (const auto& row : body["rows"]) rows[{row[0].get<int>(), row[1].get<int>()}] = row;
   std::map<int, std::vector<int64_t>> compute, comm;  // rank -> stored per-step values
   // A stored range and the workload's own clock reads around it agree within 200 us unless
-  // the rank was descheduled between the NVTX call and its clock read (4 busy ranks share 2
-  // cores): a few rows may miss by a time slice, none by more than 50 ms.
+  // the rank was descheduled between the NVTX call and its clock read (the shim's sender
+  // and the machine's other work share its cores): a few rows may miss by a time slice,
+  // none by more than 50 ms.
   int misses = 0;
   auto close = [&](int64_t stored, int64_t own) {
     int64_t diff = std::llabs(stored - own);
@@ -126,10 +127,10 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
   }
   CHECK(misses <= 3 * kRanks * kSteps / 50);  // at most 2% of the values compared
   // What the issue asks of the stored steps: the slow rank computes ~3x longer than each
-  // peer, and each peer waits in the allreduce for it longer than it waits itself, by a
-  // good part of the compute it waits for. Means over steps, as the workload's own check
-  // above: on a loaded machine a rank is sometimes descheduled mid-range, which the stored
-  // ranges (rightly) show.
+  // peer, and each peer waits in the allreduce for it longer than it waits itself, by most
+  // of the compute it waits for. Means over steps, as the workload's own check above: on a
+  // loaded machine a rank is sometimes woken late mid-range, which the stored ranges
+  // (rightly) show.
   auto mean = [](const std::vector<int64_t>& v) {
     int64_t sum = 0;
     for (int64_t x : v) sum += x;
@@ -142,7 +143,7 @@ TEST_CASE("argus capture: 4 NVTX ranks with a real allreduce land every step in 
     if (rank == kSlow) continue;
     CAPTURE(rank);
     CHECK(mean(compute[kSlow]) > 3 * mean(compute[rank]) / 2);
-    CHECK(mean(comm[rank]) - mean(comm[kSlow]) > (mean(compute[kSlow]) - mean(compute[rank])) / 4);
+    CHECK(mean(comm[rank]) - mean(comm[kSlow]) > (mean(compute[kSlow]) - mean(compute[rank])) / 2);
   }
   CHECK(argusd.stop() == 0);
   cli::removeTree(out);

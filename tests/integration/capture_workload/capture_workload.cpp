@@ -2,7 +2,7 @@
 // annotate theirs, for the capture shim's tests and bench/capture_overhead.
 //
 //   capture_workload --ranks N --steps S [--work U] [--slow-rank R] [--slow-factor F]
-//                    [--out DIR] [--exit-code C] [--pause-ms P] [--hang]
+//                    [--sleep-work] [--out DIR] [--exit-code C] [--pause-ms P] [--hang]
 //
 // Without RANK in the environment it is the launcher (torchrun's role): it opens the
 // allreduce listener, forks N rank processes that exec this program with RANK, LOCAL_RANK,
@@ -11,6 +11,9 @@
 // range around a star allreduce over loopback TCP (rank 0 sums), and `optimizer`. Rank R
 // does F times the forward/backward work. With --out each rank writes
 // DIR/rank-<r>.txt: "step <i> <fwd_ns> <bwd_ns> <allreduce_ns> <iter_ns>" per step.
+// --sleep-work: a unit of work is a 250 us sleep instead of a matrix product, as a GPU job's
+// CPU thread waits on its device: range lengths then do not depend on how many cores the
+// ranks share (tests comparing ranks' wall times on a loaded 2-core machine).
 // --pause-ms: each rank sleeps P ms between steps (a run that lasts, at little CPU: fault tests).
 // --hang: after the steps, sleep until killed (signal tests).
 #include <arpa/inet.h>
@@ -24,7 +27,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,7 @@ constexpr int kFloats = 4096;  // allreduce payload: 16 KiB per rank
 
 struct Args {
   int ranks = 4, steps = 20, work = 20, slow_rank = -1, slow_factor = 3, exit_code = 0, pause_ms = 0;
-  bool hang = false;
+  bool hang = false, sleep_work = false;
   std::string out;
 };
 
@@ -57,6 +59,19 @@ float compute(int units, std::vector<float>& a, std::vector<float>& b, std::vect
     std::swap(a, c);
   }
   return a[0];
+}
+
+constexpr int64_t kSleepUnitNs = 250'000;
+
+// Sleeps until `units` x kSleepUnitNs past the start (an absolute deadline: no drift from
+// early wake-ups or signals).
+void sleepWork(int units) {
+  timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  int64_t ns = until.tv_nsec + units * kSleepUnitNs;
+  until.tv_sec += ns / 1'000'000'000, until.tv_nsec = ns % 1'000'000'000;
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) != 0) {
+  }
 }
 
 bool sendAll(int fd, const void* p, size_t n) {
@@ -112,17 +127,22 @@ int runRank(const Args& a, int rank) {
   FILE* out = nullptr;
   if (!a.out.empty()) out = std::fopen((a.out + "/rank-" + std::to_string(rank) + ".txt").c_str(), "w");
   float sink = 0;
+  auto work = [&](int units) {
+    if (!a.sleep_work) return compute(units, ma, mb, mc);
+    sleepWork(units);
+    return 0.0f;
+  };
   nvtxNameOsThreadA(static_cast<uint32_t>(::gettid()), "train");
   for (int step = 0; step < a.steps; ++step) {
     std::string marker = "ProfilerStep#" + std::to_string(step);
     int64_t t0 = nowNs();
     nvtxRangePushA(marker.c_str());
     nvtxRangePushA("forward");
-    sink += compute(a.work * factor, ma, mb, mc);
+    sink += work(a.work * factor);
     nvtxRangePop();
     int64_t t1 = nowNs();
     nvtxRangePushA("backward");
-    sink += compute(2 * a.work * factor, ma, mb, mc);
+    sink += work(2 * a.work * factor);
     nvtxRangePop();
     int64_t t2 = nowNs();
     // The collective: the fast ranks wait here for the slow one.
@@ -141,7 +161,7 @@ int runRank(const Args& a, int rank) {
     nvtxRangePop();
     int64_t t3 = nowNs();
     nvtxRangePushA("optimizer");
-    sink += compute(a.work / 4 + 1, ma, mb, mc) + grad[0] * 1e-9f;
+    sink += work(a.work / 4 + 1) + grad[0] * 1e-9f;
     nvtxRangePop();
     nvtxRangePop();
     int64_t t4 = nowNs();
@@ -196,9 +216,11 @@ int launch(const Args& a, char** argv) {
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i + 1 < argc || (i < argc && std::strcmp(argv[i], "--hang") == 0); ++i) {
+  for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "--hang") { a.hang = true; continue; }
+    if (k == "--sleep-work") { a.sleep_work = true; continue; }
+    if (i + 1 == argc) { std::fprintf(stderr, "capture_workload: %s needs a value\n", k.c_str()); return 2; }
     const char* v = argv[++i];
     if (k == "--ranks") a.ranks = std::atoi(v);
     else if (k == "--steps") a.steps = std::atoi(v);
