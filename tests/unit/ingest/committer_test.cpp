@@ -47,6 +47,7 @@ class FakeStore : public storage::Store {
   Status writeGroup(std::span<const storage::WriteRequest> requests) override {
     std::unique_lock lock(mu);
     int call = calls++;
+    cv.notify_all();  // waitForCalls
     cv.wait(lock, [&] { return !hold || (hold_first_only && call > 0); });
     group_sizes.push_back(requests.size());
     if (!fail_all.isOk()) return fail_all;
@@ -84,6 +85,12 @@ class FakeStore : public storage::Store {
   Status dropJob(std::string_view) override { return Status::ok(); }
   Status applyRetention(int64_t) override { return Status::ok(); }
   SizeInfo size() const override { return {}; }
+
+  // Waits until writeGroup has been entered n times (a held call counts); false after 60 s.
+  bool waitForCalls(int n) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return calls >= n; });
+  }
 
   void release() {
     std::lock_guard lock(mu);
@@ -129,8 +136,7 @@ TEST_CASE("queued batches share one writeGroup and are acknowledged after it") {
   c.start();
   auto a = std::make_shared<Sink>(), b = std::make_shared<Sink>();
   c.submit(item(a, 0, 1, 1));  // taken alone, held in writeGroup
-  // Let the committer take the first item into its (held) write, then queue more.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(store.waitForCalls(1));  // the committer holds the first item in its write; queue more
   c.submit(item(a, 0, 2, 2));
   c.submit(item(b, 1, 1, 1));
   c.submit(item(b, 1, 2, 2));
@@ -165,7 +171,7 @@ TEST_CASE("with two committer threads a sink's batches are still written one aft
   c.start();
   auto a = std::make_shared<Sink>();
   c.submit(item(a, 0, 1, 1));  // first group: held in writeGroup
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(store.waitForCalls(1));
   c.submit(item(a, 0, 2, 2));  // the idle thread must not write it: seq 2 would be durable before seq 1
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   {
@@ -280,7 +286,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
     return it;
   };
   c.submit(encodedItem("abc", {{0, 0, 1, 0, 2}, {0, 0, 2, 2, 1}}, 2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(store.waitForCalls(1));
   std::string big(5000, 'x');
   big[4999] = 'y';
   c.submit(encodedItem(big, {{0, 0, 3, 0, 4000}, {0, 1, 3, 4000, 1000}}, 4));
