@@ -45,8 +45,10 @@ class ArgusdProcess {
   void setIngestPort(uint16_t port) { requested_port_ = port; }
   void setHttp(bool on) { http_ = on; }
 
-  // Starts argusd and waits until it prints its listening lines.
-  Status start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  // Starts argusd and waits until it prints its listening lines, or exits. The bound is
+  // generous: a start replays the WAL, and a replay after a kill, under the sanitizers on a
+  // loaded 2-core machine, once took over 20 s (crash_sigkill_test in CI).
+  Status start(std::chrono::milliseconds timeout = std::chrono::seconds(120));
   // SIGTERM; waits up to `timeout`; returns the exit code (128+signal if killed,
   // -1 if it had to be SIGKILLed after the timeout).
   int stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
