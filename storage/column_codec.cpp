@@ -11,6 +11,7 @@
 
 #include "base/bytes.h"
 #include "storage/bitpack_codec.h"
+#include "storage/periodic_codec.h"
 #include "storage/varint_cursor.h"
 
 namespace argus::storage {
@@ -147,6 +148,7 @@ const char* codecName(uint8_t codec_byte) {
     case CodecId::kHistResidual: return z ? "hist-residual+zstd" : "hist-residual";
     case CodecId::kSumResidual: return z ? "sum-residual+zstd" : "sum-residual";
     case CodecId::kBitPack: return z ? "bit-pack+zstd" : "bit-pack";
+    case CodecId::kPeriodic: return z ? "periodic+zstd" : "periodic";
     case CodecId::kHistWindow: return z ? "hist-window+zstd" : "hist-window";
     case CodecId::kHistSparse: return z ? "hist-sparse+zstd" : "hist-sparse";
     case CodecId::kHistSparseGrouped: return z ? "hist-sparse-grouped+zstd" : "hist-sparse-grouped";
@@ -268,6 +270,13 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
     case CodecId::kBitPack:
       w.finish();
       return encodeBitPack(values, out);
+    case CodecId::kPeriodic: {
+      PeriodicChoice choice;
+      w.finish();
+      if (!choosePeriod(values, &choice)) return false;
+      encodePeriodic(values, choice.period, out);
+      return true;
+    }
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
     case CodecId::kHistWindow:
@@ -338,9 +347,11 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
   if (distinctValues(values, std::min<size_t>(4096, values.size() / 2 + 1), &distinct)) {
     dict = 10 + distinct.size() * 4 + values.size() * (distinct.size() <= 256 ? 1 : 2);  // estimate
   }
+  PeriodicChoice period;
+  const size_t periodic = choosePeriod(values, &period) ? period.bytes : SIZE_MAX;
   std::pair<size_t, CodecId> cands[] = {{plain, CodecId::kPlain},         {delta, CodecId::kDelta},           {dod, CodecId::kDeltaOfDelta},
                                         {gdelta, CodecId::kGroupDelta}, {hres, CodecId::kHistResidual}, {dict, CodecId::kDictionary},
-                                        {sres, CodecId::kSumResidual},  {bitpack, CodecId::kBitPack}};
+                                        {sres, CodecId::kSumResidual},  {bitpack, CodecId::kBitPack},       {periodic, CodecId::kPeriodic}};
   std::sort(std::begin(cands), std::end(cands), [](const auto& a, const auto& b) { return a.first < b.first; });
   // The two smallest raw candidates go through zstd (the ranking can change under zstd:
   // a dictionary's index bytes often compress better than deltas). The smaller raw one
@@ -430,6 +441,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
   if (codec == CodecId::kBitPack) {
     return groups == nullptr ? decodeBitPack(raw, rows, out) : decodeBitPack(raw, rows, out, groups->wanted_begin, groups->wanted_end);
   }
+  if (codec == CodecId::kPeriodic) return decodePeriodic(raw, rows, out);
   if (decodeIntsFast(codec, raw, rows, groups, out)) return Status::ok();
   ByteReader r(raw, codecName(codec_byte));
   out->clear();
@@ -552,6 +564,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       return trailing(r, "sum-residual");
     }
     case CodecId::kBitPack:  // decoded above
+    case CodecId::kPeriodic:
     case CodecId::kHistSparse:
     case CodecId::kHistSparseGrouped:
     case CodecId::kHistWindow:

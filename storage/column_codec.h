@@ -35,6 +35,7 @@ enum class CodecId : uint8_t {
   kHistResidual = 8,   // zigzag(value - histPrediction(hist)) per row (kernels.total_ns)
   kSumResidual = 9,    // zigzag(value - sum of the schema's predictor columns) per row
   kBitPack = 10,       // smallest value, then each value's offset from it in fixed-width bits
+  kPeriodic = 11,      // against the value a period of rows before, repeats as run counts
   kHistSparse = 16,    // histograms, each coded alone (hist_codec.h)
   kHistSparseGrouped = 17,  // histograms against the previous row of the same group
   kHistWindow = 18,    // dense bucket windows, per-stream zstd, last count implied (hist_codec.h)

@@ -205,7 +205,7 @@ void codecSeeds() {
   v.clear();
   for (size_t i = 0; i < rows; ++i) v.push_back(static_cast<int64_t>(i % 3) * 1000);
   shapes.push_back(v);  // few distinct values
-  for (uint8_t codec = 1; codec <= static_cast<uint8_t>(CodecId::kBitPack); ++codec) {
+  for (uint8_t codec = 1; codec <= static_cast<uint8_t>(CodecId::kPeriodic); ++codec) {
     for (size_t s = 0; s < shapes.size(); ++s) {
       std::string payload;
       if (!encodeIntsWith(static_cast<CodecId>(codec), shapes[s], synth.get(), &payload)) continue;
