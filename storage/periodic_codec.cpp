@@ -151,12 +151,15 @@ Status decodePeriodic(std::string_view raw, size_t rows, std::vector<int64_t>* o
     ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, rows - i, "repeat count"));
     if (n == 0) return Status::corruption("periodic: empty repeat run at row " + std::to_string(i));
     if (i < p) return Status::corruption("periodic: a repeat at row " + std::to_string(i) + " before a full period");
-    // Copies of the rows a period back, at most a period at a time (so never overlapping).
-    while (n > 0) {
-      const size_t k = std::min<uint64_t>(n, p);
-      std::memcpy(o + i, o + i - p, k * sizeof(int64_t));
+    // The rows a period back, copied: [i - span, i) repeats with period p (span a multiple
+    // of p), and so does each copy of it, so each copy takes all of it and doubles it, never
+    // overlapping (a memcpy a period at a time was 230 calls a kernels.count chunk).
+    for (size_t span = p; n > 0;) {
+      const size_t k = std::min<uint64_t>(n, span);
+      std::memcpy(o + i, o + i - span, k * sizeof(int64_t));
       i += k;
       n -= k;
+      span += k;  // doubled, or the run is done
     }
   }
   if (!r.atEnd()) return Status::corruption("periodic: trailing bytes");
