@@ -19,9 +19,6 @@ namespace {
 
 using U = uint64_t;
 
-inline int64_t sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) - static_cast<U>(b)); }
-inline int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<U>(a) + static_cast<U>(b)); }
-
 // Collects the distinct values (unordered) into *out; false once there are more than
 // `limit` (open addressing, no sort).
 bool distinctValues(std::span<const int64_t> v, size_t limit, std::vector<int64_t>* out) {
@@ -176,7 +173,7 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       p = w.reserve(bound);
       int64_t prev = 0;
       for (int64_t v : values) {
-        p = putZigzag(p, sub(v, prev));
+        p = putZigzag(p, wrapSub(v, prev));
         prev = v;
       }
       break;
@@ -189,8 +186,8 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
           p = putZigzag(p, values[0]);
           continue;
         }
-        int64_t d = sub(values[i], values[i - 1]);
-        p = putZigzag(p, i == 1 ? d : sub(d, prev_delta));
+        int64_t d = wrapSub(values[i], values[i - 1]);
+        p = putZigzag(p, i == 1 ? d : wrapSub(d, prev_delta));
         prev_delta = d;
       }
       break;
@@ -234,15 +231,15 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       const uint32_t* const ids = groups->ids.data();  // a local: stores through p may alias
       for (size_t i = 0; i < values.size(); ++i) {
         int64_t& last = prev[ids[i]];
-        p = putZigzag(p, sub(values[i], last));
+        p = putZigzag(p, wrapSub(values[i], last));
         last = values[i];
       }
       break;
     }
     case CodecId::kLinear: {
       applies = values.size() >= 2;
-      int64_t stride = applies ? sub(values[1], values[0]) : 0;
-      for (size_t i = 2; i < values.size() && applies; ++i) applies = sub(values[i], values[i - 1]) == stride;
+      int64_t stride = applies ? wrapSub(values[1], values[0]) : 0;
+      for (size_t i = 2; i < values.size() && applies; ++i) applies = wrapSub(values[i], values[i - 1]) == stride;
       if (!applies) break;
       p = putZigzag(w.reserve(20), values[0]);
       p = putZigzag(p, stride);
@@ -254,9 +251,9 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       p = w.reserve(bound);
       if (groups->hist_rows.size() == values.size()) {
         const HistRow* const rows = groups->hist_rows.data();  // a local: stores through p may alias
-        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], rows[i].prediction));
+        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, wrapSub(values[i], rows[i].prediction));
       } else {
-        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], histPrediction(groups->hists[i])));
+        for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, wrapSub(values[i], histPrediction(groups->hists[i])));
       }
       break;
     }
@@ -264,7 +261,7 @@ bool encodeIntsWith(CodecId codec, std::span<const int64_t> values, const RowCon
       applies = groups != nullptr && groups->prediction.size() == values.size();
       if (!applies) break;
       p = w.reserve(bound);
-      for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, sub(values[i], groups->prediction[i]));
+      for (size_t i = 0; i < values.size(); ++i) p = putZigzag(p, wrapSub(values[i], groups->prediction[i]));
       break;
     }
     case CodecId::kBitPack:
@@ -327,18 +324,18 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
       delta += zigzagLen(v);
       dod += zigzagLen(v);
     } else {
-      int64_t d = sub(v, values[i - 1]);
+      int64_t d = wrapSub(v, values[i - 1]);
       delta += zigzagLen(d);
-      dod += zigzagLen(i == 1 ? d : sub(d, prev_delta));
+      dod += zigzagLen(i == 1 ? d : wrapSub(d, prev_delta));
       prev_delta = d;
     }
     if (grouped) {
       int64_t& p = prev_in_group[ctx->ids[i]];
-      gdelta += zigzagLen(sub(v, p));
+      gdelta += zigzagLen(wrapSub(v, p));
       p = v;
     }
-    if (residual) hres += zigzagLen(sub(v, have_hist_rows ? ctx->hist_rows[i].prediction : histPrediction(ctx->hists[i])));
-    if (predicted) sres += zigzagLen(sub(v, ctx->prediction[i]));
+    if (residual) hres += zigzagLen(wrapSub(v, have_hist_rows ? ctx->hist_rows[i].prediction : histPrediction(ctx->hists[i])));
+    if (predicted) sres += zigzagLen(wrapSub(v, ctx->prediction[i]));
   }
   const int width = bitPackWidth(lo, hi);
   const size_t bitpack = values.empty() || width > kMaxBitPackWidth ? SIZE_MAX : bitPackSize(lo, width, values.size());
@@ -361,7 +358,11 @@ EncodedPayload encodeInts(std::span<const int64_t> values, const RowContext* ctx
     if (cands[k].first == SIZE_MAX) break;
     EncodedPayload p;
     p.codec = static_cast<uint8_t>(cands[k].second);
-    if (!encodeIntsWith(cands[k].second, values, ctx, &p.bytes)) continue;
+    if (cands[k].second == CodecId::kPeriodic) {
+      encodePeriodic(values, period.period, &p.bytes);  // the period the analysis chose
+    } else if (!encodeIntsWith(cands[k].second, values, ctx, &p.bytes)) {
+      continue;
+    }
     if (values.size() >= 16) applyZstdIfSmaller(&p);
     const size_t kept = best.bytes.size(), saving = std::max<size_t>(kept / 8, 64);
     if (best.codec == 0 || p.bytes.size() + saving <= kept) best = std::move(p);
@@ -388,16 +389,16 @@ bool decodeVarints(VarintCursor c, const int64_t* prediction, size_t rows, int64
     int64_t x = 0;
     if (!(kLong ? c.nextSignedLong(&x) : c.nextSigned(&x))) return false;
     if constexpr (kCodec == CodecId::kDelta) {
-      prev = i == 0 ? x : add(prev, x);
+      prev = i == 0 ? x : wrapAdd(prev, x);
     } else if constexpr (kCodec == CodecId::kDeltaOfDelta) {
       if (i == 0) {
         prev = x;
       } else {
-        delta = i == 1 ? x : add(delta, x);
-        prev = add(prev, delta);
+        delta = i == 1 ? x : wrapAdd(delta, x);
+        prev = wrapAdd(prev, delta);
       }
     } else if constexpr (kCodec == CodecId::kSumResidual) {
-      prev = add(prediction[i], x);
+      prev = wrapAdd(prediction[i], x);
     } else {
       prev = x;
     }
@@ -465,7 +466,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       for (size_t i = 0; i < rows; ++i) {
         int64_t d = 0;
         ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
-        prev = i == 0 ? d : add(prev, d);
+        prev = i == 0 ? d : wrapAdd(prev, d);
         out->push_back(prev);
       }
       return trailing(r, "delta");
@@ -478,8 +479,8 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
         if (i == 0) {
           prev = x;
         } else {
-          delta = i == 1 ? x : add(delta, x);
-          prev = add(prev, delta);
+          delta = i == 1 ? x : wrapAdd(delta, x);
+          prev = wrapAdd(prev, delta);
         }
         out->push_back(prev);
       }
@@ -525,7 +526,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
         if (g >= groups->count) return Status::corruption("group-delta: group id out of range");
         int64_t d = 0;
         ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
-        prev[g] = add(prev[g], d);
+        prev[g] = wrapAdd(prev[g], d);
         out->push_back(prev[g]);
       }
       return trailing(r, "group-delta");
@@ -537,7 +538,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       int64_t v = first;
       for (size_t i = 0; i < rows; ++i) {
         out->push_back(v);
-        v = add(v, stride);
+        v = wrapAdd(v, stride);
       }
       return trailing(r, "linear");
     }
@@ -548,7 +549,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       for (size_t i = 0; i < rows; ++i) {
         int64_t d = 0;
         ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
-        out->push_back(add(histPrediction(groups->hists[i]), d));
+        out->push_back(wrapAdd(histPrediction(groups->hists[i]), d));
       }
       return trailing(r, "hist-residual");
     }
@@ -559,7 +560,7 @@ Status decodeInts(uint8_t codec_byte, std::string_view payload, size_t rows, con
       for (size_t i = 0; i < rows; ++i) {
         int64_t d = 0;
         ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
-        out->push_back(add(groups->prediction[i], d));
+        out->push_back(wrapAdd(groups->prediction[i], d));
       }
       return trailing(r, "sum-residual");
     }

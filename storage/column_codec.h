@@ -137,6 +137,10 @@ inline char* putVarint(char* p, uint64_t v) {
 }
 inline size_t varintLen(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
 inline size_t zigzagLen(int64_t v) { return varintLen(zigzagEncode(v)); }
+// Differences and sums modulo 2^64, read as int64: every codec's arithmetic, so that any
+// pair of values, INT64_MIN and INT64_MAX included, round-trips.
+inline int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+inline int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
 inline char* putZigzag(char* p, int64_t v) { return putVarint(p, zigzagEncode(v)); }
 
 // Appends to a string through a raw pointer, for the encoders' per-value loops (ByteWriter

@@ -15,9 +15,6 @@ constexpr size_t kMinRun = 3;
 constexpr size_t kMinValues = 16;
 constexpr size_t kMaxPeriod = 4096;
 
-int64_t sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-int64_t add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-
 // The payload as tokens: sink.period(p), then alternately sink.literals(first, last) for
 // rows [first, last) (at least one) and sink.repeat(n) for n >= 1 rows equal to the rows
 // `period` before them; the last token ends at the last row. Returns false once the sink
@@ -64,7 +61,7 @@ struct SizeSink {
   }
   bool literals(size_t first, size_t last) {
     bytes += varintLen(last - first);
-    for (size_t i = first; i < last; ++i) bytes += zigzagLen(i >= p ? sub(v[i], v[i - p]) : v[i]);
+    for (size_t i = first; i < last; ++i) bytes += zigzagLen(i >= p ? wrapSub(v[i], v[i - p]) : v[i]);
     return bytes <= limit;
   }
   bool repeat(size_t n) {
@@ -85,7 +82,7 @@ struct WriteSink {
   bool literals(size_t first, size_t last) {
     w.varint(last - first);
     char* out = w.reserve(10 * (last - first));
-    for (size_t i = first; i < last; ++i) out = putZigzag(out, i >= p ? sub(v[i], v[i - p]) : v[i]);
+    for (size_t i = first; i < last; ++i) out = putZigzag(out, i >= p ? wrapSub(v[i], v[i - p]) : v[i]);
     w.commit(out);
     return true;
   }
@@ -145,7 +142,7 @@ Status decodePeriodic(std::string_view raw, size_t rows, std::vector<int64_t>* o
     for (const size_t end = i + n; i < end; ++i) {
       int64_t d = 0;
       ARGUS_RETURN_IF_ERROR(r.getSignedVarint(&d));
-      o[i] = i >= p ? add(o[i - p], d) : d;
+      o[i] = i >= p ? wrapAdd(o[i - p], d) : d;
     }
     if (i == rows) break;
     ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, rows - i, "repeat count"));
