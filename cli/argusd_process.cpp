@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,21 +86,27 @@ Status ArgusdProcess::start(std::chrono::milliseconds timeout) {
   // Truncate stdout so we parse this run's lines; stderr accumulates over restarts.
   int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out_fd < 0 || err_fd < 0) return Status::ioError("cannot create logs in " + work_dir_);
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::ioError(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(out_fd, 1);
-    ::dup2(err_fd, 2);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
+  if (out_fd < 0 || err_fd < 0) {
+    if (out_fd >= 0) ::close(out_fd);
+    if (err_fd >= 0) ::close(err_fd);
+    return Status::ioError("cannot create logs in " + work_dir_);
   }
+  // posix_spawn, not fork: the caller is usually a test with threads of its own, and a
+  // forked child that allocates before its exec can block forever on an allocator lock some
+  // other thread held at the fork (it did, under ASan: a restart that never printed a line).
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  ::posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
   ::close(out_fd);
   ::close(err_fd);
+  if (spawned != 0) return Status::ioError("cannot run " + argv[0] + ": " + std::strerror(spawned));
   pid_ = pid;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -4,12 +4,15 @@
 // a 50 MB file needs (peak RSS of the argus process).
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -46,21 +49,27 @@ testing::MegatronTrace writePipeline(const std::string& path, const testing::Meg
 std::pair<int, long> runMeasured(const std::vector<std::string>& args) {
   const char* bin = std::getenv("ARGUS_BIN");
   REQUIRE(bin != nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv{const_cast<char*>(bin)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::freopen("/dev/null", "w", stdout);
-    std::freopen("/dev/null", "w", stderr);
-    // In a sanitizer build, ASan's quarantine of freed memory (256 MB by default) would be
-    // measured as the importer's: keep it small.
-    const char* asan = std::getenv("ASAN_OPTIONS");
-    std::string options = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "quarantine_size_mb=16";
-    ::setenv("ASAN_OPTIONS", options.c_str(), 1);
-    ::execv(bin, argv.data());
-    ::_exit(127);
+  std::vector<char*> argv{const_cast<char*>(bin)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  // In a sanitizer build, ASan's quarantine of freed memory (256 MB by default) would be
+  // measured as the importer's: keep it small.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  std::string options = "ASAN_OPTIONS=" + std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "quarantine_size_mb=16";
+  std::vector<char*> envp{options.data()};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "ASAN_OPTIONS=", 13) != 0) envp.push_back(*e);
   }
+  envp.push_back(nullptr);
+  // posix_spawn, not fork: nothing may allocate between a fork and its exec (cli/argusd_process.cpp).
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, bin, &actions, nullptr, argv.data(), envp.data());
+  ::posix_spawn_file_actions_destroy(&actions);
+  REQUIRE_MESSAGE(spawned == 0, "cannot run " << bin << ": " << std::strerror(spawned));
   int status = 0;
   struct rusage usage {};
   ::wait4(pid, &status, 0, &usage);
