@@ -184,11 +184,11 @@ TEST_CASE("argus capture passes the command's exit code and signals through") {
   // once sent it before a sanitizer build's argus had started, and the signal killed it.
   const std::string dir = cli::makeTempDir("argus-capture-signal");
   const std::string ready = dir + "/ready";
+  const char* bin = std::getenv("ARGUS_BIN");
+  const std::string script = "touch " + ready + " && exec sleep 30";  // before the fork: the child must not allocate
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    const char* bin = std::getenv("ARGUS_BIN");
-    const std::string script = "touch " + ready + " && exec sleep 30";
     ::execl(bin, bin, "capture", "--", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
     ::_exit(126);
   }

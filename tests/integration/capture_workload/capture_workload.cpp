@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -186,16 +187,27 @@ int launch(const Args& a, char** argv) {
     return 3;
   }
   std::vector<pid_t> pids;
+  const std::string world = std::to_string(a.ranks), port = std::to_string(ntohs(addr.sin_port)), listen_fd = std::to_string(lfd);
   for (int r = 0; r < a.ranks; ++r) {
+    // The rank's environment is built before the fork: under argus capture the launcher
+    // runs the shim's threads, and a fork child must not allocate or take a lock (setenv's)
+    // that one of them may have held at the fork.
+    const std::string rs = std::to_string(r);
+    std::vector<std::string> vars = {"RANK=" + rs, "LOCAL_RANK=" + rs, "WORLD_SIZE=" + world, "WORKLOAD_PORT=" + port,
+                                     "WORKLOAD_LISTEN_FD=" + listen_fd};
+    std::vector<char*> envp;
+    for (std::string& v : vars) envp.push_back(v.data());
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string_view name = entry.substr(0, entry.find('=') + 1);
+      bool replaced = false;
+      for (const std::string& v : vars) replaced = replaced || v.starts_with(name);
+      if (!replaced) envp.push_back(*e);
+    }
+    envp.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid == 0) {
-      std::string rs = std::to_string(r);
-      ::setenv("RANK", rs.c_str(), 1);
-      ::setenv("LOCAL_RANK", rs.c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(a.ranks).c_str(), 1);
-      ::setenv("WORKLOAD_PORT", std::to_string(ntohs(addr.sin_port)).c_str(), 1);
-      ::setenv("WORKLOAD_LISTEN_FD", std::to_string(lfd).c_str(), 1);
-      ::execv("/proc/self/exe", argv);
+      ::execve("/proc/self/exe", argv, envp.data());
       ::_exit(127);
     }
     pids.push_back(pid);
