@@ -37,16 +37,18 @@ ChunkFetcher::Cursor* ChunkFetcher::cursorFor(std::string_view key) {
   return last_ = cursors_.back().get();
 }
 
-Status ChunkFetcher::pointGet(const std::string& key, std::string* value) {
-  rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, value);
+Status ChunkFetcher::pointGet(const std::string& key, std::string* buffer, std::string_view* value) {
+  rocksdb::Status s = h_.db->Get(ro_, h_.chunk, key, buffer);
   if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
-  return fromRocks(s, "scan: reading chunk");
+  ARGUS_RETURN_IF_ERROR(fromRocks(s, "scan: reading chunk"));
+  *value = *buffer;
+  return Status::ok();
 }
 
-Status ChunkFetcher::get(const std::string& key, std::string* value) {
-  if (key.size() != kChunkKeySize) return pointGet(key, value);
+Status ChunkFetcher::get(const std::string& key, std::string* buffer, std::string_view* value) {
+  if (key.size() != kChunkKeySize) return pointGet(key, buffer, value);
   Cursor* c = cursorFor(key);
-  if (c == nullptr) return pointGet(key, value);
+  if (c == nullptr) return pointGet(key, buffer, value);
   rocksdb::Iterator* it = c->it.get();
   const std::string_view want(key);
   bool positioned = false;
@@ -62,7 +64,9 @@ Status ChunkFetcher::get(const std::string& key, std::string* value) {
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: reading chunks"));
   }
   if (!it->Valid() || view(it->key()) != want) return Status::notFound(describeKey(kChunkCf, key));
-  value->assign(it->value().data(), it->value().size());
+  // In place: the iterator keeps its entry (and the block holding it) until it moves, and
+  // copying it out was a tenth of a short scan's time.
+  *value = view(it->value());
   return Status::ok();
 }
 

@@ -22,8 +22,11 @@ class ChunkFetcher {
   ChunkFetcher(const DbHandles& h, const rocksdb::Snapshot* snapshot);
   ~ChunkFetcher();
 
-  // Copies the value stored at chunk key `key` into *value; NotFound when absent.
-  Status get(const std::string& key, std::string* value);
+  // Points *value at the value stored at chunk key `key`; NotFound when absent. It stays
+  // valid until the next get of a key in the same (column, block) range: it is the
+  // range's iterator's current entry, or, past kMaxCursors ranges, a point Get's copy
+  // in *buffer.
+  Status get(const std::string& key, std::string* buffer, std::string_view* value);
 
  private:
   struct Cursor {
@@ -34,7 +37,7 @@ class ChunkFetcher {
   };
   // The cursor over key's (column, block) range; null once kMaxCursors are open.
   Cursor* cursorFor(std::string_view key);
-  Status pointGet(const std::string& key, std::string* value);
+  Status pointGet(const std::string& key, std::string* buffer, std::string_view* value);
 
   // Each open iterator pins a data block and the DB's current version: past this many
   // (column, block) ranges in one scan (long step ranges), the rest fall back to Gets.

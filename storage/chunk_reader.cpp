@@ -81,12 +81,12 @@ class BlockLoader {
     std::fill_n(state_, out->columns.size(), kNotLoaded);
   }
 
-  // Fetches chunk `column` of the block into its value buffer; NotFound passes through
-  // unless `required` (then the block's layout exists and the chunk is damage).
-  Status fetch(uint8_t column, bool required, std::string** value) {
+  // Fetches chunk `column` of the block (ChunkGetter: valid until the column is fetched
+  // again); NotFound passes through unless `required` (then the block's layout exists and
+  // the chunk is damage).
+  Status fetch(uint8_t column, bool required, std::string_view* value) {
     keyFor(column);
-    *value = &buffers().values[column];
-    Status s = get_(buffers().key, *value);
+    Status s = get_(buffers().key, &buffers().values[column], value);
     if (s.isNotFound() && required) return Status::corruption(describeKey(kChunkCf, buffers().key) + ": chunk missing while its block layout exists");
     return s;
   }
@@ -118,12 +118,12 @@ class BlockLoader {
     if (state_[id] == kLoaded) return Status::ok();
     if (state_[id] == kLoading) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
     state_[id] = kLoading;
-    std::string* v = nullptr;
+    std::string_view v;
     ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
     // Errors name this chunk's key (loading a dependency below re-encodes the key buffer).
     auto named_here = [&](const Status& s) { return s.isOk() ? s : named(s, keyFor(id)); };
     ChunkView view;
-    ARGUS_RETURN_IF_ERROR(named_here(parseChunk(*v, &view)));
+    ARGUS_RETURN_IF_ERROR(named_here(parseChunk(v, &view)));
     // What the codec predicts from: load those columns first.
     auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
     bool zstd = view.codec & kCodecZstdFlag;
@@ -179,7 +179,7 @@ class BlockLoader {
   enum : uint8_t { kNotLoaded, kLoading, kLoaded };
   struct Buffers {
     std::string key;          // of the chunk last named
-    std::string values[256];  // by column id
+    std::string values[256];  // by column id: what a getter copies out, if it does
     std::vector<int64_t> prediction;
   };
   static Buffers& buffers() {
@@ -225,21 +225,21 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     if (layout == nullptr) {
       // Absent _steps means "no block" only for the steps table; every other table's layout
       // is read once the steps table's block is known to exist, so there it is damage.
-      std::string* v = nullptr;
+      std::string_view v;
       ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps, &v));
-      ARGUS_RETURN_IF_ERROR(verify(key, *v, &fetched));
+      ARGUS_RETURN_IF_ERROR(verify(key, v, &fetched));
       layout = &fetched;
     }
     ARGUS_RETURN_IF_ERROR(decodeSteps(key, *layout, at.step_base, &out->steps));
     ++*chunks_read;
   }
   if (isNestedTable(at.table)) {
-    std::string* v = nullptr;
+    std::string_view v;
     ARGUS_RETURN_IF_ERROR(loader.fetch(kRowCountColumnId, true, &v));
     Column c;
     c.type = ColumnType::kUInt64;
     c.ints = std::move(out->row_counts);
-    ARGUS_RETURN_IF_ERROR(decodeColumn(loader.keyFor(kRowCountColumnId), *v, ColumnType::kUInt64, out->steps.size(), nullptr, &c));
+    ARGUS_RETURN_IF_ERROR(decodeColumn(loader.keyFor(kRowCountColumnId), v, ColumnType::kUInt64, out->steps.size(), nullptr, &c));
     ++*chunks_read;
     uint64_t total = 0;
     for (int64_t n : c.ints) {

@@ -15,8 +15,11 @@
 
 namespace argus::storage {
 
-// Fetches the value stored at `key` into *value; NotFound when absent.
-using ChunkGetter = std::function<Status(const std::string& key, std::string* value)>;
+// Points *value at the value stored at `key`; NotFound when absent. The bytes live in
+// *buffer, or in storage of the getter's that stays valid until it is next asked for a key
+// of the same (column, block) range (ChunkFetcher: its iterator's current entry), so a
+// reader decodes the chunk in place instead of copying it first.
+using ChunkGetter = std::function<Status(const std::string& key, std::string* buffer, std::string_view* value)>;
 
 class ChunkReader {
  public:

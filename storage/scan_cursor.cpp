@@ -211,7 +211,7 @@ RocksScanCursor::Source& RocksScanCursor::takeSource() {
 Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* set_ix) {
   std::vector<Source*>& sources = sources_;
   sources.clear();
-  ChunkGetter get = [this](const std::string& key, std::string* value) { return chunks_->get(key, value); };
+  ChunkGetter get = [this](const std::string& key, std::string* buffer, std::string_view* value) { return chunks_->get(key, buffer, value); };
   const std::span<const ChunkSet> sets = setsOf(plan);
   for (; *set_ix < sets.size() && sets[*set_ix].base == base; ++*set_ix) {
     const ChunkSet& cs = sets[*set_ix];

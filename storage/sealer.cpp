@@ -129,10 +129,12 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
   std::vector<model::StepRecord*>& rows = head_.sorted();
   batch_.Clear();
   rocksdb::ReadOptions ro;
-  ChunkGetter get = [&](const std::string& key, std::string* value) -> Status {
-    rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, value);
+  ChunkGetter get = [&](const std::string& key, std::string* buffer, std::string_view* value) -> Status {
+    rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, buffer);
     if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
-    return fromRocks(s, "reading chunk");
+    ARGUS_RETURN_IF_ERROR(fromRocks(s, "reading chunk"));
+    *value = *buffer;
+    return Status::ok();
   };
   // Rows come in (step, attempt) order; each attempt is its own chunk set. Attempts are
   // few (usually one): walk the distinct ones in ascending order.
@@ -154,8 +156,9 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
 
     // Merge with what an earlier seal of this block wrote (re-delivered rows).
     ChunkKey at{job, Table::kSteps, kStepsColumnId, base, rank, att};
-    std::string steps_value;
-    Status found = get(encodeChunkKey(at), &steps_value);
+    std::string steps_buffer;
+    std::string_view steps_value;
+    Status found = get(encodeChunkKey(at), &steps_buffer, &steps_value);
     if (found.isNotFound()) {
       ARGUS_RETURN_IF_ERROR(writeRecords(job, rank, att, base, head_records));
     } else if (!found.isOk()) {

@@ -35,7 +35,7 @@ constexpr uint64_t kStepBase = 0;
 using ChunkMap = std::map<std::string, std::string>;
 
 ChunkGetter getterOf(const ChunkMap& chunks) {
-  return [&chunks](const std::string& key, std::string* value) -> Status {
+  return [&chunks](const std::string& key, std::string*, std::string_view* value) -> Status {
     auto it = chunks.find(key);
     if (it == chunks.end()) return Status::notFound("no chunk");
     *value = it->second;

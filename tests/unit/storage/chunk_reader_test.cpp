@@ -43,13 +43,13 @@ std::map<std::string, std::string> chunksOf(const TableBlock& b) {
 }
 
 ChunkGetter getterOf(const std::map<std::string, std::string>& chunks, std::vector<uint8_t>* fetched) {
-  return [&chunks, fetched](const std::string& key, std::string* value) {
+  return [&chunks, fetched](const std::string& key, std::string*, std::string_view* value) {
     auto it = chunks.find(key);
     if (it == chunks.end()) return Status::notFound(describeKey(kChunkCf, key));
     ChunkKey k;
     REQUIRE(decodeChunkKey(key, &k));
     fetched->push_back(k.column);
-    *value = it->second;
+    *value = it->second;  // the map outlives the read
     return Status::ok();
   };
 }

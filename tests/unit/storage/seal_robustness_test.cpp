@@ -235,7 +235,7 @@ TEST_CASE("M2: setRetention is not lost to concurrent writes of the same job") {
 }
 
 TEST_CASE("M4: a missing _steps chunk is NotFound for the steps table, Corruption naming the key for others") {
-  ChunkGetter none = [](const std::string& key, std::string*) { return Status::notFound(describeKey(kChunkCf, key)); };
+  ChunkGetter none = [](const std::string& key, std::string*, std::string_view*) { return Status::notFound(describeKey(kChunkCf, key)); };
   TableBlock b;
   uint64_t read = 0;
   ChunkKey at{1, Table::kSteps, kStepsColumnId, 0, 0, 0};
