@@ -217,7 +217,7 @@ Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, Col
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
                               uint64_t* chunks_read, const ChunkView* layout, uint64_t from_step, uint64_t to_step) {
-  out->reset(at.table);
+  out->resetForDecode(at.table, columns);
   BlockLoader loader(at, get, out, chunks_read);
   {
     ChunkView fetched;

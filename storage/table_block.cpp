@@ -1,6 +1,7 @@
 // Row extraction (StepRecord -> table rows) and its inverse.
 #include "storage/table_block.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <type_traits>
@@ -54,8 +55,13 @@ void TableBlock::predict(const SumPredictor& p, std::vector<int64_t>* out) const
 }
 
 void TableBlock::reset(Table t) {
+  resetForDecode(t, nullptr);
   steps.clear();
   row_counts.clear();
+  for (Column& c : columns) c.ints.clear();
+}
+
+void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* decoded) {
   rows = 0;
   auto defs = tableColumns(t);
   // A scan resets a block per rank-block it reads, nearly always to the same table: the
@@ -68,9 +74,9 @@ void TableBlock::reset(Table t) {
       columns[i].type = defs[i].type;
     }
   }
-  for (Column& c : columns) {
-    c.ints.clear();
-    c.hists.clear();
+  for (size_t id = 0; id < columns.size(); ++id) {
+    columns[id].hists.clear();
+    if (decoded != nullptr && std::find(decoded->begin(), decoded->end(), id) == decoded->end()) columns[id].ints.clear();
   }
 }
 

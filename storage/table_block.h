@@ -56,6 +56,12 @@ struct TableBlock {
 
   // Empties the block and shapes `columns` after the table's schema.
   void reset(Table t);
+  // reset() for a block about to be decoded (ChunkReader::readBlock): the steps, row
+  // counts and the integer columns in `decoded` (all when null) keep their storage at its
+  // size, because each decoder rewrites every row it is asked for; the other columns are
+  // emptied. Growing a cleared vector back zero-filled every row first, a tenth of the
+  // writes of a short scan's block.
+  void resetForDecode(Table t, const std::vector<uint8_t>* decoded);
   // Appends rec's rows. REQUIRES: rec.step greater than every step already appended.
   void append(const model::StepRecord& rec);
   // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
