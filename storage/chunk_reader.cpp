@@ -118,6 +118,7 @@ class BlockLoader {
     if (state_[id] == kLoaded) return Status::ok();
     if (state_[id] == kLoading) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
     state_[id] = kLoading;
+    out_->markDecoded(id);  // before it is written: a failed decode leaves it to the next reset
     std::string_view v;
     ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
     // Errors name this chunk's key (loading a dependency below re-encodes the key buffer).

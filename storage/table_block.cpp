@@ -59,9 +59,10 @@ void TableBlock::reset(Table t) {
   steps.clear();
   row_counts.clear();
   for (Column& c : columns) c.ints.clear();
+  decoded_all = true;  // append fills every column
 }
 
-void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* decoded) {
+void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* wanted) {
   rows = 0;
   auto defs = tableColumns(t);
   // A scan resets a block per rank-block it reads, nearly always to the same table: the
@@ -74,10 +75,26 @@ void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* decoded) {
       columns[i].type = defs[i].type;
     }
   }
-  for (size_t id = 0; id < columns.size(); ++id) {
-    columns[id].hists.clear();
-    if (decoded != nullptr && std::find(decoded->begin(), decoded->end(), id) == decoded->end()) columns[id].ints.clear();
+  uint64_t keep[4] = {};
+  if (wanted != nullptr) {
+    for (uint8_t id : *wanted) keep[id / 64] |= uint64_t{1} << (id % 64);
+  } else {
+    std::fill(std::begin(keep), std::end(keep), ~uint64_t{0});
   }
+  auto empty = [&](size_t id) {
+    Column& c = columns[id];
+    c.hists.clear();
+    if (!(keep[id / 64] >> (id % 64) & 1)) c.ints.clear();
+  };
+  if (decoded_all) {
+    for (size_t id = 0; id < columns.size(); ++id) empty(id);
+  } else {
+    for (uint8_t id : decoded) {
+      if (id < columns.size()) empty(id);
+    }
+  }
+  decoded.clear();
+  decoded_all = false;
 }
 
 void TableBlock::append(const model::StepRecord& rec) {

@@ -53,15 +53,23 @@ struct TableBlock {
   std::vector<int64_t> row_counts;  // rows per present step; nested tables only (_rows)
   std::vector<Column> columns;      // indexed by column id; ids < kFirstStoredColumnId unused
   size_t rows = 0;
+  // The columns the last decode filled (resetForDecode, ChunkReader::readBlock), every
+  // other column being empty; `decoded_all` when that is not known (after append).
+  std::vector<uint8_t> decoded;
+  bool decoded_all = true;
 
   // Empties the block and shapes `columns` after the table's schema.
   void reset(Table t);
-  // reset() for a block about to be decoded (ChunkReader::readBlock): the steps, row
-  // counts and the integer columns in `decoded` (all when null) keep their storage at its
-  // size, because each decoder rewrites every row it is asked for; the other columns are
-  // emptied. Growing a cleared vector back zero-filled every row first, a tenth of the
-  // writes of a short scan's block.
-  void resetForDecode(Table t, const std::vector<uint8_t>* decoded);
+  // reset() for a block about to be decoded (ChunkReader::readBlock, which then records
+  // each column it fills with markDecoded): the steps, row counts and the integer columns in
+  // `wanted` (all when null) keep their storage at its size, because each decoder rewrites
+  // every row it is asked for; the other columns are emptied. Growing a cleared vector back
+  // zero-filled every row first, a tenth of the writes of a short scan's block; and only
+  // the columns the last decode filled are touched, not the whole schema's.
+  void resetForDecode(Table t, const std::vector<uint8_t>* wanted);
+  void markDecoded(uint8_t id) {
+    if (!decoded_all) decoded.push_back(id);
+  }
   // Appends rec's rows. REQUIRES: rec.step greater than every step already appended.
   void append(const model::StepRecord& rec);
   // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
