@@ -54,15 +54,7 @@ void TableBlock::predict(const SumPredictor& p, std::vector<int64_t>* out) const
   }
 }
 
-void TableBlock::reset(Table t) {
-  resetForDecode(t, nullptr);
-  steps.clear();
-  row_counts.clear();
-  for (Column& c : columns) c.ints.clear();
-  decoded_all = true;  // append fills every column
-}
-
-void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* wanted) {
+void TableBlock::shapeFor(Table t) {
   rows = 0;
   auto defs = tableColumns(t);
   // A scan resets a block per rank-block it reads, nearly always to the same table: the
@@ -75,6 +67,22 @@ void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* wanted) {
       columns[i].type = defs[i].type;
     }
   }
+}
+
+void TableBlock::reset(Table t) {
+  shapeFor(t);
+  steps.clear();
+  row_counts.clear();
+  for (Column& c : columns) {
+    c.ints.clear();
+    c.hists.clear();
+  }
+  decoded.clear();
+  decoded_all = true;  // append fills every column
+}
+
+void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* wanted) {
+  shapeFor(t);
   uint64_t keep[4] = {};
   if (wanted != nullptr) {
     for (uint8_t id : *wanted) keep[id / 64] |= uint64_t{1} << (id % 64);

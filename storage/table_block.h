@@ -85,6 +85,10 @@ struct TableBlock {
   void rowOffsets(std::vector<size_t>* out) const;
   // [first, last): the indexes in `steps` of the steps in [from, to). REQUIRES: steps ascend.
   std::pair<size_t, size_t> stepsIn(uint64_t from, uint64_t to) const;
+
+ private:
+  // Sets `table` (and the columns' names and types when it changes) and rows = 0.
+  void shapeFor(Table t);
 };
 
 // Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed
