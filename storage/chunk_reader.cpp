@@ -218,7 +218,7 @@ Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, Col
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
                               uint64_t* chunks_read, const ChunkView* layout, uint64_t from_step, uint64_t to_step) {
-  out->resetForDecode(at.table, columns);
+  out->beginDecode(at.table);
   BlockLoader loader(at, get, out, chunks_read);
   {
     ChunkView fetched;
@@ -267,11 +267,12 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
   }
   if (columns != nullptr) {
     for (uint8_t id : *columns) ARGUS_RETURN_IF_ERROR(loader.load(id));
-    return Status::ok();
+  } else {
+    for (const ColumnDef& d : tableColumns(at.table)) {
+      if (d.id >= kFirstStoredColumnId) ARGUS_RETURN_IF_ERROR(loader.load(d.id));
+    }
   }
-  for (const ColumnDef& d : tableColumns(at.table)) {
-    if (d.id >= kFirstStoredColumnId) ARGUS_RETURN_IF_ERROR(loader.load(d.id));
-  }
+  out->endDecode();
   return Status::ok();
 }
 

@@ -2,6 +2,7 @@
 #include "storage/table_block.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <limits>
 #include <type_traits>
@@ -77,32 +78,33 @@ void TableBlock::reset(Table t) {
     c.ints.clear();
     c.hists.clear();
   }
-  decoded.clear();
-  decoded_all = true;  // append fills every column
+  decoded_ = kept_ = {};
+  filled_all_ = true;  // append fills every column
 }
 
-void TableBlock::resetForDecode(Table t, const std::vector<uint8_t>* wanted) {
+void TableBlock::beginDecode(Table t) {
+  const bool same_shape = t == table && !columns.empty();
   shapeFor(t);
-  uint64_t keep[4] = {};
-  if (wanted != nullptr) {
-    for (uint8_t id : *wanted) keep[id / 64] |= uint64_t{1} << (id % 64);
+  if (filled_all_ || !same_shape) {
+    std::fill(std::begin(kept_.bits), std::end(kept_.bits), ~uint64_t{0});
   } else {
-    std::fill(std::begin(keep), std::end(keep), ~uint64_t{0});
+    // A decode that failed left kept_ set: those columns wait for the next endDecode.
+    for (size_t w = 0; w < 4; ++w) kept_.bits[w] |= decoded_.bits[w];
   }
-  auto empty = [&](size_t id) {
-    Column& c = columns[id];
-    c.hists.clear();
-    if (!(keep[id / 64] >> (id % 64) & 1)) c.ints.clear();
-  };
-  if (decoded_all) {
-    for (size_t id = 0; id < columns.size(); ++id) empty(id);
-  } else {
-    for (uint8_t id : decoded) {
-      if (id < columns.size()) empty(id);
+  decoded_ = {};
+  filled_all_ = false;
+}
+
+void TableBlock::endDecode() {
+  for (size_t w = 0; w < 4; ++w) {
+    for (uint64_t stale = kept_.bits[w] & ~decoded_.bits[w]; stale != 0; stale &= stale - 1) {
+      const size_t id = w * 64 + static_cast<size_t>(std::countr_zero(stale));
+      if (id >= columns.size()) break;
+      columns[id].ints.clear();
+      columns[id].hists.clear();
     }
   }
-  decoded.clear();
-  decoded_all = false;
+  kept_ = {};
 }
 
 void TableBlock::append(const model::StepRecord& rec) {

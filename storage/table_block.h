@@ -53,23 +53,18 @@ struct TableBlock {
   std::vector<int64_t> row_counts;  // rows per present step; nested tables only (_rows)
   std::vector<Column> columns;      // indexed by column id; ids < kFirstStoredColumnId unused
   size_t rows = 0;
-  // The columns the last decode filled (resetForDecode, ChunkReader::readBlock), every
-  // other column being empty; `decoded_all` when that is not known (after append).
-  std::vector<uint8_t> decoded;
-  bool decoded_all = true;
-
   // Empties the block and shapes `columns` after the table's schema.
   void reset(Table t);
-  // reset() for a block about to be decoded (ChunkReader::readBlock, which then records
-  // each column it fills with markDecoded): the steps, row counts and the integer columns in
-  // `wanted` (all when null) keep their storage at its size, because each decoder rewrites
-  // every row it is asked for; the other columns are emptied. Growing a cleared vector back
-  // zero-filled every row first, a tenth of the writes of a short scan's block; and only
-  // the columns the last decode filled are touched, not the whole schema's.
-  void resetForDecode(Table t, const std::vector<uint8_t>* wanted);
-  void markDecoded(uint8_t id) {
-    if (!decoded_all) decoded.push_back(id);
-  }
+  // Decoding (ChunkReader::readBlock): beginDecode, markDecoded for each column it fills,
+  // endDecode. The steps, row counts and every column the previous decodes filled keep
+  // their storage at its size, because each decoder rewrites every row it is asked for;
+  // endDecode empties those this decode did not fill, so that afterwards the filled columns
+  // hold values and every other column is empty. Growing a cleared vector back zero-filled
+  // every row first: a kernels block's count and group-key columns, decoded for the codecs
+  // of the column asked for, cost an eighth of a kernel-histogram scan that way.
+  void beginDecode(Table t);
+  void markDecoded(uint8_t id) { decoded_.add(id); }
+  void endDecode();
   // Appends rec's rows. REQUIRES: rec.step greater than every step already appended.
   void append(const model::StepRecord& rec);
   // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
@@ -87,8 +82,17 @@ struct TableBlock {
   std::pair<size_t, size_t> stepsIn(uint64_t from, uint64_t to) const;
 
  private:
+  // A set of column ids (all < 256).
+  struct ColumnSet {
+    uint64_t bits[4] = {};
+    void add(uint8_t id) { bits[id / 64] |= uint64_t{1} << (id % 64); }
+  };
   // Sets `table` (and the columns' names and types when it changes) and rows = 0.
   void shapeFor(Table t);
+
+  ColumnSet decoded_;       // filled by the decode under way (or the last one)
+  ColumnSet kept_;          // filled before it: endDecode empties those not decoded again
+  bool filled_all_ = true;  // after reset / append: any column may hold values
 };
 
 // Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed
