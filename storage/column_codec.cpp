@@ -623,6 +623,10 @@ Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_b
   ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&raw_size, max_raw_bytes, "raw size"));
   std::string_view frame;
   ARGUS_RETURN_IF_ERROR(r.getBytes(r.remaining(), &frame));
+  return decompressZstd(raw_size, frame, scratch, raw);
+}
+
+Status decompressZstd(uint64_t raw_size, std::string_view frame, std::string* scratch, std::string_view* raw) {
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared != raw_size) return Status::corruption("zstd payload: frame size disagrees with the recorded raw size");
   scratch->resize(raw_size);
@@ -631,7 +635,7 @@ Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_b
   if (ZSTD_isError(n) || n != raw_size) {
     return Status::corruption(std::string("zstd payload: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short frame"));
   }
-  *raw = *scratch;
+  *raw = std::string_view(scratch->data(), raw_size);
   return Status::ok();
 }
 

@@ -184,5 +184,9 @@ bool applyZstdIfSmaller(EncodedPayload* p, int level = 3);
 // Undoes applyZstdIfSmaller: when the flag is set, decompresses into *scratch (at most
 // max_raw_bytes) and points *raw at it; otherwise *raw = payload.
 Status unwrapZstd(uint8_t codec_byte, std::string_view payload, size_t max_raw_bytes, std::string* scratch, std::string_view* raw);
+// unwrapZstd's second half: decompresses `frame`, which must hold exactly raw_size bytes,
+// into *scratch (reusing its capacity) and points *raw at it. REQUIRES: raw_size bounded
+// by the caller.
+Status decompressZstd(uint64_t raw_size, std::string_view frame, std::string* scratch, std::string_view* raw);
 
 }  // namespace argus::storage

@@ -129,12 +129,7 @@ Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::strin
     *out = stored;
     return Status::ok();
   }
-  // Rebuild the zstd layer's framing (raw size + frame) and let it verify the frame.
-  std::string framed;
-  ByteWriter(&framed).putVarint(raw_len);
-  framed.append(stored);
-  ARGUS_RETURN_IF_ERROR(unwrapZstd(kCodecZstdFlag, framed, max_raw, scratch, out));
-  return Status::ok();
+  return decompressZstd(raw_len, stored, scratch, out);
 }
 
 Status truncatedStream(const char* stream, size_t row) {
@@ -385,7 +380,16 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   bool grouped = flags & kWindowGrouped, implied = flags & kWindowImplied;
   if (grouped && (ctx == nullptr || ctx->ids.size() != rows)) return Status::corruption("hist-window without matching row groups");
   if (implied && (ctx == nullptr || ctx->counts.size() != rows)) return Status::corruption("hist-window without the count column");
-  std::string sa_buf, sb_buf, sd_buf;
+  // Per thread: a scan decodes a histogram chunk per rank-block, and fresh buffers were an
+  // allocation and a zero-fill of each compressed stream's size every time.
+  thread_local std::string sa_buf, sb_buf, sd_buf;
+  struct ReleaseLarge {  // a hostile or huge chunk's buffers are not kept past the call
+    ~ReleaseLarge() {
+      for (std::string* b : {&sa_buf, &sb_buf, &sd_buf}) {
+        if (b->capacity() > (size_t{1} << 20)) std::string().swap(*b);
+      }
+    }
+  } release_large;
   std::string_view va, vb, vd;
   // A row costs at least one byte of stream A; windows are bounded by stream D below.
   ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sa_buf, &va));
