@@ -50,7 +50,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "data=DIR and sql=... are required\n");
     return 2;
   }
-  Result<std::unique_ptr<storage::Store>> store = storage::Store::open(data);
+  // Read-only unless it compacts: opening writable replays and flushes the WAL, so each run
+  // of the bench left new SST files in the store it measures.
+  storage::StoreOptions so;
+  so.read_only = args.num("compact", 0) == 0;
+  so.create_if_missing = false;
+  Result<std::unique_ptr<storage::Store>> store = storage::Store::open(data, so);
   if (!store.isOk()) {
     std::fprintf(stderr, "%s\n", store.status().toString().c_str());
     return 1;
