@@ -199,9 +199,9 @@ int launch(const Args& a, char** argv) {
     for (std::string& v : vars) envp.push_back(v.data());
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string_view entry(*e);
-      const std::string_view name = entry.substr(0, entry.find('=') + 1);
-      bool replaced = false;
-      for (const std::string& v : vars) replaced = replaced || v.starts_with(name);
+      const size_t eq = entry.find('=');
+      bool replaced = false;  // an entry without '=' names no variable: passed on as it is
+      for (const std::string& v : vars) replaced = replaced || (eq != entry.npos && v.starts_with(entry.substr(0, eq + 1)));
       if (!replaced) envp.push_back(*e);
     }
     envp.push_back(nullptr);
