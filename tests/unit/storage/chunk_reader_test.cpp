@@ -74,6 +74,38 @@ TEST_CASE("steps.compute_ns is written on its own: reading it alone fetches _ste
   CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
 }
 
+TEST_CASE("a block read again holds the columns of the new read only, after a failed read too") {
+  TableBlock b = stepsBlock(40);
+  auto chunks = chunksOf(b);
+  std::vector<uint8_t> fetched;
+  const ChunkKey at{1, Table::kSteps, kStepsColumnId, 0, 0, 0};
+  TableBlock back;
+  uint64_t read = 0;
+  std::vector<uint8_t> compute{kCompute}, forward{kForward};
+  REQUIRE(ChunkReader::readBlock(at, &compute, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+  CHECK(back.columns[kForward].ints.empty());
+
+  REQUIRE(ChunkReader::readBlock(at, &forward, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kForward].ints == b.columns[kForward].ints);
+  CHECK(back.columns[kCompute].ints.empty());  // kept for reuse during the read, then emptied
+
+  // A read that fails after compute_ns leaves it filled; the next good read empties it.
+  auto broken = chunks;
+  broken.erase(encodeChunkKey(ChunkKey{1, Table::kSteps, kForward, 0, 0, 0}));
+  std::vector<uint8_t> both{kCompute, kForward};
+  CHECK(ChunkReader::readBlock(at, &both, getterOf(broken, &fetched), &back, &read).isCorruption());
+  REQUIRE(ChunkReader::readBlock(at, &forward, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kForward].ints == b.columns[kForward].ints);
+  CHECK(back.columns[kCompute].ints.empty());
+
+  // After append (every column filled) a read empties all it does not fill.
+  back = b;
+  REQUIRE(ChunkReader::readBlock(at, &compute, getterOf(chunks, &fetched), &back, &read).isOk());
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+  CHECK(back.columns[kForward].ints.empty());
+}
+
 TEST_CASE("a compute_ns chunk coded against forward + backward + optimizer, as older writers did, still reads") {
   TableBlock b = stepsBlock(40);
   auto chunks = chunksOf(b);
