@@ -79,8 +79,6 @@ Status RocksScanCursor::init(size_t threads) {
   auto plan = std::make_shared<ScanPlan>();
   std::vector<Listed> listed;
   ARGUS_RETURN_IF_ERROR(discoverChunkSets(threads, &listed, plan.get()));
-  // Listed by (base, rank, attempt): by rank, each rank's sets keep their (base, attempt) order.
-  std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.rank < b.rank; });
   std::erase_if(head_ranks, [this](uint32_t r) { return !wantRank(r); });
   std::sort(head_ranks.begin(), head_ranks.end());
   head_ranks.erase(std::unique(head_ranks.begin(), head_ranks.end()), head_ranks.end());
@@ -103,6 +101,7 @@ Status RocksScanCursor::init(size_t threads) {
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
     for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, out, &plan->layouts));
+    if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }
   // Every rank: in ranges of ranks on several threads when there are many. The last block's
@@ -141,6 +140,7 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
 }
 
 Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const {
+  const size_t first = out->size();
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
@@ -175,7 +175,12 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>*
     base += 1;  // the next Seek lands on the next block present
   }
   ARGUS_RETURN_IF_ERROR(error);
-  return fromRocks(it->status(), "scan: listing chunks");
+  ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: listing chunks"));
+  // Listed by (base, rank, attempt): by rank, each rank's sets keep their (base, attempt)
+  // order. Here, on the listing thread: the ranges of ranks ascend, so the lists of several
+  // threads joined are in order, and the sort is not serial work after the joins.
+  std::stable_sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(), byRank);
+  return Status::ok();
 }
 
 Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {

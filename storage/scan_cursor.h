@@ -76,11 +76,13 @@ class RocksScanCursor final : public ScanCursor {
     uint32_t rank;
     ChunkSet set;
   };
+  static bool byRank(const Listed& a, const Listed& b) { return a.rank < b.rank; }
 
-  // Lists the chunk sets in range into *out, their layout values into plan->layouts.
+  // Lists the chunk sets in range into *out by (rank, base, attempt), their layout values
+  // into plan->layouts.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
-  // The chunk sets of ranks [lo, hi) in range, by (base, rank, attempt), their layout
-  // values appended to *layouts.
+  // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
+  // their layout values to *layouts.
   Status listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).
   static constexpr uint64_t kRanksPerListingThread = 512;

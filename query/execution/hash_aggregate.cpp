@@ -156,14 +156,20 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::merge(std::vector<std::un
       uint64_t order;
       uint32_t part, group;
     };
+    auto before = [](const Entry& a, const Entry& b) {
+      return a.order != b.order ? a.order < b.order : a.part != b.part ? a.part < b.part : a.group < b.group;
+    };
+    // A part adds its groups as its rows come, in order: its entries are already sorted, and
+    // merging the parts' runs (linear; usually each run follows the last) replaces a sort of
+    // every group, which ran on one thread after the parallel scan.
     std::vector<Entry> entries;
     for (uint32_t p = 0; p < parts.size(); ++p) {
       into[p].resize(parts[p]->ngroups);
+      const auto run = static_cast<std::ptrdiff_t>(entries.size());
       for (uint32_t g = 0; g < parts[p]->ngroups; ++g) entries.push_back({parts[p]->first_order[g], p, g});
+      if (!std::is_sorted(entries.begin() + run, entries.end(), before)) std::sort(entries.begin() + run, entries.end(), before);
+      std::inplace_merge(entries.begin(), entries.begin() + run, entries.end(), before);
     }
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.order != b.order ? a.order < b.order : a.part != b.part ? a.part < b.part : a.group < b.group;
-    });
     std::vector<std::vector<Vector>> part_keys(parts.size(), std::vector<Vector>(groups_.size()));
     for (size_t p = 0; p < parts.size(); ++p) {
       for (size_t k = 0; k < groups_.size(); ++k) parts[p]->table.keyColumn(k, part_keys[p][k]);
