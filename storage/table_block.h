@@ -61,7 +61,7 @@ struct TableBlock {
   // endDecode empties those this decode did not fill, so that afterwards the filled columns
   // hold values and every other column is empty. Growing a cleared vector back zero-filled
   // every row first: a kernels block's count and group-key columns, decoded for the codecs
-  // of the column asked for, cost an eighth of a kernel-histogram scan that way.
+  // of the column asked for, cost 6% of a kernel-histogram scan's instructions that way.
   void beginDecode(Table t);
   void markDecoded(uint8_t id) { decoded_.add(id); }
   void endDecode();
