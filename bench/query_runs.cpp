@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   bench::Args args(argc, argv, "bench_query_runs data=DIR sql=\"SELECT ...\" [runs=5] [threads=0] [compact=0]");
   const std::string data = args.str("data", ""), sql = args.str("sql", "");
   const int runs = static_cast<int>(std::max(1L, args.num("runs", 5)));
+  const bool compact = args.num("compact", 0) != 0;
   query::QueryOptions options;
   options.scan_threads = static_cast<size_t>(std::max(0L, args.num("threads", 0)));
   options.deadline = std::chrono::minutes(10);  // not the default 30 s: runs under valgrind are ~50x slower
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   // Read-only unless it compacts: opening writable replays and flushes the WAL, so each run
   // of the bench left new SST files in the store it measures.
   storage::StoreOptions so;
-  so.read_only = args.num("compact", 0) == 0;
+  so.read_only = !compact;
   so.create_if_missing = false;
   Result<std::unique_ptr<storage::Store>> store = storage::Store::open(data, so);
   if (!store.isOk()) {
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
     return true;
   };
   if (!measure("")) return 1;
-  if (args.num("compact", 0) == 0) return 0;
+  if (!compact) return 0;
   auto* rocks = dynamic_cast<storage::RocksStore*>(store->get());
   if (rocks == nullptr) {
     std::fprintf(stderr, "the store is not a RocksStore\n");

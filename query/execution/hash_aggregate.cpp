@@ -159,9 +159,9 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::merge(std::vector<std::un
     auto before = [](const Entry& a, const Entry& b) {
       return a.order != b.order ? a.order < b.order : a.part != b.part ? a.part < b.part : a.group < b.group;
     };
-    // A part adds its groups as its rows come, in order: its entries are already sorted, and
-    // merging the parts' runs (linear; usually each run follows the last) replaces a sort of
-    // every group, which ran on one thread after the parallel scan.
+    // A part adds its groups as its rows come, in order, so its entries are sorted already
+    // (checked; sorted when not). Merging the parts' runs (linear; usually each run follows
+    // the last) replaces a sort of every group, which ran on one thread after the scan.
     std::vector<Entry> entries;
     for (uint32_t p = 0; p < parts.size(); ++p) {
       into[p].resize(parts[p]->ngroups);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "cli/argusd_process.h"
@@ -13,12 +14,16 @@ using namespace argus;
 
 TEST_CASE("ArgusdProcess: a missing binary is an error naming it") {
   const char* bin = std::getenv("ARGUSD_BIN");
-  const std::string saved = bin != nullptr ? bin : "";
+  const std::optional<std::string> saved = bin != nullptr ? std::optional<std::string>(bin) : std::nullopt;
   ::setenv("ARGUSD_BIN", "/nonexistent/argusd", 1);
   cli::ArgusdProcess argusd;
   const auto t0 = std::chrono::steady_clock::now();
   Status s = argusd.start();
-  ::setenv("ARGUSD_BIN", saved.c_str(), 1);
+  if (saved) {
+    ::setenv("ARGUSD_BIN", saved->c_str(), 1);
+  } else {
+    ::unsetenv("ARGUSD_BIN");  // as it was: unset, not set empty
+  }
   REQUIRE_FALSE(s.isOk());
   CHECK(s.message().find("cannot run /nonexistent/argusd") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
