@@ -42,21 +42,28 @@ void fillAscending(int64_t* p, size_t n, int64_t first) {
   for (; i < n; ++i) p[i] = first + static_cast<int64_t>(i);
 }
 
-// The block's steps from its verified layout chunk: ascending, none below step_base or
-// past 2^63-1. Without gaps (rows = span + 1: the usual block) the header says them all
-// and the payload need not be decoded; its checksum has vouched for the header.
-Status decodeSteps(std::string_view key, const ChunkView& layout, uint64_t step_base, std::vector<int64_t>* steps) {
-  const ChunkStats& st = layout.stats;
-  if (fromStoredType(layout.type) != ColumnType::kUInt64) return named(Status::corruption("column type disagrees with the schema"), key);
-  if (st.rows > 0 && st.last_step - st.first_step == st.rows - 1) {
-    if (st.first_step < step_base) return named(Status::corruption("steps not ascending inside the block"), key);
-    if (st.last_step > static_cast<uint64_t>(INT64_MAX)) {
-      return named(Status::corruption("step " + std::to_string(st.last_step) + " past the largest storable step (2^63-1)"), key);
-    }
-    steps->resize(st.rows);
-    fillAscending(steps->data(), steps->size(), static_cast<int64_t>(st.first_step));
-    return Status::ok();
+// Whether a verified header's block has steps first_step..last_step, all of them: rows equal
+// span + 1 and steps ascend without repeats. Every chunk of a block has its steps' first,
+// last and (one-row-per-step tables) count, so any of them says it (chunk.md).
+bool gapless(const ChunkStats& st) { return st.rows > 0 && st.last_step - st.first_step == st.rows - 1; }
+
+// The steps of a gapless block from a verified header; its checksum has vouched for it.
+Status stepsFromHeader(const ChunkStats& st, uint64_t step_base, std::vector<int64_t>* steps) {
+  if (st.first_step < step_base) return Status::corruption("steps not ascending inside the block");
+  if (st.last_step > static_cast<uint64_t>(INT64_MAX)) {
+    return Status::corruption("step " + std::to_string(st.last_step) + " past the largest storable step (2^63-1)");
   }
+  steps->resize(st.rows);
+  fillAscending(steps->data(), steps->size(), static_cast<int64_t>(st.first_step));
+  return Status::ok();
+}
+
+// The block's steps from its verified layout chunk: ascending, none below step_base or
+// past 2^63-1. Without gaps (the usual block) the header says them all and the payload need
+// not be decoded.
+Status decodeSteps(std::string_view key, const ChunkView& layout, uint64_t step_base, std::vector<int64_t>* steps) {
+  if (fromStoredType(layout.type) != ColumnType::kUInt64) return named(Status::corruption("column type disagrees with the schema"), key);
+  if (gapless(layout.stats)) return named(stepsFromHeader(layout.stats, step_base, steps), key);
   Column c;
   c.type = ColumnType::kUInt64;
   c.ints = std::move(*steps);  // its capacity, reused
@@ -76,8 +83,9 @@ Status decodeSteps(std::string_view key, const ChunkView& layout, uint64_t step_
 // reads a block per rank, and each allocation here was paid per chunk.
 class BlockLoader {
  public:
-  BlockLoader(const ChunkKey& at, const ChunkGetter& get, TableBlock* out, uint64_t* chunks_read)
-      : key_(at), get_(get), out_(out), chunks_read_(chunks_read), group_keys_(groupKeyColumns(at.table)) {
+  // known: a stored column's chunk already fetched and verified (or null).
+  BlockLoader(const ChunkKey& at, const ChunkGetter& get, TableBlock* out, uint64_t* chunks_read, const ChunkReader::KnownChunk* known)
+      : key_(at), get_(get), out_(out), chunks_read_(chunks_read), known_(known), group_keys_(groupKeyColumns(at.table)) {
     std::fill_n(state_, out->columns.size(), kNotLoaded);
   }
 
@@ -119,12 +127,16 @@ class BlockLoader {
     if (state_[id] == kLoading) return Status::corruption(std::string("codec dependency cycle at column ") + std::to_string(id));
     state_[id] = kLoading;
     out_->markDecoded(id);  // before it is written: a failed decode leaves it to the next reset
-    std::string_view v;
-    ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
     // Errors name this chunk's key (loading a dependency below re-encodes the key buffer).
     auto named_here = [&](const Status& s) { return s.isOk() ? s : named(s, keyFor(id)); };
     ChunkView view;
-    ARGUS_RETURN_IF_ERROR(named_here(parseChunk(v, &view)));
+    if (known_ != nullptr && known_->column == id) {
+      view = known_->view;
+    } else {
+      std::string_view v;
+      ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
+      ARGUS_RETURN_IF_ERROR(named_here(parseChunk(v, &view)));
+    }
     // What the codec predicts from: load those columns first.
     auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
     bool zstd = view.codec & kCodecZstdFlag;
@@ -192,6 +204,7 @@ class BlockLoader {
   const ChunkGetter& get_;
   TableBlock* out_;
   uint64_t* chunks_read_;
+  const ChunkReader::KnownChunk* known_;
   std::span<const uint8_t> group_keys_;
   uint8_t state_[256];
   bool have_groups_ = false;
@@ -217,17 +230,26 @@ Status ChunkReader::decodeVerified(std::string_view key, const ChunkView& v, Col
 }
 
 Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* columns, const ChunkGetter& get, TableBlock* out,
-                              uint64_t* chunks_read, const ChunkView* layout, uint64_t from_step, uint64_t to_step) {
+                              uint64_t* chunks_read, const KnownChunk* known, uint64_t from_step, uint64_t to_step) {
+  const bool known_layout = known != nullptr && known->column == kStepsColumnId;
+  const KnownChunk* known_column = known != nullptr && !known_layout ? known : nullptr;
+  if (known_column != nullptr && (isNestedTable(at.table) || known_column->column < kFirstStoredColumnId)) {
+    return Status::invalidArgument("readBlock: only a steps-table block takes a known stored column");
+  }
   out->beginDecode(at.table);
-  BlockLoader loader(at, get, out, chunks_read);
-  {
+  BlockLoader loader(at, get, out, chunks_read, known_column);
+  if (known_column != nullptr && gapless(known_column->view.stats)) {
+    ARGUS_RETURN_IF_ERROR(named(stepsFromHeader(known_column->view.stats, at.step_base, &out->steps), loader.keyFor(known_column->column)));
+  } else {
     ChunkView fetched;
+    const ChunkView* layout = known_layout ? &known->view : nullptr;
     const std::string& key = loader.keyFor(kStepsColumnId);
     if (layout == nullptr) {
-      // Absent _steps means "no block" only for the steps table; every other table's layout
-      // is read once the steps table's block is known to exist, so there it is damage.
+      // Absent _steps means "no block" only for the steps table and a block not known to
+      // exist; every other table's layout is read once the steps table's block is known to
+      // exist, so there it is damage.
       std::string_view v;
-      ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps, &v));
+      ARGUS_RETURN_IF_ERROR(loader.fetch(kStepsColumnId, at.table != Table::kSteps || known != nullptr, &v));
       ARGUS_RETURN_IF_ERROR(verify(key, v, &fetched));
       layout = &fetched;
     }

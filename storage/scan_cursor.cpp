@@ -32,6 +32,7 @@ RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec
     col.type = c->type;
     pending_.columns.push_back(std::move(col));
   }
+  lead_column_ = !isNestedTable(spec_.table) && !stored_ids_.empty() ? stored_ids_[0] : kStepsColumnId;
 }
 
 RocksScanCursor::~RocksScanCursor() {
@@ -100,49 +101,49 @@ Status RocksScanCursor::init(size_t threads) {
 
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
-    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, out, &plan->layouts));
+    plan->leads.resize(1);
+    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, 0, spec_.plan_bytes, out, &plan->leads[0]));
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }
   // Every rank: in ranges of ranks on several threads when there are many. The last block's
   // highest rank sets the ranges; the last range runs to the end, so any rank above it in
   // another block is listed too.
-  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, h_.blockBase(spec_.to_step - 1)));
+  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, h_.blockBase(spec_.to_step - 1)));
   uint64_t ranks = 0;
   if (threads > 1 && !end.empty()) {
     std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
     it->SeekForPrev(end);
     ChunkKey k;
-    if (it->Valid() && decodeChunkKey(view(it->key()), &k) && k.job == job_ && k.table == spec_.table && k.column == kStepsColumnId) {
+    if (it->Valid() && decodeChunkKey(view(it->key()), &k) && k.job == job_ && k.table == spec_.table && k.column == lead_column_) {
       ranks = uint64_t{k.rank} + 1;
     }
     ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: listing chunks"));
   }
-  const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, threads);
+  const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, std::clamp<size_t>(threads, 1, UINT16_MAX));
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
-  if (parts == 1) return listRanks(0, kAllRanks, out, &plan->layouts);
+  plan->leads.resize(parts);
+  if (parts == 1) return listRanks(0, kAllRanks, 0, spec_.plan_bytes, out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
-  std::vector<std::string> layouts(parts);
   std::vector<Status> status(parts);
   auto work = [&](size_t i) {
-    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &listed[i], &layouts[i]);
+    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts,
+                          static_cast<uint16_t>(i), spec_.plan_bytes / parts, &listed[i], &plan->leads[i]);
   };
   runOnThreads(parts, work);
   for (size_t i = 0; i < parts; ++i) {
     ARGUS_RETURN_IF_ERROR(status[i]);
-    for (Listed& l : listed[i]) {
-      l.set.layout_off += plan->layouts.size();
-      out->push_back(l);
-    }
-    plan->layouts += layouts[i];
+    out->insert(out->end(), listed[i].begin(), listed[i].end());
   }
   return Status::ok();
 }
 
-Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const {
+Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, uint16_t part, size_t keep_bytes, std::vector<Listed>* out,
+                                  std::string* leads) const {
   const size_t first = out->size();
+  const size_t keep_end = leads->size() + keep_bytes;
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
-  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, kStepsColumnId, last_base));
+  const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, last_base));
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
   ChunkKey k;
@@ -156,7 +157,7 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>*
   Status error;
   uint64_t base = h_.blockBase(spec_.from_step);
   for (;;) {
-    it->Seek(chunkPrefix(job_, spec_.table, kStepsColumnId, base, lo));
+    it->Seek(chunkPrefix(job_, spec_.table, lead_column_, base, lo));
     if (!at(&error)) break;
     if (k.step_base != base) {  // no rank from lo on in this block: the next block present
       base = k.step_base;
@@ -165,9 +166,9 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>*
     bool more = true;
     while (more && k.step_base == base && k.rank < hi) {
       const rocksdb::Slice v = it->value();
-      if (v.size() > UINT32_MAX) return Status::corruption("scan: layout chunk of rank " + std::to_string(k.rank) + " exceeds 4 GiB");
-      out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, layouts->size(), static_cast<uint32_t>(v.size())}});
-      layouts->append(v.data(), v.size());
+      const bool keep = v.size() > 0 && v.size() <= UINT32_MAX && leads->size() + v.size() <= keep_end;
+      out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, part, keep ? static_cast<uint32_t>(v.size()) : 0, leads->size()}});
+      if (keep) leads->append(v.data(), v.size());
       it->Next();
       more = at(&error);
     }
@@ -220,20 +221,22 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   const std::span<const ChunkSet> sets = setsOf(plan);
   for (; *set_ix < sets.size() && sets[*set_ix].base == base; ++*set_ix) {
     const ChunkSet& cs = sets[*set_ix];
-    ChunkKey at{job_, spec_.table, kStepsColumnId, base, plan.rank, cs.attempt};
-    std::string& key = steps_key_;
-    encodeChunkKey(at, &key);
-    ChunkView layout;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::verify(key, std::string_view(plan_->layouts.data() + cs.layout_off, cs.layout_len), &layout));
-    const ChunkStats& st = layout.stats;
+    const ChunkKey at{job_, spec_.table, lead_column_, base, plan.rank, cs.attempt};
+    encodeChunkKey(at, &lead_key_);
+    std::string_view value(plan_->leads[cs.part].data() + cs.lead_off, cs.lead_len);
+    if (cs.lead_len == 0) ARGUS_RETURN_IF_ERROR(chunks_->get(lead_key_, &lead_buffer_, &value));
+    ChunkReader::KnownChunk lead{lead_column_, {}};
+    ARGUS_RETURN_IF_ERROR(ChunkReader::verify(lead_key_, value, &lead.view));
+    const ChunkStats& st = lead.view.stats;
     if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {
-      stats_.chunks_skipped += 1 + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
+      const bool steps_read = lead_column_ == kStepsColumnId;  // else read only for a block with gaps
+      stats_.chunks_skipped += (steps_read ? 1 : 0) + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
       continue;
     }
     Source& src = takeSource();
     src.attempt = cs.attempt;
     src.head = false;
-    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &layout, spec_.from_step, spec_.to_step));
+    ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &lead, spec_.from_step, spec_.to_step));
     if (isNestedTable(spec_.table)) src.block.rowOffsets(&src.offsets);
   }
   // Head records of this block, one source per attempt (records are in (step, attempt) order).

@@ -1,10 +1,17 @@
 // RocksScanCursor: a scan over head entries and sealed chunks under one RocksDB snapshot.
 //
-// Plan: on construction the cursor lists the ranks with data in the step range (the
-// layout chunks of the table, and the store's head index) and, per rank, the chunk sets (block,
-// attempt). next() then walks rank by rank and block by block: it reads the block's
-// chunk sets (skipping a set whose layout statistics miss the step range), the rank's head
-// records of that block, and for each step keeps the highest attempt (head winning a tie).
+// Plan: on construction the cursor lists the ranks with data in the step range (the chunk
+// keys of the table's lead column, and the store's head index) and, per rank, the chunk sets
+// (block, attempt). next() then walks rank by rank and block by block: it reads the block's
+// chunk sets (skipping a set whose statistics miss the step range), the rank's head records
+// of that block, and for each step keeps the highest attempt (head winning a tie).
+//
+// The lead column is the first stored column the scan reads, in the steps table, and the
+// layout chunk (_steps) otherwise. A steps-table chunk's header holds its block's first and
+// last step and its row count, which is the whole layout of a block without gaps: the
+// listing's entry is then the column's value itself, and a rank-block costs one RocksDB step
+// per column read, not one more for _steps. Sets are written whole and deleted with their
+// job (chunk.md), so any column's keys list them.
 // REQUIRES: the store outlives the cursor.
 #pragma once
 
@@ -47,10 +54,12 @@ class RocksScanCursor final : public ScanCursor {
   struct ChunkSet {
     uint64_t base;
     uint16_t attempt;
-    // Its layout chunk's value, kept from the listing (ScanPlan::layouts): the listing has
+    // Its lead chunk's value, kept from the listing in ScanPlan::leads[part]: the listing has
     // it in hand, and fetching it again per block was a second RocksDB step per rank-block.
-    uint64_t layout_off;
-    uint32_t layout_len;
+    // lead_len 0: not kept (past ScanSpec::plan_bytes), read again.
+    uint16_t part;
+    uint32_t lead_len;
+    uint64_t lead_off;
   };
   struct Source {  // one chunk set or one attempt's head records of a block
     TableBlock block;
@@ -70,7 +79,9 @@ class RocksScanCursor final : public ScanCursor {
   struct ScanPlan {
     std::vector<RankPlan> ranks;  // ascending
     std::vector<ChunkSet> sets;   // by rank, then (base, attempt)
-    std::string layouts;          // the sets' _steps values, back to back
+    // The sets' kept lead chunk values, back to back, a buffer per listing thread: joined,
+    // they were copied once more.
+    std::vector<std::string> leads;
   };
   struct Listed {  // a chunk set as the listing meets it: by (base, rank, attempt)
     uint32_t rank;
@@ -78,12 +89,12 @@ class RocksScanCursor final : public ScanCursor {
   };
   static bool byRank(const Listed& a, const Listed& b) { return a.rank < b.rank; }
 
-  // Lists the chunk sets in range into *out by (rank, base, attempt), their layout values
-  // into plan->layouts.
+  // Lists the chunk sets in range into *out by (rank, base, attempt), their lead values
+  // into plan->leads.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
-  // their layout values to *layouts.
-  Status listRanks(uint32_t lo, uint64_t hi, std::vector<Listed>* out, std::string* layouts) const;
+  // their lead values to *leads (ScanPlan::leads[part]) while it stays within `keep_bytes`.
+  Status listRanks(uint32_t lo, uint64_t hi, uint16_t part, size_t keep_bytes, std::vector<Listed>* out, std::string* leads) const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).
   static constexpr uint64_t kRanksPerListingThread = 512;
   std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }
@@ -101,6 +112,7 @@ class RocksScanCursor final : public ScanCursor {
   ScanSpec spec_;
   std::vector<const ColumnDef*> columns_;
   std::vector<uint8_t> stored_ids_;  // schema ids (>= 3) the output needs
+  uint8_t lead_column_;              // whose keys the listing walks (see above)
   const rocksdb::Snapshot* snapshot_ = nullptr;
   rocksdb::ReadOptions ro_;
   std::unique_ptr<ChunkFetcher> chunks_;  // reads chunk values under snapshot_
@@ -118,11 +130,12 @@ class RocksScanCursor final : public ScanCursor {
   size_t set_ix_ = 0;
   bool rank_started_ = false;
 
-  // The current block's sources (into source_pool_, whose buffers blocks reuse) and the
-  // key of its layout chunk.
+  // The current block's sources (into source_pool_, whose buffers blocks reuse), and the key
+  // and (when not kept in the plan) value of its lead chunk.
   std::vector<Source*> sources_;
   std::vector<std::unique_ptr<Source>> source_pool_;
-  std::string steps_key_;
+  std::string lead_key_;
+  std::string lead_buffer_;
 
   ColumnBatch pending_;
 };

@@ -166,8 +166,8 @@ Status Sealer::sealBlock(uint32_t job, uint32_t rank, uint64_t base, SealStats* 
     } else {
       TableBlock old[kTableCount];
       uint64_t read = 0;
-      ChunkView steps_layout;
-      ARGUS_RETURN_IF_ERROR(ChunkReader::verify(encodeChunkKey(at), steps_value, &steps_layout));
+      ChunkReader::KnownChunk steps_layout{kStepsColumnId, {}};
+      ARGUS_RETURN_IF_ERROR(ChunkReader::verify(encodeChunkKey(at), steps_value, &steps_layout.view));
       for (Table t : kAllTables) {
         at.table = t;
         ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, nullptr, get, &old[tableIndex(t)], &read, t == Table::kSteps ? &steps_layout : nullptr));

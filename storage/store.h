@@ -85,6 +85,9 @@ struct ScanSpec {
   // parts-th stripe. For readers of each part on its own: a part then reads its ranks in
   // one pass, where round-robin parts step over each other's stripes.
   bool contiguous_parts = false;
+  // Most bytes of chunk values a scan's plan keeps from its listing (storage/scan_cursor.h);
+  // chunks past it are read again when the scan reaches them.
+  size_t plan_bytes = size_t{32} << 20;
 };
 
 struct ScanStats {

@@ -203,3 +203,49 @@ TEST_CASE("a steps block read for a step range decodes bit-packed columns only t
   REQUIRE(ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}, &wanted, getterOf(chunks, &fetched), &back, &read).isOk());
   CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
 }
+
+TEST_CASE("a steps block read with a stored column in hand takes a gapless layout from its header and reads neither again") {
+  std::vector<uint8_t> wanted{kCompute, kForward};
+  auto readWith = [&](const std::map<std::string, std::string>& chunks, std::vector<uint8_t>* fetched, TableBlock* back, uint64_t* n) {
+    ChunkReader::KnownChunk known{kCompute, {}};
+    REQUIRE(parseChunk(chunks.at(computeKey()), &known.view).isOk());
+    return ChunkReader::readBlock(ChunkKey{1, Table::kSteps, kCompute, 0, 0, 0}, &wanted, getterOf(chunks, fetched), back, n, &known);
+  };
+
+  TableBlock b = stepsBlock(40);
+  std::vector<uint8_t> fetched;
+  TableBlock back;
+  uint64_t n = 0;
+  REQUIRE(readWith(chunksOf(b), &fetched, &back, &n).isOk());
+  CHECK(fetched == std::vector<uint8_t>{kForward});
+  CHECK(n == 2);  // compute_ns and forward decoded; _steps not read
+  CHECK(back.steps == b.steps);
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+  CHECK(back.columns[kForward].ints == b.columns[kForward].ints);
+
+  // With gaps the header cannot say which steps: _steps is read, and its absence is damage
+  // (the stored column shows the block exists).
+  for (size_t i = 0; i < b.steps.size(); ++i) b.steps[i] = static_cast<int64_t>(3 * i + i % 2);
+  auto gapped = chunksOf(b);
+  fetched.clear();
+  REQUIRE(readWith(gapped, &fetched, &back, &n).isOk());
+  CHECK(fetched == std::vector<uint8_t>{kStepsColumnId, kForward});
+  CHECK(back.steps == b.steps);
+  CHECK(back.columns[kCompute].ints == b.columns[kCompute].ints);
+  gapped.erase(encodeChunkKey(ChunkKey{1, Table::kSteps, kStepsColumnId, 0, 0, 0}));
+  Status s = readWith(gapped, &fetched, &back, &n);
+  CHECK(s.isCorruption());
+  CHECK(s.message().find("chunk missing while its block layout exists") != std::string::npos);
+
+  // A stored column's rows must agree with the layout it gave: another column's count is checked.
+  b = stepsBlock(40);
+  auto chunks = chunksOf(b);
+  TableBlock shorter = stepsBlock(39);
+  chunks[encodeChunkKey(ChunkKey{1, Table::kSteps, kForward, 0, 0, 0})] = chunksOf(shorter).at(encodeChunkKey(ChunkKey{1, Table::kSteps, kForward, 0, 0, 0}));
+  CHECK(readWith(chunks, &fetched, &back, &n).isCorruption());
+
+  // Only a steps-table block has a layout in every column's header.
+  ChunkReader::KnownChunk known{kCompute, {}};
+  REQUIRE(parseChunk(chunksOf(b).at(computeKey()), &known.view).isOk());
+  CHECK(ChunkReader::readBlock(ChunkKey{1, Table::kKernels, 6, 0, 0, 0}, nullptr, getterOf(chunks, &fetched), &back, &n, &known).code() == Status::Code::kInvalidArgument);
+}

@@ -126,12 +126,18 @@ TEST_CASE("many ranks are listed on several threads: the same rows as one thread
     const Scanned one = scan(*store, spec);
     REQUIRE(one.all.rows > 0);
     for (size_t threads : {2, 3}) {
-      CAPTURE(threads);
-      spec.threads = threads;
-      const Scanned many = scan(*store, spec);
-      REQUIRE(many.all.rows == one.all.rows);
-      for (size_t c = 0; c < one.all.columns.size(); ++c) CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
-      CHECK(many.stats.chunks_read == one.stats.chunks_read);
+      // The plan keeps every listed value, some (the rest read again when reached), none.
+      for (size_t plan_bytes : {spec.plan_bytes, size_t{40'000}, size_t{0}}) {
+        CAPTURE(threads);
+        CAPTURE(plan_bytes);
+        ScanSpec s = spec;
+        s.threads = threads;
+        s.plan_bytes = plan_bytes;
+        const Scanned many = scan(*store, s);
+        REQUIRE(many.all.rows == one.all.rows);
+        for (size_t c = 0; c < one.all.columns.size(); ++c) CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
+        CHECK(many.stats.chunks_read == one.stats.chunks_read);
+      }
     }
   }
 }
@@ -244,22 +250,29 @@ TEST_CASE("a parallel scan reports a damaged chunk after the rows before it") {
   }
 }
 
-TEST_CASE("a malformed layout chunk key stops the scan's listing with Corruption") {
+TEST_CASE("a malformed chunk key among those the listing walks stops the scan with Corruption") {
   TempDir dir;
   auto store = filledStore(dir, 40);
   const DbHandles& h = store->handles();
   JobId job = store->findJob("job").value().id;
-  // Inside block 16's layout keys, three bytes short of a rank and an attempt.
-  const std::string key = chunkPrefix(job, Table::kSteps, kStepsColumnId, 16) + std::string(3, '\x07');
-  REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.chunk, key, "x").ok());
+  // Inside block 16's keys of _steps and of the first stored column (the listing walks the
+  // latter when the scan reads it), three bytes short of a rank and an attempt.
+  for (uint8_t column : {kStepsColumnId, kFirstStoredColumnId}) {
+    const std::string key = chunkPrefix(job, Table::kSteps, column, 16) + std::string(3, '\x07');
+    REQUIRE(h.db->Put(rocksdb::WriteOptions(), h.chunk, key, "x").ok());
+  }
   for (size_t threads : {1, 4}) {
-    CAPTURE(threads);
-    ScanSpec spec;
-    spec.job = "job";
-    spec.threads = threads;
-    auto cursor = store->scan(spec);
-    REQUIRE_FALSE(cursor.isOk());
-    CHECK(cursor.status().isCorruption());
-    CHECK(cursor.status().message().find("malformed chunk key") != std::string::npos);
+    for (bool stored : {false, true}) {
+      CAPTURE(threads);
+      CAPTURE(stored);
+      ScanSpec spec;
+      spec.job = "job";
+      spec.threads = threads;
+      if (!stored) spec.columns = {"rank", "step"};
+      auto cursor = store->scan(spec);
+      REQUIRE_FALSE(cursor.isOk());
+      CHECK(cursor.status().isCorruption());
+      CHECK(cursor.status().message().find("malformed chunk key") != std::string::npos);
+    }
   }
 }

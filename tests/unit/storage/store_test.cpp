@@ -254,6 +254,61 @@ TEST_CASE("the highest attempt wins per (rank, step), in head and in chunks") {
   check({r2});
 }
 
+TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, attempts and a plan that keeps no values") {
+  TempDir dir;
+  auto store = openStore(dir.path());
+  JobId job = store->ensureJob("job-a").value();
+  // Block [0,16) full; block [16,32) with gaps; attempt 1 of steps 17 and 20 (gapped too).
+  std::vector<model::StepRecord> a0;
+  for (auto& r : synth(3, 40)) {
+    if (r.step < 16 || r.step % 3 != 0) a0.push_back(r);
+  }
+  std::vector<model::StepRecord> a1;
+  for (const auto& r : a0) {
+    if (r.step != 17 && r.step != 20) continue;
+    a1.push_back(r);
+    a1.back().attempt = 1;
+    a1.back().iter_ns = 5000 + static_cast<int64_t>(r.step);
+  }
+  REQUIRE(writeRecords(*store, job, a0).isOk());
+  REQUIRE(writeRecords(*store, job, a1).isOk());
+  REQUIRE(store->sealAll().isOk());
+  std::map<uint64_t, model::StepRecord> latest;
+  for (const auto& r : a0) latest[r.step] = r;
+  for (const auto& r : a1) latest[r.step] = r;
+  std::vector<model::StepRecord> want;
+  for (auto& [step, r] : latest) {
+    if (step >= 5 && step < 35) want.push_back(r);
+  }
+
+  ColumnBatch all;
+  ScanStats kept_stats;
+  REQUIRE(scanAll(*store, spec(Table::kSteps, 5, 35), &all, &kept_stats).isOk());
+  checkSteps(all, want);
+  for (size_t plan_bytes : {size_t{0}, size_t{100}}) {  // none kept; some kept, the rest read again
+    CAPTURE(plan_bytes);
+    ScanSpec s = spec(Table::kSteps, 5, 35);
+    s.plan_bytes = plan_bytes;
+    ColumnBatch b;
+    ScanStats stats;
+    REQUIRE(scanAll(*store, s, &b, &stats).isOk());
+    checkSteps(b, want);
+    CHECK(stats.chunks_read == kept_stats.chunks_read);
+  }
+  // One stored column, and none (the layout chunks are listed): the same rows.
+  for (const std::vector<std::string>& columns : {std::vector<std::string>{"rank", "step", "iter_ns"}, std::vector<std::string>{"step", "rank"}}) {
+    ScanSpec s = spec(Table::kSteps, 5, 35);
+    s.columns = columns;
+    ColumnBatch b;
+    REQUIRE(scanAll(*store, s, &b).isOk());
+    REQUIRE(b.rows == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(col(b, "step").ints[i] == static_cast<int64_t>(want[i].step));
+      if (columns.size() == 3) CHECK(col(b, "iter_ns").ints[i] == want[i].iter_ns);
+    }
+  }
+}
+
 TEST_CASE("a damaged kernel dictionary entry is named, not skipped or read as garbage") {
   TempDir dir;
   auto store = openStore(dir.path());
