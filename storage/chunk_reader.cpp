@@ -28,16 +28,16 @@ Status decodeParsed(const ChunkView& v, ColumnType type, size_t expected_rows, c
   return decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints);
 }
 
-// Writes first, first + 1, ... to p[0, n): four at a time in two SSE2 lanes (std::iota's
-// scalar loop took 4 instructions a step, ~1,000 per dense block read).
-void fillAscending(int64_t* p, size_t n, int64_t first) {
-  using Lanes = int64_t __attribute__((vector_size(16)));
-  Lanes lo = {first, first + 1}, hi = {first + 2, first + 3};
-  const Lanes four = {4, 4};
+// Writes first, first + 1, ... to p[0, n): eight at a time in 32-byte lanes, one AVX2
+// store each where the CPU has it (two SSE2 stores otherwise). std::iota's scalar loop took
+// 4 instructions a step, ~1,000 per dense block read; two-lane SSE2 ~450.
+[[gnu::target_clones("avx2", "default")]] void fillAscending(int64_t* p, size_t n, int64_t first) {
+  using Lanes = int64_t __attribute__((vector_size(32)));
+  Lanes lo = {first, first + 1, first + 2, first + 3}, hi = lo + 4;
   size_t i = 0;
-  for (; i + 4 <= n; i += 4, lo += four, hi += four) {
+  for (; i + 8 <= n; i += 8, lo += 8, hi += 8) {
     std::memcpy(p + i, &lo, sizeof lo);
-    std::memcpy(p + i + 2, &hi, sizeof hi);
+    std::memcpy(p + i + 4, &hi, sizeof hi);
   }
   for (; i < n; ++i) p[i] = first + static_cast<int64_t>(i);
 }

@@ -304,8 +304,19 @@ std::vector<size_t> TableBlock::rowOffsets() const {
 
 std::pair<size_t, size_t> TableBlock::stepsIn(uint64_t from, uint64_t to) const {
   auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
-  const auto first = std::lower_bound(steps.begin(), steps.end(), from, below);
-  return {static_cast<size_t>(first - steps.begin()), static_cast<size_t>(std::lower_bound(first, steps.end(), to, below) - steps.begin())};
+  // The first index whose step is not below `bound`. Most blocks have every step from their
+  // first on, so bound - first is the index: checked against its neighbours, then taken
+  // (two binary searches a block were ~5% of a short scan over many ranks).
+  auto firstNotBelow = [&](uint64_t bound, size_t from_ix) {
+    if (!steps.empty()) {
+      const uint64_t guess = bound - std::min(bound, static_cast<uint64_t>(steps.front()));
+      const size_t i = static_cast<size_t>(std::min<uint64_t>(guess, steps.size()));
+      if (i >= from_ix && (i == steps.size() || !below(steps[i], bound)) && (i == 0 || below(steps[i - 1], bound))) return i;
+    }
+    return static_cast<size_t>(std::lower_bound(steps.begin() + static_cast<std::ptrdiff_t>(from_ix), steps.end(), bound, below) - steps.begin());
+  };
+  const size_t first = firstNotBelow(from, 0);
+  return {first, firstNotBelow(std::max(to, from), first)};
 }
 
 void TableBlock::rowOffsets(std::vector<size_t>* out) const {

@@ -1,7 +1,9 @@
 // TableBlock::groups (dense group ids in order of first appearance, as grouped codecs and
-// the chunk reader require) and the histogram summaries the chunk writer codes from.
+// the chunk reader require), the histogram summaries the chunk writer codes from, and
+// stepsIn.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <tuple>
@@ -82,4 +84,34 @@ TEST_CASE("histogram summaries match the histograms") {
     auto mode = std::max_element(h.begin(), h.end(), [](const auto& a, const auto& b) { return a.count < b.count; });
     CHECK(rows[i].mode == mode->index);
   }
+}
+
+TEST_CASE("stepsIn finds the steps of a range in blocks with and without gaps") {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 2000; ++trial) {
+    TableBlock b;
+    b.reset(Table::kSteps);
+    const int64_t first = static_cast<int64_t>(rng() % 600);
+    const size_t n = rng() % 40;
+    const bool gaps = trial % 2 == 1, repeats = trial % 5 == 0;  // repeats: ascending, not strictly
+    for (int64_t s = first; b.steps.size() < n; s += gaps ? 1 + static_cast<int64_t>(rng() % 3) : 1) {
+      b.steps.push_back(s);
+      if (repeats && rng() % 4 == 0 && b.steps.size() < n) b.steps.push_back(s);
+    }
+    for (int q = 0; q < 20; ++q) {
+      const uint64_t from = rng() % 700, to = q % 7 == 0 ? from - std::min<uint64_t>(from, rng() % 3) : from + rng() % 60;
+      auto below = [](int64_t step, uint64_t bound) { return static_cast<uint64_t>(step) < bound; };
+      const size_t want_first = static_cast<size_t>(std::lower_bound(b.steps.begin(), b.steps.end(), from, below) - b.steps.begin());
+      const size_t want_last = std::max(want_first, static_cast<size_t>(std::lower_bound(b.steps.begin(), b.steps.end(), to, below) - b.steps.begin()));
+      CAPTURE(trial);
+      CAPTURE(from);
+      CAPTURE(to);
+      CHECK(b.stepsIn(from, to) == std::pair<size_t, size_t>{want_first, want_last});
+    }
+  }
+  TableBlock far;
+  far.reset(Table::kSteps);
+  far.steps = {INT64_MAX - 2, INT64_MAX - 1, INT64_MAX};
+  CHECK(far.stepsIn(0, UINT64_MAX) == std::pair<size_t, size_t>{0, 3});
+  CHECK(far.stepsIn(static_cast<uint64_t>(INT64_MAX), UINT64_MAX) == std::pair<size_t, size_t>{2, 3});
 }
