@@ -10,11 +10,7 @@ namespace {
 
 void putBE(std::string* out, uint64_t v, int bytes) { ByteWriter(out).putFixedBE(v, bytes); }
 
-uint64_t getBE(std::string_view s, size_t off, int bytes) {
-  uint64_t r = 0;
-  for (int i = 0; i < bytes; ++i) r = (r << 8) | static_cast<uint8_t>(s[off + i]);
-  return r;
-}
+uint64_t getBE(std::string_view s, size_t off, int bytes) { return getFixedBEAt(s.data() + off, bytes); }
 
 bool validTable(uint8_t t) { return t >= static_cast<uint8_t>(Table::kSteps) && t <= static_cast<uint8_t>(Table::kEvents); }
 

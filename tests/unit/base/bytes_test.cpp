@@ -51,6 +51,22 @@ TEST_CASE("big-endian fixed integers sort bytewise in numeric order") {
   CHECK(v == 256);
 }
 
+TEST_CASE("big-endian fixed integers of every width: most significant byte first, read back, higher bytes dropped") {
+  std::mt19937_64 rng(3);
+  for (int bytes = 1; bytes <= 8; ++bytes) {
+    for (int i = 0; i < 200; ++i) {
+      const uint64_t v = i == 0 ? ~uint64_t{0} : rng();
+      const uint64_t low = bytes == 8 ? v : v & ((uint64_t{1} << (8 * bytes)) - 1);
+      char buf[9] = {};
+      buf[bytes] = 'x';
+      CHECK(argus::putFixedBEAt(buf, v, bytes) == buf + bytes);
+      CHECK(buf[bytes] == 'x');  // nothing written past the width
+      for (int k = 0; k < bytes; ++k) CHECK(static_cast<uint8_t>(buf[k]) == static_cast<uint8_t>(low >> (8 * (bytes - 1 - k))));
+      CHECK(argus::getFixedBEAt(buf, bytes) == low);
+    }
+  }
+}
+
 TEST_CASE("reader reports truncation and overlong varints as corruption, never overruns") {
   std::string buf = "\x80\x80";
   ByteReader r(buf, "frame");
