@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "base/byte_arena.h"
 #include "storage/chunk_fetcher.h"
 #include "storage/db_handles.h"
 #include "storage/head_entry.h"
@@ -54,12 +55,11 @@ class RocksScanCursor final : public ScanCursor {
   struct ChunkSet {
     uint64_t base;
     uint16_t attempt;
-    // Its lead chunk's value, kept from the listing in ScanPlan::leads[part]: the listing has
-    // it in hand, and fetching it again per block was a second RocksDB step per rank-block.
+    // Its lead chunk's value, kept from the listing in ScanPlan::leads: the listing has it in
+    // hand, and fetching it again per block was a second RocksDB step per rank-block.
     // lead_len 0: not kept (past ScanSpec::plan_bytes), read again.
-    uint16_t part;
     uint32_t lead_len;
-    uint64_t lead_off;
+    const char* lead;
   };
   struct Source {  // one chunk set or one attempt's head records of a block
     TableBlock block;
@@ -79,9 +79,7 @@ class RocksScanCursor final : public ScanCursor {
   struct ScanPlan {
     std::vector<RankPlan> ranks;  // ascending
     std::vector<ChunkSet> sets;   // by rank, then (base, attempt)
-    // The sets' kept lead chunk values, back to back, a buffer per listing thread: joined,
-    // they were copied once more.
-    std::vector<std::string> leads;
+    std::vector<ByteArena> leads;  // the sets' kept lead chunk values, an arena per listing thread
   };
   struct Listed {  // a chunk set as the listing meets it: by (base, rank, attempt)
     uint32_t rank;
@@ -93,8 +91,8 @@ class RocksScanCursor final : public ScanCursor {
   // into plan->leads.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
-  // their lead values to *leads (ScanPlan::leads[part]) while it stays within `keep_bytes`.
-  Status listRanks(uint32_t lo, uint64_t hi, uint16_t part, size_t keep_bytes, std::vector<Listed>* out, std::string* leads) const;
+  // copying their lead values into *leads while the copies stay within `keep_bytes`.
+  Status listRanks(uint32_t lo, uint64_t hi, size_t keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).
   static constexpr uint64_t kRanksPerListingThread = 512;
   std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }

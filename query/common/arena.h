@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_arena.h"
 #include "model/duration_histogram.h"
 
 namespace argus::query {
@@ -26,16 +27,13 @@ class Arena {
   const model::DurationHistogram* copy(const model::DurationHistogram& h);
   model::DurationHistogram* newHistogram();
   // Bytes held (blocks and histogram buckets): what memory caps count.
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const { return strings_.bytes() + hist_bytes_; }
   void clear();
 
  private:
-  static constexpr size_t kBlockBytes = 64 * 1024;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  size_t block_used_ = 0;
-  size_t block_size_ = 0;
+  ByteArena strings_;
   std::deque<model::DurationHistogram> hists_;
-  size_t bytes_ = 0;
+  size_t hist_bytes_ = 0;
 };
 
 }  // namespace argus::query

@@ -258,27 +258,30 @@ TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, att
   TempDir dir;
   auto store = openStore(dir.path());
   JobId job = store->ensureJob("job-a").value();
-  // Block [0,16) full; block [16,32) with gaps; attempt 1 of steps 17 and 20 (gapped too).
-  std::vector<model::StepRecord> a0;
-  for (auto& r : synth(3, 40)) {
-    if (r.step < 16 || r.step % 3 != 0) a0.push_back(r);
+  // Ranks 3, 4 and 9 over blocks [0,16) full, [16,32) with gaps, [32,48) from step 33 (rank 4
+  // not there); attempt 1 of steps 17 and 20 (gapped too).
+  std::map<std::pair<uint32_t, uint64_t>, model::StepRecord> latest;
+  for (uint32_t rank : {3u, 4u, 9u}) {
+    std::vector<model::StepRecord> a0;
+    for (auto& r : synth(rank, 40)) {
+      if ((r.step < 16 || r.step % 3 != 0) && (rank != 4 || r.step < 32)) a0.push_back(r);
+    }
+    std::vector<model::StepRecord> a1;
+    for (const auto& r : a0) {
+      if (r.step != 17 && r.step != 20) continue;
+      a1.push_back(r);
+      a1.back().attempt = 1;
+      a1.back().iter_ns = 5000 + static_cast<int64_t>(r.step);
+    }
+    REQUIRE(writeRecords(*store, job, a0).isOk());
+    REQUIRE(writeRecords(*store, job, a1).isOk());
+    for (const auto& r : a0) latest[{rank, r.step}] = r;
+    for (const auto& r : a1) latest[{rank, r.step}] = r;
   }
-  std::vector<model::StepRecord> a1;
-  for (const auto& r : a0) {
-    if (r.step != 17 && r.step != 20) continue;
-    a1.push_back(r);
-    a1.back().attempt = 1;
-    a1.back().iter_ns = 5000 + static_cast<int64_t>(r.step);
-  }
-  REQUIRE(writeRecords(*store, job, a0).isOk());
-  REQUIRE(writeRecords(*store, job, a1).isOk());
   REQUIRE(store->sealAll().isOk());
-  std::map<uint64_t, model::StepRecord> latest;
-  for (const auto& r : a0) latest[r.step] = r;
-  for (const auto& r : a1) latest[r.step] = r;
   std::vector<model::StepRecord> want;
-  for (auto& [step, r] : latest) {
-    if (step >= 5 && step < 35) want.push_back(r);
+  for (auto& [key, r] : latest) {
+    if (key.second >= 5 && key.second < 35) want.push_back(r);
   }
 
   ColumnBatch all;
@@ -303,6 +306,7 @@ TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, att
     REQUIRE(scanAll(*store, s, &b).isOk());
     REQUIRE(b.rows == want.size());
     for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(col(b, "rank").ints[i] == want[i].rank);
       CHECK(col(b, "step").ints[i] == static_cast<int64_t>(want[i].step));
       if (columns.size() == 3) CHECK(col(b, "iter_ns").ints[i] == want[i].iter_ns);
     }
