@@ -28,12 +28,21 @@ Status decodeParsed(const ChunkView& v, ColumnType type, size_t expected_rows, c
   return decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints);
 }
 
+// Where the compiler and loader can pick a function's version by the CPU (x86-64 ELF ifuncs).
+#if defined(__x86_64__) && defined(__ELF__)
+#define ARGUS_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
+#else
+#define ARGUS_AVX2_CLONES
+#endif
+
 // Writes first, first + 1, ... to p[0, n): eight at a time in 32-byte lanes, one AVX2
 // store each where the CPU has it (two SSE2 stores otherwise). std::iota's scalar loop took
-// 4 instructions a step, ~1,000 per dense block read; two-lane SSE2 ~450.
-[[gnu::target_clones("avx2", "default")]] void fillAscending(int64_t* p, size_t n, int64_t first) {
-  using Lanes = int64_t __attribute__((vector_size(32)));
-  Lanes lo = {first, first + 1, first + 2, first + 3}, hi = lo + 4;
+// 4 instructions a step, ~1,000 per dense block read; two-lane SSE2 ~450. Unsigned lanes:
+// those past the last step may wrap (steps reach 2^63-1), which for signed ones is undefined.
+ARGUS_AVX2_CLONES void fillAscending(int64_t* p, size_t n, int64_t first) {
+  using Lanes = uint64_t __attribute__((vector_size(32)));
+  const auto f = static_cast<uint64_t>(first);
+  Lanes lo = {f, f + 1, f + 2, f + 3}, hi = lo + 4;
   size_t i = 0;
   for (; i + 8 <= n; i += 8, lo += 8, hi += 8) {
     std::memcpy(p + i, &lo, sizeof lo);
@@ -237,9 +246,13 @@ Status ChunkReader::readBlock(const ChunkKey& at, const std::vector<uint8_t>* co
     return Status::invalidArgument("readBlock: only a steps-table block takes a known stored column");
   }
   out->beginDecode(at.table);
+  if (known_column != nullptr && known_column->column >= out->columns.size()) {
+    return Status::invalidArgument("readBlock: known column " + std::to_string(known_column->column) + " is not in the steps table");
+  }
   BlockLoader loader(at, get, out, chunks_read, known_column);
   if (known_column != nullptr && gapless(known_column->view.stats)) {
-    ARGUS_RETURN_IF_ERROR(named(stepsFromHeader(known_column->view.stats, at.step_base, &out->steps), loader.keyFor(known_column->column)));
+    Status s = stepsFromHeader(known_column->view.stats, at.step_base, &out->steps);
+    if (!s.isOk()) return named(s, loader.keyFor(known_column->column));  // the key encoded on failure only
   } else {
     ChunkView fetched;
     const ChunkView* layout = known_layout ? &known->view : nullptr;

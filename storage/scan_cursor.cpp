@@ -32,7 +32,8 @@ RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec
     col.type = c->type;
     pending_.columns.push_back(std::move(col));
   }
-  lead_column_ = !isNestedTable(spec_.table) && !stored_ids_.empty() ? stored_ids_[0] : kStepsColumnId;
+  // The lowest id: which sets a scan lists must not depend on the order columns were named in.
+  lead_column_ = !isNestedTable(spec_.table) && !stored_ids_.empty() ? *std::min_element(stored_ids_.begin(), stored_ids_.end()) : kStepsColumnId;
 }
 
 RocksScanCursor::~RocksScanCursor() {
@@ -102,9 +103,8 @@ Status RocksScanCursor::init(size_t threads) {
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
     plan->leads.resize(1);
-    for (uint32_t r : spec_.ranks) {
-      ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, spec_.plan_bytes - std::min(spec_.plan_bytes, plan->leads[0].bytes()), out, &plan->leads[0]));
-    }
+    size_t keep_bytes = spec_.plan_bytes;
+    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &keep_bytes, out, &plan->leads[0]));
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }
@@ -125,11 +125,12 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, std::max<size_t>(threads, 1));
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
   plan->leads.resize(parts);
-  if (parts == 1) return listRanks(0, kAllRanks, spec_.plan_bytes, out, &plan->leads[0]);
+  std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
+  if (parts == 1) return listRanks(0, kAllRanks, &keep_bytes[0], out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
   std::vector<Status> status(parts);
   auto work = [&](size_t i) {
-    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, spec_.plan_bytes / parts,
+    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &keep_bytes[i],
                           &listed[i], &plan->leads[i]);
   };
   runOnThreads(parts, work);
@@ -140,7 +141,7 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   return Status::ok();
 }
 
-Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t keep_bytes, std::vector<Listed>* out, ByteArena* leads) const {
+Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const {
   std::vector<size_t> runs;  // where each block's sets begin in *out (each run by rank)
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, last_base));
@@ -167,9 +168,9 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t keep_bytes, s
     runs.push_back(out->size());
     while (more && k.step_base == base && k.rank < hi) {
       const rocksdb::Slice v = it->value();
-      const bool keep = v.size() <= UINT32_MAX && v.size() <= keep_bytes;
+      const bool keep = v.size() <= UINT32_MAX && v.size() <= *keep_bytes;
       const char* kept = keep ? leads->copy(view(v)).data() : nullptr;
-      keep_bytes -= keep ? v.size() : 0;
+      *keep_bytes -= keep ? v.size() : 0;
       out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, kept != nullptr ? static_cast<uint32_t>(v.size()) : 0, kept}});
       it->Next();
       more = at(&error);
@@ -238,7 +239,9 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     ARGUS_RETURN_IF_ERROR(ChunkReader::verify(lead_key_, value, &lead.view));
     const ChunkStats& st = lead.view.stats;
     if (st.rows == 0 || st.last_step < spec_.from_step || st.first_step >= spec_.to_step) {
-      const bool steps_read = lead_column_ == kStepsColumnId;  // else read only for a block with gaps
+      // The chunks a read would have decoded: _steps is one of them only when it leads (a
+      // stored lead's block takes its steps from that header unless it has gaps).
+      const bool steps_read = lead_column_ == kStepsColumnId;
       stats_.chunks_skipped += (steps_read ? 1 : 0) + (isNestedTable(spec_.table) ? 1 : 0) + stored_ids_.size();
       continue;
     }

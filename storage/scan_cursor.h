@@ -6,8 +6,8 @@
 // chunk sets (skipping a set whose statistics miss the step range), the rank's head records
 // of that block, and for each step keeps the highest attempt (head winning a tie).
 //
-// The lead column is the first stored column the scan reads, in the steps table, and the
-// layout chunk (_steps) otherwise. A steps-table chunk's header holds its block's first and
+// The lead column is the stored column of lowest id the scan reads, in the steps table, and
+// the layout chunk (_steps) otherwise. A steps-table chunk's header holds its block's first and
 // last step and its row count, which is the whole layout of a block without gaps: the
 // listing's entry is then the column's value itself, and a rank-block costs one RocksDB step
 // per column read, not one more for _steps. Sets are written whole and deleted with their
@@ -91,8 +91,8 @@ class RocksScanCursor final : public ScanCursor {
   // into plan->leads.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
-  // copying their lead values into *leads while the copies stay within `keep_bytes`.
-  Status listRanks(uint32_t lo, uint64_t hi, size_t keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
+  // copying their lead values into *leads while they fit in *keep_bytes (less what it copies).
+  Status listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).
   static constexpr uint64_t kRanksPerListingThread = 512;
   std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }

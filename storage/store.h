@@ -90,6 +90,8 @@ struct ScanSpec {
   size_t plan_bytes = size_t{32} << 20;
 };
 
+// Chunk counts depend on how a scan finds its blocks (scan_cursor.h): one that reads stored
+// columns of the steps table decodes a block's _steps only when the block has gaps.
 struct ScanStats {
   uint64_t chunks_read = 0;
   uint64_t chunks_skipped = 0;  // by statistics

@@ -313,6 +313,27 @@ TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, att
   }
 }
 
+TEST_CASE("a steps chunk set missing a column the scan reads is Corruption, in whichever order the columns are named") {
+  TempDir dir;
+  auto store = openStore(dir.path());
+  JobId job = store->ensureJob("job-a").value();
+  REQUIRE(writeRecords(*store, job, synth(2, 20)).isOk());
+  REQUIRE(store->sealAll().isOk());
+  // compute_ns is not the lowest id of the two: the scan lists sets by iter_ns and reads it.
+  const uint8_t compute = findColumn(Table::kSteps, "compute_ns")->id;
+  REQUIRE(findColumn(Table::kSteps, "iter_ns")->id < compute);
+  const DbHandles& h = store->handles();
+  REQUIRE(h.db->Delete(rocksdb::WriteOptions(), h.chunk, encodeChunkKey(ChunkKey{job, Table::kSteps, compute, 16, 2, 0})).ok());
+  for (const std::vector<std::string>& columns : {std::vector<std::string>{"iter_ns", "compute_ns"}, std::vector<std::string>{"compute_ns", "iter_ns"}}) {
+    ScanSpec s = spec(Table::kSteps);
+    s.columns = columns;
+    ColumnBatch b;
+    Status st = scanAll(*store, s, &b);
+    CHECK(st.isCorruption());
+    CHECK(st.message().find("chunk missing while its block layout exists") != std::string::npos);
+  }
+}
+
 TEST_CASE("a damaged kernel dictionary entry is named, not skipped or read as garbage") {
   TempDir dir;
   auto store = openStore(dir.path());
