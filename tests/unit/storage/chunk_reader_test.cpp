@@ -248,4 +248,9 @@ TEST_CASE("a steps block read with a stored column in hand takes a gapless layou
   ChunkReader::KnownChunk known{kCompute, {}};
   REQUIRE(parseChunk(chunksOf(b).at(computeKey()), &known.view).isOk());
   CHECK(ChunkReader::readBlock(ChunkKey{1, Table::kKernels, 6, 0, 0, 0}, nullptr, getterOf(chunks, &fetched), &back, &n, &known).code() == Status::Code::kInvalidArgument);
+  // Nor a column id the steps table does not have.
+  known.column = 200;
+  Status bad = ChunkReader::readBlock(ChunkKey{1, Table::kSteps, 200, 0, 0, 0}, nullptr, getterOf(chunks, &fetched), &back, &n, &known);
+  CHECK(bad.code() == Status::Code::kInvalidArgument);
+  CHECK(bad.message().find("known column 200 is not in the steps table") != std::string::npos);
 }
