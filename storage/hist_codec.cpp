@@ -371,6 +371,88 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
   return best;
 }
 
+namespace {
+
+// What a row needs of its group's previous histogram: its window and mode.
+struct WindowRef {
+  int32_t first = 0, width = 0, mode = 0;
+};
+
+Status badWindow(size_t row, const char* what) {
+  return Status::corruption("hist-window: row " + std::to_string(row) + " " + what + " out of range");
+}
+
+// Rows [from, to) of a hist-window payload: with kStore into *out, else only chained
+// through (window and mode into the group's reference, the counts checked, no buckets).
+// The flags are template arguments: per row, a test of each cost more than the row's own
+// work on one-slot kernels.
+template <bool kGrouped, bool kImplied, bool kStore>
+Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b, VarintCursor& d, const RowContext* ctx,
+                        WindowRef* refs, HistColumn* out) {
+  const uint32_t* const ids = kGrouped ? ctx->ids.data() : nullptr;
+  const uint32_t groups = kGrouped ? ctx->count : 0;
+  const int64_t* const counts = kImplied ? ctx->counts.data() : nullptr;
+  constexpr uint64_t kSlots = model::DurationHistogram::kMaxIndex + 1;
+  for (size_t i = from; i < to; ++i) {
+    WindowRef ref;
+    WindowRef* own = nullptr;
+    if constexpr (kGrouped) {
+      if (ids[i] >= groups) [[unlikely]] return Status::corruption("hist-window: group id out of range");
+      own = &refs[ids[i]];
+      ref = *own;
+    }
+    // Unsigned sums: one compare rejects a negative window and a delta past int64 alike.
+    uint64_t zw = 0;
+    if (!a.next(&zw)) [[unlikely]] return truncatedStream("A", i);
+    const uint64_t width = static_cast<uint64_t>(ref.width) + static_cast<uint64_t>(zigzagDecode(zw));
+    if (width > kSlots) [[unlikely]] return badWindow(i, "window width");
+    if (width == 0) {
+      if constexpr (kImplied) {
+        if (counts[i] != 0) [[unlikely]] return Status::corruption("hist-window: empty histogram with a non-zero count");
+      }
+      if constexpr (kGrouped) *own = WindowRef{};
+      continue;
+    }
+    uint64_t zf = 0;
+    if (!b.next(&zf)) [[unlikely]] return truncatedStream("B", i);
+    const uint64_t first = static_cast<uint64_t>(ref.first) + static_cast<uint64_t>(zigzagDecode(zf));
+    if (first > kSlots - width) [[unlikely]] return badWindow(i, "bucket range");
+    const int64_t lo = static_cast<int64_t>(first), hi = static_cast<int64_t>(first + width - 1);
+    int64_t skip = INT64_MIN, total = 0;
+    if constexpr (kImplied) {
+      skip = impliedSlot(ref.width > 0 ? &ref.mode : nullptr, lo, hi);
+      total = counts[i];
+    }
+    int32_t mode = 0;
+    SlotFault e;
+    if constexpr (kStore) {
+      // Straight into the row's histogram (refill: no copy, no second validation).
+      (*out)[i].refill([&](std::vector<Bucket>& buckets) {
+        e = decodeSlots<true>(d, lo, hi, skip, total, &buckets, &mode);
+        return e.error == SlotError::kNone;
+      });
+    } else {
+      e = decodeSlots<false>(d, lo, hi, skip, total, nullptr, &mode);
+    }
+    // The context only on failure: built for every row, its text cost 5% of a histogram scan.
+    if (e.error != SlotError::kNone) [[unlikely]] return slotStatus(e, i).withContext("hist-window row " + std::to_string(i));
+    if constexpr (kGrouped) *own = WindowRef{static_cast<int32_t>(lo), static_cast<int32_t>(width), mode};
+  }
+  return Status::ok();
+}
+
+// Rows before the wanted ones are decoded only as far as the next row of their group needs
+// (window and mode, no buckets); rows past them not at all. The chunk's checksum has
+// vouched for the bytes left unread.
+template <bool kGrouped, bool kImplied>
+Status decodeWindowRows(size_t wanted_begin, size_t wanted_end, VarintCursor& a, VarintCursor& b, VarintCursor& d,
+                        const RowContext* ctx, WindowRef* refs, HistColumn* out) {
+  ARGUS_RETURN_IF_ERROR((decodeWindowRows<kGrouped, kImplied, false>(0, wanted_begin, a, b, d, ctx, refs, out)));
+  return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, a, b, d, ctx, refs, out);
+}
+
+}  // namespace
+
 Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, HistColumn* out) {
   if (rows > kMaxChunkRows) return Status::corruption("row count " + std::to_string(rows) + " exceeds limit");
   ByteReader r(payload, "hist-window payload");
@@ -383,11 +465,13 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   // Per thread: a scan decodes a histogram chunk per rank-block, and fresh buffers were an
   // allocation and a zero-fill of each compressed stream's size every time.
   thread_local std::string sa_buf, sb_buf, sd_buf;
+  thread_local std::vector<WindowRef> refs;
   struct ReleaseLarge {  // a hostile or huge chunk's buffers are not kept past the call
     ~ReleaseLarge() {
       for (std::string* b : {&sa_buf, &sb_buf, &sd_buf}) {
         if (b->capacity() > (size_t{1} << 20)) std::string().swap(*b);
       }
+      if (refs.capacity() > (size_t{1} << 16)) std::vector<WindowRef>().swap(refs);
     }
   } release_large;
   std::string_view va, vb, vd;
@@ -402,65 +486,12 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
 
   out->clear();
   out->resize(rows);
-  // What a row needs of its group's previous histogram: its window and mode.
-  struct Ref {
-    int32_t first = 0, width = 0, mode = 0;
-  };
-  std::vector<Ref> refs;
-  if (grouped) refs.assign(ctx->count, Ref{});
-  // Rows before the wanted ones are decoded only as far as the next row of their group needs
-  // (window and mode, no buckets); rows past them not at all. The chunk's checksum has
-  // vouched for the bytes left unread.
-  const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, rows) : 0;
+  if (grouped) refs.assign(ctx->count, WindowRef{});
   const size_t wanted_end = ctx != nullptr ? std::min(ctx->wanted_end, rows) : rows;
-  for (size_t i = 0; i < wanted_end; ++i) {
-    Ref ref;
-    Ref* own = nullptr;
-    if (grouped) {
-      uint32_t g = ctx->ids[i];
-      if (g >= ctx->count) return Status::corruption("hist-window: group id out of range");
-      own = &refs[g];
-      ref = *own;
-    }
-    int64_t dw = 0;
-    if (!a.nextSigned(&dw)) return truncatedStream("A", i);
-    int64_t width = 0;
-    if (!addDelta(ref.width, dw, &width)) return outOfRange("hist-window: window width");
-    // Each slot but an implied one costs a byte of stream D.
-    if (width < 0 || width > model::DurationHistogram::kMaxIndex + 1 ||
-        static_cast<uint64_t>(width) > d.remaining() + (implied ? 1 : 0)) {
-      return Status::corruption("hist-window: row " + std::to_string(i) + " window width " + std::to_string(width) + " out of range");
-    }
-    if (width == 0) {
-      if (implied && ctx->counts[i] != 0) return Status::corruption("hist-window: empty histogram with a non-zero count");
-      if (own != nullptr) *own = Ref{};
-      continue;
-    }
-    int64_t df = 0;
-    if (!b.nextSigned(&df)) return truncatedStream("B", i);
-    int64_t first = 0;
-    if (!addDelta(ref.first, df, &first)) return outOfRange("hist-window: first bucket");
-    if (first < 0 || first + width - 1 > model::DurationHistogram::kMaxIndex) {
-      return Status::corruption("hist-window: row " + std::to_string(i) + " bucket range out of range");
-    }
-    int64_t last = first + width - 1;
-    const int64_t skip = implied ? impliedSlot(ref.width > 0 ? &ref.mode : nullptr, first, last) : INT64_MIN;
-    const int64_t total = implied ? ctx->counts[i] : 0;
-    int32_t mode = 0;
-    SlotFault e;
-    if (i < wanted_begin) {
-      e = decodeSlots<false>(d, first, last, skip, total, nullptr, &mode);
-    } else {
-      // Straight into the row's histogram (refill: no copy, no second validation).
-      (*out)[i].refill([&](std::vector<Bucket>& buckets) {
-        e = decodeSlots<true>(d, first, last, skip, total, &buckets, &mode);
-        return e.error == SlotError::kNone;
-      });
-    }
-    // The context only on failure: built for every row, its text cost 5% of a histogram scan.
-    if (e.error != SlotError::kNone) [[unlikely]] return slotStatus(e, i).withContext("hist-window row " + std::to_string(i));
-    if (own != nullptr) *own = Ref{static_cast<int32_t>(first), static_cast<int32_t>(width), mode};
-  }
+  const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, wanted_end) : 0;
+  auto decode = grouped ? (implied ? decodeWindowRows<true, true> : decodeWindowRows<true, false>)
+                        : (implied ? decodeWindowRows<false, true> : decodeWindowRows<false, false>);
+  ARGUS_RETURN_IF_ERROR(decode(wanted_begin, wanted_end, a, b, d, ctx, refs.data(), out));
   if (wanted_end == rows && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
   return Status::ok();
 }

@@ -25,6 +25,11 @@ struct VarintCursor {
   bool atEnd() const { return p == end; }
 
   [[gnu::always_inline]] bool next(uint64_t* v) {
+    // One byte (counts, small deltas: most of these streams' varints) without the loop.
+    if (p != end && *p < 0x80) [[likely]] {
+      *v = *p++;
+      return true;
+    }
     if (end - p >= 10) [[likely]] {
       const uint8_t* q = p;
       uint64_t result = 0;

@@ -521,9 +521,9 @@ TEST_CASE("histogram decoders: a delta that overflows int64 against its base is 
   // hist-sparse-grouped: stream lengths A, B, C, then A (buckets per row), B (first index),
   // C (gaps, none), D (counts): row 0 is one bucket, index 5, count 3.
   std::string sparse = std::string(1, static_cast<char>(1 + huge.size())) + '\x01' + '\x00' + "\x02" + huge + "\x0a" + "\x06";
-  // The overflow itself is caught (a wrapped sum would fail the range checks after it, but
-  // only after undefined behaviour, and with the row's wrapped value in the message).
-  for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: window width out of range"},
+  // The overflow is caught without undefined behaviour, and no wrapped value reaches the
+  // message.
+  for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: row 1 window width out of range"},
                                        std::tuple{CodecId::kHistSparseGrouped, sparse, "hist-sparse: buckets in a row out of range"}}) {
     HistColumn out;
     Status s = decodeHists(static_cast<uint8_t>(codec), bytes, 2, &g, &out);

@@ -60,6 +60,42 @@ TEST_CASE("groups are dense ids in order of first appearance, whatever the row o
   }
 }
 
+TEST_CASE("groups over steps that repeat their rows, with and without changes from step to step") {
+  // groups() tries row i - (the first step's row count) first, a stretch of rows at a time:
+  // steps of equal and unequal sizes, and keys that change within a stretch, must give the
+  // same ids as the reference.
+  std::mt19937_64 rng(19);
+  for (size_t period : {1, 3, 17, 64, 100}) {
+    for (int change = 0; change < 4; ++change) {
+      CAPTURE(period);
+      CAPTURE(change);
+      TableBlock b;
+      b.reset(Table::kKernels);
+      for (int step = 0; step < 40; ++step) {
+        // 0: every step the same; 1: a key changed now and then; 2: a row dropped or added
+        // now and then (the rows after it shift); 3: the order of two rows swapped.
+        size_t n = period;
+        if (change == 2 && step > 0 && rng() % 4 == 0) n = rng() % 2 ? n + 1 : n - 1;
+        std::vector<uint64_t> keys(n);
+        for (size_t j = 0; j < n; ++j) keys[j] = j;
+        if (change == 1 && step > 0 && rng() % 3 == 0) keys[rng() % n] = 1000 + rng() % 5;
+        if (change == 3 && step > 0 && n > 1 && rng() % 3 == 0) std::swap(keys[0], keys[n - 1]);
+        for (uint64_t key : keys) {
+          for (uint8_t k : groupKeyColumns(b.table)) b.columns[k].ints.push_back(static_cast<int64_t>(key * 0x9e3779b97f4a7c15ull + k));
+        }
+        b.row_counts.push_back(static_cast<int64_t>(n));
+        b.rows += n;
+      }
+      RowContext g = b.groups();
+      std::vector<uint32_t> want = referenceGroups(b);
+      CHECK(g.ids == want);
+      uint32_t count = 0;
+      for (uint32_t id : want) count = std::max(count, id + 1);
+      CHECK(g.count == count);
+    }
+  }
+}
+
 TEST_CASE("histogram summaries match the histograms") {
   std::mt19937_64 rng(3);
   std::vector<model::DurationHistogram> hists(200);
