@@ -25,10 +25,15 @@ WindowOperator::WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std
     : PhysicalOperator(ctx), windows_(std::move(windows)), memory_(ctx, "a window function") {
   names = std::move(out_names);
   types = child->types;
+  const size_t width = child->types.size();
+  // A bare column is read where the input's columns are buffered; anything else is
+  // evaluated into a buffered column of its own (a copy of each key and argument per row
+  // was a third of a rolling median's copying).
   auto slot = [&](const BoundExprPtr& e) {
+    if (e->kind == BoundExprKind::kColumnRef && e->column < width) return e->column;
     executors_.emplace_back(*e);
     expr_types_.push_back(e->type);
-    return executors_.size() - 1;
+    return width + executors_.size() - 1;
   };
   for (const BoundWindow& w : windows_) {
     types.push_back(w.call.type);
@@ -46,9 +51,8 @@ WindowOperator::WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std
 }
 
 std::vector<const Vector*> WindowOperator::columns(const std::vector<size_t>& slots) const {
-  const size_t base = children_[0]->types.size();
   std::vector<const Vector*> out;
-  for (size_t s : slots) out.push_back(&buffer_[base + s]);
+  for (size_t s : slots) out.push_back(&buffer_[s]);
   return out;
 }
 

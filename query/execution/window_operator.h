@@ -35,7 +35,7 @@ class WindowOperator final : public PhysicalOperator {
   // Whether every partition lies within one part of a split scan: a streaming window whose
   // PARTITION BY holds the scan's rank column, over the scan (perhaps filtered).
   bool partitionsWithinParts() const;
-  // The buffered columns of one window's expressions, by index into exprs_.
+  // The buffered columns of one window's expressions, by index into buffer_.
   struct Slots {
     std::vector<size_t> args, partitions, orders;
   };
