@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <system_error>
 #include <thread>
-#include <vector>
+#include <type_traits>
 
 namespace argus {
 
@@ -13,19 +12,22 @@ namespace argus {
 // queries share the cores anyway).
 inline unsigned defaultWorkerThreads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
 
-// Runs work(i) for each i in [0, n): i >= 1 on threads of their own, 0 on the caller's, then
-// joins them. When no more threads can be started, the caller runs the rest itself. work
-// must not throw.
+namespace detail {
+void runTasks(size_t n, void (*call)(void* work, size_t i), void* work);
+}  // namespace detail
+
+// Runs work(i) for each i in [0, n) and returns when all have: 0 on the caller's thread,
+// the others on the process's worker threads, which outlive the call (started at the first
+// call, one per core but the caller's). What a worker keeps per thread (decoder scratch,
+// zstd contexts, the allocator's caches) therefore stays warm from one query to the next,
+// and a query starts no threads: threads started per call faulted in their stacks and that
+// scratch again every time. A task no worker is free to take (more tasks than cores, other
+// callers' tasks ahead of these) the caller runs itself, so nested and concurrent calls
+// cannot deadlock. work must not throw.
 template <typename Work>
 void runOnThreads(size_t n, Work&& work) {
-  std::vector<std::thread> pool;
-  try {
-    for (size_t i = 1; i < n; ++i) pool.emplace_back([&work, i] { work(i); });
-  } catch (const std::system_error&) {
-  }
-  if (n > 0) work(0);
-  for (size_t i = pool.size() + 1; i < n; ++i) work(i);
-  for (auto& t : pool) t.join();
+  using W = std::remove_reference_t<Work>;
+  detail::runTasks(n, [](void* w, size_t i) { (*static_cast<W*>(w))(i); }, const_cast<void*>(static_cast<const void*>(&work)));
 }
 
 }  // namespace argus

@@ -1,0 +1,111 @@
+#include "base/worker_threads.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+namespace argus::detail {
+namespace {
+
+// One runTasks call: its tasks, the next one nobody has claimed, and how many a worker is
+// running. It lives on the caller's stack; workers touch it only under the pool's mutex or
+// while a task they claimed runs, and the caller returns once neither can happen.
+struct Batch {
+  size_t n;
+  void (*call)(void*, size_t);
+  void* work;
+  size_t next = 1;  // task 0 is the caller's
+  size_t running = 0;
+};
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(size_t threads) : wanted_(threads) {}
+
+  void run(size_t n, void (*call)(void*, size_t), void* work) {
+    Batch b{n, call, work};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      startWorkers();
+      queue_.push_back(&b);  // holds the batch while it has unclaimed tasks
+    }
+    ready_.notify_all();
+    call(work, 0);
+    for (;;) {  // then every task no worker has taken
+      size_t i = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (b.next >= n) break;
+        i = claim(&b);
+      }
+      call(work, i);
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return b.running == 0; });
+  }
+
+ private:
+  // REQUIRES: mu_ held, b->next < b->n. The last claim takes the batch off the queue.
+  size_t claim(Batch* b) {
+    const size_t i = b->next++;
+    if (b->next == b->n) queue_.erase(std::find(queue_.begin(), queue_.end(), b));
+    return i;
+  }
+
+  // REQUIRES: mu_ held. Workers start at the first call that has work for them: a process
+  // that never runs a parallel query starts none.
+  void startWorkers() {
+    while (!start_failed_ && workers_.size() < wanted_) {
+      try {
+        workers_.emplace_back([this] { loop(); });
+      } catch (const std::system_error&) {
+        start_failed_ = true;  // the callers run the tasks themselves
+      }
+    }
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ready_.wait(lock, [&] { return !queue_.empty(); });
+      Batch* b = queue_.front();
+      const size_t i = claim(b);
+      ++b->running;
+      lock.unlock();
+      b->call(b->work, i);
+      lock.lock();
+      if (--b->running == 0) done_.notify_all();
+    }
+  }
+
+  const size_t wanted_;
+  std::mutex mu_;
+  std::condition_variable ready_;  // a batch was queued
+  std::condition_variable done_;   // a batch's last running task finished
+  std::deque<Batch*> queue_;       // batches with unclaimed tasks, oldest first
+  std::vector<std::thread> workers_;
+  bool start_failed_ = false;
+};
+
+WorkerPool& pool() {
+  // Never destroyed: workers wait for work until the process ends, and exit does not wait
+  // for one that is running a task.
+  static WorkerPool* p = new WorkerPool(std::max(std::thread::hardware_concurrency(), 2u) - 1);
+  return *p;
+}
+
+}  // namespace
+
+void runTasks(size_t n, void (*call)(void*, size_t), void* work) {
+  if (n == 0) return;
+  if (n == 1) {
+    call(work, 0);
+    return;
+  }
+  pool().run(n, call, work);
+}
+
+}  // namespace argus::detail

@@ -1,0 +1,65 @@
+// runOnThreads: every task once, task 0 on the caller's thread, the workers reused from one
+// call to the next, and nested and concurrent calls (more tasks than workers) that finish.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "base/worker_threads.h"
+
+using namespace argus;
+
+TEST_CASE("runOnThreads runs each task once, task 0 on the caller's thread") {
+  for (size_t n : {0, 1, 2, 3, 17, 64}) {
+    CAPTURE(n);
+    std::vector<std::atomic<int>> runs(n);
+    std::thread::id first;
+    runOnThreads(n, [&](size_t i) {
+      runs[i].fetch_add(1);
+      if (i == 0) first = std::this_thread::get_id();
+    });
+    for (size_t i = 0; i < n; ++i) CHECK(runs[i].load() == 1);
+    if (n > 0) CHECK(first == std::this_thread::get_id());
+  }
+}
+
+TEST_CASE("runOnThreads reuses its worker threads from one call to the next") {
+  // Task 0 (the caller) waits for task 1 to start, which only a worker can do meanwhile.
+  // Each thread counts the calls it ran task 1 for: a worker that outlives the calls counts
+  // several; threads started per call would each count one.
+  constexpr int kCalls = 100;
+  int most = 0;
+  for (int call = 0; call < kCalls; ++call) {
+    std::atomic<bool> started{false};
+    runOnThreads(2, [&](size_t i) {
+      if (i == 1) {
+        thread_local int ran = 0;
+        most = std::max(most, ++ran);
+        started = true;
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!started && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    });
+  }
+  // Workers: one per core but the caller's, so some worker ran task 1 more than once.
+  CHECK(most > 1);
+}
+
+TEST_CASE("nested and concurrent runOnThreads calls finish, each task once") {
+  constexpr size_t kCallers = 4, kOuter = 6, kInner = 5;
+  std::atomic<size_t> total{0};
+  std::vector<std::thread> callers;
+  for (size_t c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&] {
+      for (int round = 0; round < 10; ++round) {
+        runOnThreads(kOuter, [&](size_t) { runOnThreads(kInner, [&](size_t) { total.fetch_add(1); }); });
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  CHECK(total.load() == kCallers * 10 * kOuter * kInner);
+}
