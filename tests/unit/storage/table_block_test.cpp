@@ -29,6 +29,16 @@ std::vector<uint32_t> referenceGroups(const TableBlock& b) {
   return ids;
 }
 
+// groups() against the reference: the same ids, and as many groups as the ids name.
+void checkGroups(const TableBlock& b) {
+  RowContext g = b.groups();
+  std::vector<uint32_t> want = referenceGroups(b);
+  CHECK(g.ids == want);
+  uint32_t count = 0;
+  for (uint32_t id : want) count = std::max(count, id + 1);
+  CHECK(g.count == count);
+}
+
 }  // namespace
 
 TEST_CASE("groups are dense ids in order of first appearance, whatever the row order") {
@@ -50,12 +60,7 @@ TEST_CASE("groups are dense ids in order of first appearance, whatever the row o
         }
       }
       b.rows = rows;
-      RowContext g = b.groups();
-      std::vector<uint32_t> want = referenceGroups(b);
-      CHECK(g.ids == want);
-      uint32_t count = 0;
-      for (uint32_t id : want) count = std::max(count, id + 1);
-      CHECK(g.count == count);
+      checkGroups(b);
     }
   }
 }
@@ -86,12 +91,7 @@ TEST_CASE("groups over steps that repeat their rows, with and without changes fr
         b.row_counts.push_back(static_cast<int64_t>(n));
         b.rows += n;
       }
-      RowContext g = b.groups();
-      std::vector<uint32_t> want = referenceGroups(b);
-      CHECK(g.ids == want);
-      uint32_t count = 0;
-      for (uint32_t id : want) count = std::max(count, id + 1);
-      CHECK(g.count == count);
+      checkGroups(b);
     }
   }
 }
