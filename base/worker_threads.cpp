@@ -33,15 +33,27 @@ class WorkerPool {
       queue_.push_back(&b);  // holds the batch while it has unclaimed tasks
     }
     ready_.notify_all();
-    call(work, 0);
-    for (;;) {  // then every task no worker has taken
-      size_t i = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (b.next >= n) break;
-        i = claim(&b);
+    try {
+      call(work, 0);
+      for (;;) {  // then every task no worker has taken
+        size_t i = 0;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (b.next >= n) break;
+          i = claim(&b);
+        }
+        call(work, i);
       }
-      call(work, i);
+    } catch (...) {
+      // The tasks share state on the caller's stack: none may start or still run once the
+      // exception leaves it.
+      std::unique_lock<std::mutex> lock(mu_);
+      if (b.next < n) {
+        b.next = n;
+        queue_.erase(std::find(queue_.begin(), queue_.end(), &b));
+      }
+      done_.wait(lock, [&] { return b.running == 0; });
+      throw;
     }
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return b.running == 0; });
@@ -56,13 +68,14 @@ class WorkerPool {
   }
 
   // REQUIRES: mu_ held. Workers start at the first call that has work for them: a process
-  // that never runs a parallel query starts none.
+  // that never runs a parallel query starts none. One that cannot start now (a thread limit)
+  // is tried again at the next call; meanwhile the callers run the tasks themselves.
   void startWorkers() {
-    while (!start_failed_ && workers_.size() < wanted_) {
+    while (workers_.size() < wanted_) {
       try {
         workers_.emplace_back([this] { loop(); });
       } catch (const std::system_error&) {
-        start_failed_ = true;  // the callers run the tasks themselves
+        return;
       }
     }
   }
@@ -87,13 +100,14 @@ class WorkerPool {
   std::condition_variable done_;   // a batch's last running task finished
   std::deque<Batch*> queue_;       // batches with unclaimed tasks, oldest first
   std::vector<std::thread> workers_;
-  bool start_failed_ = false;
 };
 
 WorkerPool& pool() {
   // Never destroyed: workers wait for work until the process ends, and exit does not wait
   // for one that is running a task.
-  static WorkerPool* p = new WorkerPool(std::max(std::thread::hardware_concurrency(), 2u) - 1);
+  // As many as one query uses besides its own thread (defaultWorkerThreads): every worker
+  // keeps its per-thread buffers for good, so no more are started than a query can use.
+  static WorkerPool* p = new WorkerPool(std::max(defaultWorkerThreads(), 2u) - 1);
   return *p;
 }
 

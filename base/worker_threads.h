@@ -18,12 +18,13 @@ void runTasks(size_t n, void (*call)(void* work, size_t i), void* work);
 
 // Runs work(i) for each i in [0, n) and returns when all have: 0 on the caller's thread,
 // the others on the process's worker threads, which outlive the call (started at the first
-// call, one per core but the caller's). What a worker keeps per thread (decoder scratch,
+// call, defaultWorkerThreads() - 1 of them). What a worker keeps per thread (decoder scratch,
 // zstd contexts, the allocator's caches) therefore stays warm from one query to the next,
 // and a query starts no threads: threads started per call faulted in their stacks and that
 // scratch again every time. A task no worker is free to take (more tasks than cores, other
 // callers' tasks ahead of these) the caller runs itself, so nested and concurrent calls
-// cannot deadlock. work must not throw.
+// cannot deadlock. An exception from a task on the caller's thread leaves once no other
+// task runs; one on a worker's thread ends the process, so work should not throw.
 template <typename Work>
 void runOnThreads(size_t n, Work&& work) {
   using W = std::remove_reference_t<Work>;

@@ -97,6 +97,16 @@ class BlockLoader {
       : key_(at), get_(get), out_(out), chunks_read_(chunks_read), known_(known), group_keys_(groupKeyColumns(at.table)) {
     std::fill_n(state_, out->columns.size(), kNotLoaded);
   }
+  // A chunk value past kKeepValueBytes is not kept in the per-thread buffers once its block
+  // is read: scans run on worker threads that live as long as the process.
+  ~BlockLoader() {
+    if (!large_) return;
+    for (std::string& v : buffers().values) {
+      if (v.capacity() > kKeepValueBytes) std::string().swap(v);
+    }
+  }
+  BlockLoader(const BlockLoader&) = delete;
+  BlockLoader& operator=(const BlockLoader&) = delete;
 
   // Fetches chunk `column` of the block (ChunkGetter: valid until the column is fetched
   // again); NotFound passes through unless `required` (then the block's layout exists and
@@ -104,6 +114,7 @@ class BlockLoader {
   Status fetch(uint8_t column, bool required, std::string_view* value) {
     keyFor(column);
     Status s = get_(buffers().key, &buffers().values[column], value);
+    large_ = large_ || buffers().values[column].capacity() > kKeepValueBytes;
     if (s.isNotFound() && required) return Status::corruption(describeKey(kChunkCf, buffers().key) + ": chunk missing while its block layout exists");
     return s;
   }
@@ -199,6 +210,7 @@ class BlockLoader {
 
  private:
   enum : uint8_t { kNotLoaded, kLoading, kLoaded };
+  static constexpr size_t kKeepValueBytes = size_t{1} << 20;
   struct Buffers {
     std::string key;          // of the chunk last named
     std::string values[256];  // by column id: what a getter copies out, if it does
@@ -217,6 +229,7 @@ class BlockLoader {
   std::span<const uint8_t> group_keys_;
   uint8_t state_[256];
   bool have_groups_ = false;
+  bool large_ = false;  // a value buffer past kKeepValueBytes
   RowContext groups_;
   size_t wanted_begin_ = 0, wanted_end_ = SIZE_MAX;
   size_t hist_begin_ = 0, hist_end_ = SIZE_MAX;

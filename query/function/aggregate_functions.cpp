@@ -519,6 +519,8 @@ class MadState final : public KeptValuesState<T> {
       deviations.clear();
       for (const T& v : vals) deviations.push_back(std::fabs(static_cast<double>(v) - m));
       out.f64[i] = this->quantileCont(deviations, 0.5);
+      // A large group's buffer is not kept: this may run on a worker thread that lives on.
+      if (deviations.capacity() > (size_t{1} << 20)) std::vector<double>().swap(deviations);
     });
   }
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -62,4 +63,22 @@ TEST_CASE("nested and concurrent runOnThreads calls finish, each task once") {
   }
   for (std::thread& t : callers) t.join();
   CHECK(total.load() == kCallers * 10 * kOuter * kInner);
+}
+
+TEST_CASE("an exception from the caller's task leaves runOnThreads only once no other task runs") {
+  // Task 0 throws once a worker has started task 1; the tasks not started yet never start,
+  // and the one running finishes before the exception reaches the caller.
+  std::atomic<int> started{0}, finished{0};
+  auto work = [&](size_t i) {
+    if (i == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (started == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      throw std::runtime_error("task 0");
+    }
+    started.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    finished.fetch_add(1);
+  };
+  CHECK_THROWS_AS(runOnThreads(4, work), std::runtime_error);
+  CHECK(started.load() == finished.load());
 }
