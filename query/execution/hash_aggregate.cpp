@@ -49,21 +49,58 @@ struct HashAggregate::Partial {
     const size_t n = in.size();
     if (n == 0) return;
     const bool global = agg.groups_.empty();
+    bool in_runs = false;
     if (!global) {
       for (size_t k = 0; k < keys.size(); ++k) key_vecs[k] = &keys[k].evaluate(in);
-      table.findOrAdd(key_vecs, n, group_ids);
+      in_runs = keys.size() == 1 && findRuns(*key_vecs[0], n);
+      if (!in_runs) table.findOrAdd(key_vecs, n, group_ids);
       if (table.size() != ngroups) resize(table.size(), order);
     }
+    const GroupRuns runs{run_groups.data(), run_starts.data(), run_groups.size()};
+    bool rows_expanded = false;  // group_ids holds each row's group from the runs
     for (size_t a = 0; a < states.size(); ++a) {
       arg_vecs.clear();
       for (auto& ex : args[a]) arg_vecs.push_back(&ex.evaluate(in));
+      if (in_runs && states[a]->foldsRuns(arg_vecs.data())) {
+        states[a]->updateRuns(arg_vecs.data(), runs);
+        continue;
+      }
+      if (in_runs && !rows_expanded) {
+        group_ids.resize(n);
+        for (size_t r = 0; r < runs.count; ++r) std::fill(group_ids.begin() + run_starts[r], group_ids.begin() + run_starts[r + 1], run_groups[r]);
+        rows_expanded = true;
+      }
       states[a]->update(arg_vecs.data(), global ? nullptr : group_ids.data(), n);
     }
     memory.set(bytes());
   }
 
+  // One integer key whose rows come in runs of one value, as a scan delivers rank (its
+  // rows by rank): looks the groups up once per run (run_groups, run_starts). False,
+  // having found nothing, when the runs are short (under 8 rows on average: per row is
+  // then as cheap) or the key is not such a column.
+  bool findRuns(const Vector& key, size_t n) {
+    if (key.constant || !key.validity.empty() || (key.type != LogicalType::kBigInt && key.type != LogicalType::kId)) return false;
+    const int64_t* c = key.i64.data();
+    const size_t max_runs = n / 8;
+    run_starts.clear();
+    run_starts.push_back(0);
+    for (size_t i = 1; i < n; ++i) {
+      if (c[i] == c[i - 1]) continue;
+      if (run_starts.size() >= max_runs) return false;
+      run_starts.push_back(static_cast<uint32_t>(i));
+    }
+    const size_t count = run_starts.size();
+    run_starts.push_back(static_cast<uint32_t>(n));
+    run_keys.reset(key.type, count);
+    for (size_t r = 0; r < count; ++r) run_keys.i64[r] = c[run_starts[r]];
+    run_key_vecs.assign(1, &run_keys);
+    table.findOrAdd(run_key_vecs, count, run_groups);
+    return true;
+  }
+
   size_t bytes() const {
-    size_t b = table.memoryBytes() + group_ids.capacity() * 4 + first_order.capacity() * 8;
+    size_t b = table.memoryBytes() + (group_ids.capacity() + run_groups.capacity() + run_starts.capacity()) * 4 + first_order.capacity() * 8;
     for (const auto& s : states) b += s->memoryBytes();
     return b;
   }
@@ -80,6 +117,9 @@ struct HashAggregate::Partial {
   std::vector<const Vector*> key_vecs;
   std::vector<const Vector*> arg_vecs;
   std::vector<uint32_t> group_ids;
+  Vector run_keys;  // findRuns: each run's key, its group, its first row
+  std::vector<const Vector*> run_key_vecs;
+  std::vector<uint32_t> run_groups, run_starts;
 };
 
 HashAggregate::HashAggregate(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> groups, std::vector<BoundAggregate> aggregates,

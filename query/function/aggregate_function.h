@@ -17,6 +17,13 @@
 
 namespace argus::query {
 
+// Rows in runs of one group: run r is rows [starts[r], starts[r + 1]) of group groups[r].
+struct GroupRuns {
+  const uint32_t* groups = nullptr;
+  const uint32_t* starts = nullptr;  // count + 1 entries
+  size_t count = 0;
+};
+
 class AggregateState {
  public:
   virtual ~AggregateState() = default;
@@ -25,6 +32,16 @@ class AggregateState {
   // args: the per-row arguments (none for count(*)), `count` rows each, dense or constant.
   // groups: the group of each row; null when every row belongs to group 0.
   virtual void update(const Vector* const* args, const uint32_t* groups, size_t count) = 0;
+  // Rows whose groups come in runs (a GROUP BY key the scan delivers clustered, as it does
+  // rank) can be folded a run at a time: the group is looked up once per run, and the state
+  // adds up a run's values in one loop. foldsRuns says whether this state does that for
+  // these arguments; updateRuns, called only where it does, takes the same rows as update.
+  // AggregateState's own expands the runs to a group per row and calls update.
+  virtual bool foldsRuns(const Vector* const* args) const {
+    (void)args;
+    return false;
+  }
+  virtual void updateRuns(const Vector* const* args, const GroupRuns& runs);
   // Writes the result of groups [0, groups) into out (reset to the return type); strings
   // and histograms go into arena.
   virtual void finalize(size_t groups, Vector& out, Arena& arena) = 0;

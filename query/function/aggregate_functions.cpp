@@ -39,6 +39,15 @@ inline void forValid(const Vector& v, const uint32_t* groups, size_t n, Fn&& fn)
   }
 }
 
+// A dense argument: no NULLs, not constant (what the states' run folds read).
+inline bool dense(const Vector& v) { return !v.constant && v.validity.empty(); }
+
+// Calls fold(group, first, last) for each run of rows [first, last) of one group.
+template <typename Fold>
+inline void forRuns(const GroupRuns& runs, Fold&& fold) {
+  for (size_t r = 0; r < runs.count; ++r) fold(runs.groups[r], size_t{runs.starts[r]}, size_t{runs.starts[r + 1]});
+}
+
 class CountState final : public AggregateState {
  public:
   explicit CountState(bool star) : star_(star) {}
@@ -54,6 +63,10 @@ class CountState final : public AggregateState {
       return;
     }
     forValid(*args[0], groups, n, [&](size_t, uint32_t g) { ++counts_[g]; });
+  }
+  bool foldsRuns(const Vector* const* args) const override { return star_ || dense(*args[0]); }
+  void updateRuns(const Vector* const*, const GroupRuns& runs) override {
+    forRuns(runs, [&](uint32_t g, size_t first, size_t last) { counts_[g] += static_cast<int64_t>(last - first); });
   }
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(L::kBigInt, g);
@@ -128,6 +141,18 @@ class SumBigintState final : public ValueState<int64_t> {
     }
     if (overflow) throw ExecutionError(pos_, kOverflowHint);
   }
+  bool foldsRuns(const Vector* const* args) const override { return dense(*args[0]); }
+  void updateRuns(const Vector* const* args, const GroupRuns& runs) override {
+    bool overflow = false;
+    const int64_t* x = args[0]->i64.data();
+    forRuns(runs, [&](uint32_t g, size_t first, size_t last) {
+      int64_t sum = values_[g];
+      for (size_t i = first; i < last; ++i) overflow |= __builtin_add_overflow(sum, x[i], &sum);
+      values_[g] = sum;
+      seen_[g] = 1;
+    });
+    if (overflow) throw ExecutionError(pos_, kOverflowHint);
+  }
   void finalize(size_t g, Vector& out, Arena&) override { finalizeAs(g, out, L::kBigInt); }
   void merge(AggregateState& other, const uint32_t* into, size_t groups) override {
     bool overflow = false;
@@ -147,6 +172,16 @@ class SumDoubleState final : public ValueState<double> {
     const Vector& v = *args[0];
     forValid(v, groups, n, [&](size_t i, uint32_t g) {
       values_[g] += at<double>(v, i);
+      seen_[g] = 1;
+    });
+  }
+  bool foldsRuns(const Vector* const* args) const override { return dense(*args[0]); }
+  void updateRuns(const Vector* const* args, const GroupRuns& runs) override {
+    const double* x = args[0]->f64.data();
+    forRuns(runs, [&](uint32_t g, size_t first, size_t last) {
+      double sum = values_[g];  // the rows' order, as update adds them
+      for (size_t i = first; i < last; ++i) sum += x[i];
+      values_[g] = sum;
       seen_[g] = 1;
     });
   }
@@ -307,6 +342,23 @@ class AvgState final : public AggregateState {
         ++counts_[g];
       });
     }
+  }
+  bool foldsRuns(const Vector* const* args) const override { return dense(*args[0]); }
+  void updateRuns(const Vector* const* args, const GroupRuns& runs) override {
+    const int64_t* xi = args[0]->i64.data();
+    const double* xd = args[0]->f64.data();
+    forRuns(runs, [&](uint32_t g, size_t first, size_t last) {
+      if (type_ == L::kBigInt) {
+        __int128 sum = 0;
+        for (size_t i = first; i < last; ++i) sum += xi[i];
+        isums_[g] += sum;
+      } else {
+        double sum = dsums_[g];  // the rows' order, as update adds them
+        for (size_t i = first; i < last; ++i) sum += xd[i];
+        dsums_[g] = sum;
+      }
+      counts_[g] += static_cast<int64_t>(last - first);
+    });
   }
   void finalize(size_t g, Vector& out, Arena&) override {
     out.reset(L::kDouble, g);
@@ -787,6 +839,13 @@ void registerArgExtremes(Add& add) {
 }
 
 }  // namespace
+
+void AggregateState::updateRuns(const Vector* const* args, const GroupRuns& runs) {
+  // Correct for any state, if not fast (it allocates): the engine never calls it.
+  std::vector<uint32_t> groups(runs.count == 0 ? 0 : runs.starts[runs.count]);
+  forRuns(runs, [&](uint32_t g, size_t first, size_t last) { std::fill(groups.begin() + first, groups.begin() + last, g); });
+  update(args, groups.data(), groups.size());
+}
 
 std::unique_ptr<AggregateState> makeDistinctAggregate(std::unique_ptr<AggregateState> inner, LogicalType arg_type) {
   return std::make_unique<DistinctState>(std::move(inner), arg_type);
