@@ -134,6 +134,9 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
                           &listed[i], &plan->leads[i]);
   };
   runOnThreads(parts, work);
+  size_t total = out->size();
+  for (size_t i = 0; i < parts; ++i) total += listed[i].size();
+  out->reserve(total);
   for (size_t i = 0; i < parts; ++i) {
     ARGUS_RETURN_IF_ERROR(status[i]);
     out->insert(out->end(), listed[i].begin(), listed[i].end());
