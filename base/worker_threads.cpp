@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <system_error>
 #include <vector>
@@ -19,6 +20,7 @@ struct Batch {
   void* work;
   size_t next = 1;  // task 0 is the caller's
   size_t running = 0;
+  std::exception_ptr error = nullptr;  // the first a task threw
 };
 
 class WorkerPool {
@@ -45,21 +47,27 @@ class WorkerPool {
         call(work, i);
       }
     } catch (...) {
-      // The tasks share state on the caller's stack: none may start or still run once the
-      // exception leaves it.
-      std::unique_lock<std::mutex> lock(mu_);
-      if (b.next < n) {
-        b.next = n;
-        queue_.erase(std::find(queue_.begin(), queue_.end(), &b));
-      }
-      done_.wait(lock, [&] { return b.running == 0; });
-      throw;
+      std::lock_guard<std::mutex> lock(mu_);
+      fail(&b, std::current_exception());
     }
+    // The tasks share state on the caller's stack: none may still run when the call returns
+    // or its exception leaves.
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return b.running == 0; });
+    if (b.error) std::rethrow_exception(b.error);
   }
 
  private:
+  // REQUIRES: mu_ held. A task of b threw: its tasks not yet started never will, and the
+  // first exception is the one the caller rethrows.
+  void fail(Batch* b, std::exception_ptr error) {
+    if (!b->error) b->error = std::move(error);
+    if (b->next < b->n) {
+      b->next = b->n;
+      queue_.erase(std::find(queue_.begin(), queue_.end(), b));
+    }
+  }
+
   // REQUIRES: mu_ held, b->next < b->n. The last claim takes the batch off the queue.
   size_t claim(Batch* b) {
     const size_t i = b->next++;
@@ -88,8 +96,14 @@ class WorkerPool {
       const size_t i = claim(b);
       ++b->running;
       lock.unlock();
-      b->call(b->work, i);
+      std::exception_ptr error;
+      try {
+        b->call(b->work, i);
+      } catch (...) {
+        error = std::current_exception();
+      }
       lock.lock();
+      if (error) fail(b, std::move(error));
       if (--b->running == 0) done_.notify_all();
     }
   }

@@ -23,8 +23,8 @@ void runTasks(size_t n, void (*call)(void* work, size_t i), void* work);
 // and a query starts no threads: threads started per call faulted in their stacks and that
 // scratch again every time. A task no worker is free to take (more tasks than cores, other
 // callers' tasks ahead of these) the caller runs itself, so nested and concurrent calls
-// cannot deadlock. An exception from a task on the caller's thread leaves once no other
-// task runs; one on a worker's thread ends the process, so work should not throw.
+// cannot deadlock. When a task throws, wherever it runs, the tasks not yet started are
+// dropped and the first exception leaves the call once no other task runs.
 template <typename Work>
 void runOnThreads(size_t n, Work&& work) {
   using W = std::remove_reference_t<Work>;

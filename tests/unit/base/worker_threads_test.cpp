@@ -1,11 +1,13 @@
 // runOnThreads: every task once, task 0 on the caller's thread, the workers reused from one
-// call to the next, and nested and concurrent calls (more tasks than workers) that finish.
+// call to the next, nested and concurrent calls (more tasks than workers) that finish, and
+// exceptions from tasks on either thread that reach the caller.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,4 +83,27 @@ TEST_CASE("an exception from the caller's task leaves runOnThreads only once no 
   };
   CHECK_THROWS_AS(runOnThreads(4, work), std::runtime_error);
   CHECK(started.load() == finished.load());
+}
+
+TEST_CASE("an exception from a worker's task reaches the caller; the process goes on") {
+  // Task 0 (the caller's) waits until a worker runs a task; each task on a worker throws.
+  // The exception leaves runOnThreads (not std::terminate), and the pool takes the next call
+  // as usual.
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> on_worker{0};
+  auto work = [&](size_t i) {
+    if (i == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (on_worker == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      return;
+    }
+    if (std::this_thread::get_id() == caller) return;
+    on_worker.fetch_add(1);
+    throw std::runtime_error("worker task " + std::to_string(i));
+  };
+  CHECK_THROWS_WITH_AS(runOnThreads(64, work), doctest::Contains("worker task"), std::runtime_error);
+  CHECK(on_worker.load() >= 1);
+  std::atomic<int> after{0};
+  runOnThreads(8, [&](size_t) { after.fetch_add(1); });
+  CHECK(after.load() == 8);
 }
