@@ -12,6 +12,7 @@ ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t 
     worker->part = &parts_->part(w);
     workers_.push_back(std::move(worker));
   }
+  if (parts_->size() > 0) stats_.plan_bytes = parts_->part(0).stats().plan_bytes;  // one plan, shared
   try {
     for (size_t w = 0; w < workers_.size(); ++w) workers_[w]->thread = std::thread([this, w] { run(w); });
   } catch (...) {  // no thread to be had: stop those started, then the caller hears of it

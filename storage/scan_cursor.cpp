@@ -47,6 +47,7 @@ std::unique_ptr<RocksScanCursor> RocksScanCursor::worker() const {
   w->ro_.snapshot = snapshot_;
   w->chunks_ = std::make_unique<ChunkFetcher>(h_, snapshot_);
   w->plan_ = plan_;
+  w->stats_.plan_bytes = stats_.plan_bytes;
   w->last_rank_ix_ = 0;  // nothing until setRanks
   return w;
 }
@@ -95,14 +96,20 @@ Status RocksScanCursor::init(size_t threads) {
     h += rp.in_head;
     plan->ranks.push_back(rp);
   }
+  stats_.plan_bytes = plan->ranks.capacity() * sizeof(RankPlan) + plan->sets.capacity() * sizeof(ChunkSet);
+  for (const ByteArena& a : plan->leads) stats_.plan_bytes += a.bytes();
   plan_ = std::move(plan);
   last_rank_ix_ = plan_->ranks.size();
   return Status::ok();
 }
 
+// The blocks of an arena for lead values up to `budget` bytes: no larger than the budget,
+// so a small plan (a query with a small memory cap) holds no more than it keeps.
+size_t RocksScanCursor::leadBlockBytes(size_t budget) { return std::clamp<size_t>(budget, 1024, 64 * 1024); }
+
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
-    plan->leads.resize(1);
+    plan->leads.emplace_back(leadBlockBytes(spec_.plan_bytes));
     size_t keep_bytes = spec_.plan_bytes;
     for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &keep_bytes, out, &plan->leads[0]));
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
@@ -124,8 +131,8 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   }
   const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, std::max<size_t>(threads, 1));
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
-  plan->leads.resize(parts);
   std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
+  for (size_t i = 0; i < parts; ++i) plan->leads.emplace_back(leadBlockBytes(keep_bytes[i]));
   if (parts == 1) return listRanks(0, kAllRanks, &keep_bytes[0], out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
   std::vector<Status> status(parts);

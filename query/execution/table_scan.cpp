@@ -38,6 +38,7 @@ void TableScan::finishCursor() {
   q.chunks_skipped += s.chunks_skipped;
   q.head_rows_read += s.head_rows_read;
   cursor_.reset();
+  plan_memory_.set(0);
 }
 
 void TableScan::listJobs() {
@@ -60,6 +61,9 @@ storage::ScanSpec TableScan::specFor(const std::string& job) const {
   spec.ranks = predicates_.ranks;
   spec.batch_rows = kVectorSize;
   spec.threads = scanThreads(ctx_.options());
+  // The lead values a plan keeps count against the query's memory (plan_memory_): at most
+  // an eighth of it.
+  spec.plan_bytes = std::min(spec.plan_bytes, ctx_.options().memory_limit_bytes / 8);
   return spec;
 }
 
@@ -80,6 +84,7 @@ bool TableScan::openNextJob() {
     const std::string& job = jobs_[job_ix_++];
     cursor_ = opened(store_.scan(specFor(job)), job);
     if (!cursor_) continue;
+    plan_memory_.set(cursor_->stats().plan_bytes);
     job_value_ = Value::varchar(job);
     ctx_.stats().jobs_scanned++;
     return true;
@@ -89,7 +94,7 @@ bool TableScan::openNextJob() {
 
 std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads, SplitOrder order) {
   listJobs();
-  size_t parts = 1;
+  size_t parts = 1, plan_bytes = 0;
   for (const std::string& job : jobs_) {
     storage::ScanSpec spec = specFor(job);
     spec.contiguous_parts = order == SplitOrder::kContiguous;
@@ -98,6 +103,8 @@ std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads, SplitOrder ord
     if (job_parts_.back()) {
       parts = std::max(parts, job_parts_.back()->size());
       ctx_.stats().jobs_scanned++;
+      plan_bytes += job_parts_.back()->size() > 0 ? job_parts_.back()->part(0).stats().plan_bytes : 0;
+      plan_memory_.set(plan_bytes);
     }
   }
   std::vector<PhysicalOperatorPtr> out;
@@ -122,6 +129,7 @@ void TableScan::finishSplit() {
   for (const auto& p : parts_) countScanned(p->rows_);
   job_parts_.clear();
   parts_.clear();
+  plan_memory_.set(0);
 }
 
 void TableScan::countScanned(size_t rows) {

@@ -75,6 +75,7 @@ class TableScan final : public PhysicalOperator {
   Value job_value_;
   std::unique_ptr<storage::ScanCursor> cursor_;
   storage::ColumnBatch batch_;
+  MemoryReservation plan_memory_{ctx_, "a scan's plan"};  // the open scans' plans (ScanStats::plan_bytes)
 
   // split(): per listed job its parts (null: dropped since listed) and its name as a value.
   std::vector<std::unique_ptr<storage::ScanParts>> job_parts_;
