@@ -16,6 +16,10 @@ bool startsWith(const rocksdb::Slice& s, std::string_view prefix) {
 
 std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
+// The blocks of an arena for lead values up to `budget` bytes: no larger than the budget,
+// so a small plan (a query with a small memory cap) holds no more than it keeps.
+size_t leadBlockBytes(size_t budget) { return std::clamp<size_t>(budget, 1024, 64 * 1024); }
+
 }  // namespace
 
 RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
@@ -102,10 +106,6 @@ Status RocksScanCursor::init(size_t threads) {
   last_rank_ix_ = plan_->ranks.size();
   return Status::ok();
 }
-
-// The blocks of an arena for lead values up to `budget` bytes: no larger than the budget,
-// so a small plan (a query with a small memory cap) holds no more than it keeps.
-size_t RocksScanCursor::leadBlockBytes(size_t budget) { return std::clamp<size_t>(budget, 1024, 64 * 1024); }
 
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys

@@ -90,7 +90,6 @@ class RocksScanCursor final : public ScanCursor {
   // Lists the chunk sets in range into *out by (rank, base, attempt), their lead values
   // into plan->leads.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
-  static size_t leadBlockBytes(size_t budget);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
   // copying their lead values into *leads while they fit in *keep_bytes (less what it copies).
   Status listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;

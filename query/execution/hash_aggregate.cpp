@@ -67,7 +67,7 @@ struct HashAggregate::Partial {
       }
       if (in_runs && !rows_expanded) {
         group_ids.resize(n);
-        for (size_t r = 0; r < runs.count; ++r) std::fill(group_ids.begin() + run_starts[r], group_ids.begin() + run_starts[r + 1], run_groups[r]);
+        expandRuns(runs, group_ids.data());
         rows_expanded = true;
       }
       states[a]->update(arg_vecs.data(), global ? nullptr : group_ids.data(), n);

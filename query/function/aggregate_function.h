@@ -5,6 +5,7 @@
 // except count, which finishes as 0.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,11 @@ struct GroupRuns {
   const uint32_t* starts = nullptr;  // count + 1 entries
   size_t count = 0;
 };
+
+// Writes each row's group from the runs into groups[0, starts[count]).
+inline void expandRuns(const GroupRuns& runs, uint32_t* groups) {
+  for (size_t r = 0; r < runs.count; ++r) std::fill(groups + runs.starts[r], groups + runs.starts[r + 1], runs.groups[r]);
+}
 
 class AggregateState {
  public:

@@ -843,7 +843,7 @@ void registerArgExtremes(Add& add) {
 void AggregateState::updateRuns(const Vector* const* args, const GroupRuns& runs) {
   // Correct for any state, if not fast (it allocates): the engine never calls it.
   std::vector<uint32_t> groups(runs.count == 0 ? 0 : runs.starts[runs.count]);
-  forRuns(runs, [&](uint32_t g, size_t first, size_t last) { std::fill(groups.begin() + first, groups.begin() + last, g); });
+  expandRuns(runs, groups.data());
   update(args, groups.data(), groups.size());
 }
 
