@@ -46,7 +46,9 @@ finish() {
   if [ -n "$argusd_pid" ]; then kill "$argusd_pid" 2>/dev/null || true; wait "$argusd_pid" 2>/dev/null || true; fi
   if [ -n "${OUT:-}" ] && [ -n "$tmp" ]; then
     cp "$tmp"/argusd.* "$runs/" 2>/dev/null || true
-    tar -czf "$OUT/runs.tar.gz" -C "$tmp" runs
+    local keep=(runs)
+    if [ -d "$tmp/data" ]; then keep+=(data); fi
+    tar -czf "$OUT/runs.tar.gz" -C "$tmp" "${keep[@]}"
   fi
   if [ -n "$tmp" ]; then rm -rf "$tmp"; fi
   exit "$rc"
@@ -126,8 +128,11 @@ run() {
     train) shape=(--layers 12 --width 1024 --tokens 8192) ;;
     small) shape=(--layers 12 --width 256 --tokens 256) ;;
     coexist) shape=(--layers 12 --width 1024 --tokens 8192 --kineto-trace "$tmp/kineto.json") ;;
+    smoke) shape=(--layers 12 --width 1024 --tokens 8192) ;;
   esac
-  local cmd=("$py" bench/gpu/train_loop.py --out "$runs/$name.json" --steps "$steps" --warmup "$warmup"
+  local n=$steps w=$warmup
+  if [ "$cfg" = smoke ]; then n=20 w=5; fi
+  local cmd=("$py" bench/gpu/train_loop.py --out "$runs/$name.json" --steps "$n" --warmup "$w"
              --step-base $((round * 100000)) "${shape[@]}")
   case $mode in
     profiler) cmd+=(--profiler) ;;
@@ -161,6 +166,15 @@ main() {
   echo "check: cuda $cuda"
   find_bins
   start_argusd
+
+  # A short run under the shim first: when capture fails outright, stop before the rounds
+  # spend the device time, with what the run and argusd printed.
+  run smoke shim 0
+  if [ ${#failed[@]} -gt 0 ] || ! "$py" bench/gpu/summarize.py smoke "$runs/smoke.shim.0.json" "$http"; then
+    tail -5 "$tmp/argusd.err"
+    echo "check: failed_runs smoke (the shim's first run: see above)"
+    exit 6
+  fi
 
   # Each round runs every mode once per shape, the order rotating, while the budget lasts.
   local modes=(untraced shim profiler) round_s=0 round start k cfg
