@@ -4,7 +4,7 @@
 #   summarize.py run RUN.json                one line: the run's median step time
 #   summarize.py metrics HOST:PORT FILE      save argusd's /metrics text to FILE
 #   summarize.py report RUNS_DIR HOST:PORT   print the "check: NAME VALUE" lines
-#   summarize.py smoke RUN.json HOST:PORT    the smoke run's steps and kernels as stored;
+#   summarize.py smoke RUN.json HOST:PORT    a smoke run's steps and kernels as stored;
 #                                            exit 1 when none of its steps holds a kernel
 #
 # RUNS_DIR holds one train_loop.py output per run, named CONFIG.MODE.ROUND.json (MODE:
@@ -232,7 +232,7 @@ def report(runs_dir, server):
     check("torch", first["torch"])
     summary = []
     results = {}
-    for cfg in sorted({c for (c, _, _) in runs if c not in ("coexist", "smoke")}):
+    for cfg in sorted({c for (c, _, _) in runs if c != "coexist" and not c.startswith("smoke")}):
         med = timing(cfg, runs)
         prof_kps = profiler_kernels_per_step(runs, cfg, "profiler")
         snaps = []
@@ -271,11 +271,12 @@ def main():
         with open(sys.argv[3], "w") as f:
             f.write(text)
     elif len(sys.argv) == 4 and sys.argv[1] == "smoke":
+        cfg = os.path.basename(sys.argv[2]).split(".")[0]
         with open(sys.argv[2]) as f:
-            st = Store(sys.argv[3], "gpu-check-smoke", [json.load(f)])
+            st = Store(sys.argv[3], f"gpu-check-{cfg}", [json.load(f)])
         per_step = st.kernels_per_step()
-        check("smoke.steps_stored", f"{len(st.steps)} of {st.expected}")
-        check("smoke.kernels_per_step", statistics.median(per_step.values()) if per_step else 0)
+        check(f"{cfg}.steps_stored", f"{len(st.steps)} of {st.expected}")
+        check(f"{cfg}.kernels_per_step", statistics.median(per_step.values()) if per_step else 0)
         sys.exit(0 if any(per_step.values()) else 1)
     elif len(sys.argv) == 4 and sys.argv[1] == "report":
         report(sys.argv[2], sys.argv[3])

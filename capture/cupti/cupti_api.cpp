@@ -97,6 +97,13 @@ Status loadCuptiApi(const LoadOptions& options, CuptiApi* api) {
   return Status::ok();
 }
 
+void* loadedCupti() {
+  for (const char* soname : kSonames) {
+    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return handle;
+  }
+  return nullptr;
+}
+
 namespace {
 
 const char* ourResultName(CUptiResult r) {

@@ -63,6 +63,9 @@ struct CuptiSourceOptions {
   // calls only (CUPTI writes external correlation records only before API records; those
   // also give each launch its exact CPU time).
   bool launch_attribution = true;
+  // With launch attribution: API records of every driver and runtime call (the whole
+  // DRIVER and RUNTIME kinds), for a libcupti whose per-API selection makes none.
+  bool all_api_records = false;
   // cuptiActivityFlushAll failing this many times in a row switches the source off.
   int max_flush_failures = 20;
   // One line per thing a person should know (tracing off, switched off); default stderr.
@@ -133,6 +136,11 @@ class CuptiSource : private ActivityHandover::Owner {
 
   // On the draining thread (the decode counters are that thread's).
   CuptiSourceStats stats() const;
+  // The libcupti in use (path or soname), empty before load(); the launch APIs whose records
+  // are selected; whether torch.profiler has the API now. Any thread, after start().
+  const std::string& library() const { return api_.library; }
+  uint32_t launchApis() const { return launch_apis_; }
+  bool lent() const { return paused_.load(std::memory_order_acquire); }
   const CuptiApi& api() const { return api_; }
 
  private:

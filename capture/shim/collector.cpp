@@ -138,6 +138,7 @@ Collector::Collector(const ShimConfig& config)
   cupti::CuptiSourceOptions o;
   o.epoch_clock = &nvtx::EpochClock::nowNs;  // GPU times on the NVTX clock
   o.buffers.pool_bytes = budgetOf(config.max_memory_bytes).cupti_pool_bytes;
+  o.all_api_records = config.all_api_records;
   o.log = [](const char* line) { shimLog(line); };
   gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
   sink_.assembler = &assembler_;
@@ -162,6 +163,11 @@ void Collector::startGpu() {
 #ifdef ARGUS_SHIM_CUPTI
   if (quiet() || shut_down_.load()) return;
   if (!gpu_->start()) return;  // the source logged "GPU tracing off: ..."; NVTX carries on
+  if (config_.verbose) {
+    shimLog("GPU tracing on: " + gpu_->library() + ", API records of " +
+            (config_.all_api_records ? std::string("every driver and runtime call") : std::to_string(gpu_->launchApis()) + " launch APIs") +
+            (gpu_->lent() ? "; lent to torch.profiler until it stops" : ""));
+  }
   // Every NVTX range change tags the kernels its thread launches next (static storage: the
   // listener must outlive every NVTX call of the process).
   static nvtx::RangeListener tag;
@@ -377,6 +383,7 @@ void Collector::shutdown() {
       shimLog("at exit, " + std::to_string(st.buffered_records + st.spool_records) + " steps not acknowledged by " + config_.host +
               ":" + std::to_string(config_.port) + " (" + s.toString() + ")");
     }
+    if (config_.verbose) logCounters();
     if (st.spooled_records + st.spool_adopted + st.spool_dropped > 0) {
       // The spool's one line: what argusd's absence cost, and what waits for the next run.
       shimLog("spool: " + std::to_string(st.spooled_records) + " steps spooled while argusd was unreachable, " +
@@ -389,6 +396,26 @@ void Collector::shutdown() {
   } catch (...) {
     shimLog("exit flush failed; the last steps are lost");
   }
+}
+
+void Collector::logCounters() {
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  CollectorStats c = stats();
+  nvtx::NvtxStats v = nvtx_.stats();
+  shimLog("counters: " + n(c.steps) + " steps sent, " + n(c.events) + " events, " + n(c.source_drops) + " source drops, " +
+          n(c.records_dropped) + " records dropped; nvtx " + n(v.records) + " records, " + n(v.threads) + " threads, " + n(v.dropped) +
+          " dropped, " + n(v.unmatched_pops) + " unmatched pops");
+#ifdef ARGUS_SHIM_CUPTI
+  cupti::CuptiSourceStats g = gpu_->stats();
+  const cupti::DecodeStats& d = g.decode;
+  shimLog("cupti: " + n(d.records) + " records (" + n(d.kernels) + " kernels, " + n(d.memcpys) + " memcpys, " + n(d.memsets) +
+          " memsets, " + n(d.api_records) + " API, " + n(d.external_correlations) + " ours external, " + n(d.foreign_correlations) +
+          " foreign external, " + n(d.skipped_kinds) + " other kinds), launches joined " + n(d.launches_joined) + " unjoined " +
+          n(d.launches_unjoined) + ", unknown contexts " + n(d.unknown_contexts) + ", range changes " + n(g.range_changes) +
+          ", tag failures " + n(g.tag_failures) + ", dropped " + n(g.cupti_dropped) + ", buffers " + n(g.buffers.completions) +
+          " refused " + n(g.buffers.refused) + ", lent to torch.profiler " + n(g.guest_pauses) + " times" +
+          (g.paused ? " (still lent)" : ""));
+#endif
 }
 
 void Collector::abandonAfterFork() {

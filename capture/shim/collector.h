@@ -82,6 +82,8 @@ class Collector {
   // Logs `why` (once) and turns the shim off; the job runs on.
   void goQuiet(const std::string& why);
   uint64_t sourceDropsNow();
+  // ARGUS_VERBOSE: every source's counters, one line each. At exit.
+  void logCounters();
   // Collector thread: writes the flight-recorder dumps argusd asked for, if any are pending.
   void dumpIfRequested();
   void dumpSteps(uint64_t from, uint64_t to);
