@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "capture/cupti/activity_handover.h"
+
 namespace argus::capture::cupti {
 
 namespace {
@@ -69,8 +71,11 @@ void CUPTIAPI ActivityBuffers::onBufferRequested(uint8_t** buffer, size_t* size,
   *max_records = 0;
 }
 
-void CUPTIAPI ActivityBuffers::onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t size, size_t valid) {
-  if (ActivityBuffers* b = g_bound.load(std::memory_order_acquire)) b->complete(buffer, size, valid);
+void CUPTIAPI ActivityBuffers::onBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  ActivityBuffers* b = g_bound.load(std::memory_order_acquire);
+  if (b != nullptr && b->complete(buffer, size, valid)) return;
+  // Not from our pool at all: a buffer the guest's callback lent (ActivityHandover).
+  ActivityHandover::instance().forwardToGuest(context, stream, buffer, size, valid);
 }
 
 void ActivityBuffers::request(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -89,19 +94,20 @@ void ActivityBuffers::request(uint8_t** buffer, size_t* size, size_t* max_record
   *size = buffer_bytes_;
 }
 
-void ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
+bool ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
   // Ours only if it is the start of one of our buffers: anything else belongs to another
   // CUPTI client (or is garbage) and is not ours to read or free.
   uintptr_t p = reinterpret_cast<uintptr_t>(buffer), base = reinterpret_cast<uintptr_t>(block_);
-  if (block_ == nullptr || p < base || (p - base) % buffer_bytes_ != 0 || (p - base) / buffer_bytes_ >= count_) {
+  bool in_block = block_ != nullptr && p >= base && (p - base) / buffer_bytes_ < count_;
+  if (!in_block || (p - base) % buffer_bytes_ != 0) {
     counters_.foreign.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return in_block;
   }
   uint32_t i = static_cast<uint32_t>((p - base) / buffer_bytes_);
   uint8_t expected = kLent;
   if (!state_[i].compare_exchange_strong(expected, kCompleted, std::memory_order_acq_rel)) {
     counters_.bad_completions.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return true;
   }
   lent_.fetch_sub(1, std::memory_order_relaxed);
   // validSize can never exceed what we lent; a larger one is clamped, not trusted.
@@ -110,12 +116,13 @@ void ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
     counters_.empty_completions.fetch_add(1, std::memory_order_relaxed);
     state_[i].store(kFree, std::memory_order_relaxed);
     free_.push(i);
-    return;
+    return true;
   }
   counters_.completions.fetch_add(1, std::memory_order_relaxed);
   counters_.valid_bytes.fetch_add(valid, std::memory_order_relaxed);
   valid_[i].store(valid, std::memory_order_relaxed);
   completed_.push(i);  // capacity >= count_: never full
+  return true;
 }
 
 bool ActivityBuffers::popCompleted(Completed* out) {

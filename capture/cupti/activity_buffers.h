@@ -58,7 +58,8 @@ class ActivityBuffers {
   bool bound() const;
 
   // The functions registered with cuptiActivityRegisterCallbacks. Without a bound
-  // instance a request gets no buffer and a completion is dropped.
+  // instance a request gets no buffer. A completed buffer from outside our pool goes to
+  // the guest's callback (ActivityHandover::forwardToGuest), if any.
   static void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
 
@@ -82,7 +83,8 @@ class ActivityBuffers {
  private:
   enum State : uint8_t { kFree, kLent, kCompleted };
   void request(uint8_t** buffer, size_t* size, size_t* max_records);
-  void complete(uint8_t* buffer, size_t size, size_t valid);
+  // False when `buffer` is nowhere in our block (another client's, to be forwarded).
+  bool complete(uint8_t* buffer, size_t size, size_t valid);
 
   size_t buffer_bytes_;
   uint32_t count_;

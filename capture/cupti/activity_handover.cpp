@@ -38,6 +38,7 @@ CUptiResult ActivityHandover::guestRegister(const Calls& cupti, CUpti_BuffersCal
     ++stats_.handovers;
   }
   guest_registered_ = true;
+  guest_complete_.store(complete, std::memory_order_release);
   return cupti.registerCallbacks(request, complete);
 }
 
@@ -69,9 +70,18 @@ CUptiResult ActivityHandover::guestDisable(const Calls& cupti, CUpti_ActivityKin
   return rc;
 }
 
+void ActivityHandover::forwardToGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const {
+  CUpti_BuffersCallbackCompleteFunc complete = guest_complete_.load(std::memory_order_acquire);
+  if (complete == nullptr || buffer == nullptr) return;
+  forwarded_.fetch_add(1, std::memory_order_relaxed);
+  complete(context, stream, buffer, size, valid);
+}
+
 ActivityHandover::Stats ActivityHandover::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.forwarded = forwarded_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace argus::capture::cupti

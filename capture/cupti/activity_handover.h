@@ -25,6 +25,7 @@
 
 #include <cupti_activity.h>
 
+#include <atomic>
 #include <bitset>
 #include <cstdint>
 #include <mutex>
@@ -66,11 +67,18 @@ class ActivityHandover {
   CUptiResult guestRegister(const Calls& cupti, CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete);
   CUptiResult guestEnable(const Calls& cupti, CUpti_ActivityKind kind);
   CUptiResult guestDisable(const Calls& cupti, CUpti_ActivityKind kind);
+  // A completed buffer that is not ours, handed to the guest's completion callback (if a
+  // guest ever registered one). Kineto flushes its last buffers after it disabled its kinds,
+  // that is after our source resumed and our callbacks replaced its own: without this they
+  // would reach only us, and torch.profiler would lose the end of every session. Lock-free
+  // (the guest's callback takes its own locks; CUPTI may call from any thread).
+  void forwardToGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const;
 
   struct Stats {
     uint64_t handovers = 0;  // times a guest took the API from a running owner
     uint64_t resumes = 0;    // times the owner took it back
     uint64_t kept_on = 0;    // guest disables not passed on (the owner's kinds)
+    uint64_t forwarded = 0;  // the guest's buffers handed to it by forwardToGuest
   };
   Stats stats() const;
 
@@ -84,6 +92,8 @@ class ActivityHandover {
   bool guest_registered_ = false;
   std::bitset<kKinds> guest_kinds_;  // kinds the guest enabled and has not disabled
   Stats stats_;
+  std::atomic<CUpti_BuffersCallbackCompleteFunc> guest_complete_{nullptr};
+  mutable std::atomic<uint64_t> forwarded_{0};
 };
 
 }  // namespace argus::capture::cupti

@@ -414,7 +414,7 @@ void Collector::logCounters() {
           n(d.launches_unjoined) + ", unknown contexts " + n(d.unknown_contexts) + ", range changes " + n(g.range_changes) +
           ", tag failures " + n(g.tag_failures) + ", dropped " + n(g.cupti_dropped) + ", buffers " + n(g.buffers.completions) +
           " refused " + n(g.buffers.refused) + ", lent to torch.profiler " + n(g.guest_pauses) + " times" +
-          (g.paused ? " (still lent)" : ""));
+          (g.paused ? " (still lent)" : "") + ", its buffers forwarded " + n(cupti::ActivityHandover::instance().stats().forwarded));
 #endif
 }
 

@@ -1,6 +1,7 @@
 // ActivityBuffers: the pool behind CUPTI's buffer callbacks, driven through the very
 // functions registered with cuptiActivityRegisterCallbacks.
 #include "capture/cupti/activity_buffers.h"
+#include "capture/cupti/activity_handover.h"
 
 #include <doctest/doctest.h>
 
@@ -95,6 +96,22 @@ TEST_CASE("completions we must not trust") {
     CHECK(b.stats().foreign == 3);
     CHECK_FALSE(b.popCompleted(&c));
     CHECK(b.lent() == 1);
+  }
+  SUBCASE("a guest's buffer goes to the guest's completion callback") {
+    // torch.profiler's buffers completed after our callbacks replaced its own.
+    std::vector<uint8_t> theirs(4096);
+    ActivityHandover::Calls cupti;
+    cupti.registerCallbacks = [](CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) { return CUPTI_SUCCESS; };
+    static std::vector<std::pair<uint8_t*, size_t>> guest_got;
+    guest_got.clear();
+    ActivityHandover::instance().guestRegister(
+        cupti, [](uint8_t**, size_t*, size_t*) {},
+        [](CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) { guest_got.emplace_back(buffer, valid); });
+    ActivityBuffers::onBufferCompleted(nullptr, 0, theirs.data(), theirs.size(), 100);
+    ActivityBuffers::onBufferCompleted(nullptr, 0, l.data + 8, l.size, 100);  // inside ours: not the guest's
+    CHECK(guest_got == std::vector<std::pair<uint8_t*, size_t>>{{theirs.data(), 100}});
+    CHECK(b.stats().foreign == 2);
+    CHECK(ActivityHandover::instance().stats().forwarded >= 1);
   }
   SUBCASE("a buffer handed back twice, or never lent") {
     complete(l, 64);
