@@ -101,6 +101,16 @@ void ActivityDecoder::joinLaunch(uint32_t correlation, TraceEvent* e) {
   }
 }
 
+bool ActivityDecoder::rejoin(TraceEvent* e) {
+  const Join& j = joinSlot(e->correlation);
+  if (e->correlation == 0 || j.correlation != e->correlation) return false;
+  e->launch_ns = j.launch_ns;
+  e->thread = j.thread;
+  ++stats_.launches_joined;
+  --stats_.launches_unjoined;
+  return true;
+}
+
 ActivityDecoder::Outcome ActivityDecoder::decodeKernel(const uint8_t* r, size_t available, TraceEvent* out) {
   namespace k = layout::kernel;
   if (available < k::kNeeds) {

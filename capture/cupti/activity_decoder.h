@@ -86,6 +86,13 @@ class ActivityDecoder {
   // a record the walker places outside, or a walker that stops advancing, ends the walk.
   size_t decodeBuffer(NextRecordFn next, uint8_t* buffer, size_t valid, std::vector<TraceEvent>* out);
 
+  // Joins a GPU event decoded without its launch (launch_ns kNoTime) if the record that
+  // carries the launch has been decoded since: CUPTI writes a launch's API record when the
+  // call returns, often after a short kernel's own record, and CUPTI 13 writes it into the
+  // launching thread's own buffer, which can come back after the GPU records' buffer.
+  // True when joined (the event then counts as joined, no longer as unjoined).
+  bool rejoin(TraceEvent* e);
+
   const DecodeStats& stats() const { return stats_; }
 
  private:

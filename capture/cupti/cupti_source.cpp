@@ -37,6 +37,10 @@ CuptiSource::CuptiSource(NameTable& names, CuptiSourceOptions options)
       decoder_(names, &contexts_, options_.decoder) {
   // The smallest GPU record (memset) is 88 bytes: one buffer never yields more events.
   scratch_.reserve(buffers_.bufferBytes() / 88 + 1);
+  if (options_.launch_attribution) {
+    waiting_.reserve(2 * scratch_.capacity());
+    ready_.reserve(2 * scratch_.capacity());
+  }
 }
 
 CuptiSource::~CuptiSource() {
@@ -259,18 +263,53 @@ void CuptiSource::setLaunchAttribution(bool on) {
   tagging_.store(on && options_.launch_attribution && running(), std::memory_order_release);
 }
 
-size_t CuptiSource::drain(EventSink& sink) {
+size_t CuptiSource::drain(EventSink& sink, bool final) {
+  const bool wait = options_.launch_attribution && !final;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   size_t events = 0;
+  bool decoded = false;
   ActivityBuffers::Completed c;
   while (buffers_.popCompleted(&c)) {
+    decoded = true;
     decoder_.setClockOffset(clock_.offset());
     scratch_.clear();
     decoder_.decodeBuffer(api_.activityGetNextRecord, c.data, c.valid, &scratch_);
     buffers_.recycle(c);
+    if (wait) holdUnjoined(now);
     if (!scratch_.empty()) sink.onEvents(scratch_);
     events += scratch_.size();
   }
-  return events;
+  if (decoded) ++batch_;
+  return events + releaseWaiting(sink, !wait, now);
+}
+
+void CuptiSource::holdUnjoined(int64_t now_ns) {
+  size_t kept = 0;
+  for (const TraceEvent& e : scratch_) {
+    if (e.launch_ns == kNoTime && e.correlation != 0 && waiting_.size() < kMaxWaiting) {
+      waiting_.push_back({e, batch_, now_ns});
+    } else {
+      scratch_[kept++] = e;
+    }
+  }
+  scratch_.resize(kept);
+}
+
+size_t CuptiSource::releaseWaiting(EventSink& sink, bool all, int64_t now_ns) {
+  if (waiting_.empty()) return 0;
+  ready_.clear();
+  size_t kept = 0;
+  for (Waiting& w : waiting_) {
+    bool joined = decoder_.rejoin(&w.event);
+    if (joined || all || batch_ >= w.batch + 2 || now_ns - w.since_ns >= kLaunchWaitNs) {
+      ready_.push_back(w.event);
+    } else {
+      waiting_[kept++] = w;
+    }
+  }
+  waiting_.resize(kept);
+  if (!ready_.empty()) sink.onEvents(ready_);
+  return ready_.size();
 }
 
 void CuptiSource::pauseForGuest() {

@@ -130,9 +130,14 @@ class CuptiSource : private ActivityHandover::Owner {
   void setLaunchAttribution(bool on);
 
   // Decodes every buffer CUPTI has handed back and gives each buffer's events to `sink`.
-  // Returns the number of events. Only on the thread that owns `names`; never blocks on
-  // CUPTI or on training threads.
-  size_t drain(EventSink& sink);
+  // With launch attribution, an event whose launch record has not been decoded yet waits
+  // (ActivityDecoder::rejoin): until that record comes, or one later batch of buffers has
+  // been decoded without it, or kLaunchWaitNs; then it goes to `sink` joined or not.
+  // `final` (at exit, after stop()'s forced flush) gives every waiting event. Returns the
+  // number of events given. Only on the thread that owns `names`; never blocks on CUPTI or
+  // on training threads.
+  size_t drain(EventSink& sink, bool final = false);
+  static constexpr int64_t kLaunchWaitNs = 1'000'000'000;  // well under the assembler's emit lag
 
   // On the draining thread (the decode counters are that thread's).
   CuptiSourceStats stats() const;
@@ -168,6 +173,19 @@ class CuptiSource : private ActivityHandover::Owner {
   ClockSync clock_;
   ActivityDecoder decoder_;
   std::vector<TraceEvent> scratch_;  // one buffer's events, reused
+  // Events waiting for their launch record (drain()), in decode order, and those released
+  // by one drain; `batch_` counts the drains that decoded buffers.
+  struct Waiting {
+    TraceEvent event;
+    uint64_t batch;    // batch_ when decoded
+    int64_t since_ns;  // steady clock
+  };
+  static constexpr size_t kMaxWaiting = 1 << 16;  // beyond: given on unjoined at once
+  void holdUnjoined(int64_t now_ns);
+  size_t releaseWaiting(EventSink& sink, bool all, int64_t now_ns);
+  std::vector<Waiting> waiting_;
+  std::vector<TraceEvent> ready_;
+  uint64_t batch_ = 0;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   bool whole_runtime_kind_ = false;  // fallback when per-API selection is unavailable
   uint32_t launch_apis_ = 0;

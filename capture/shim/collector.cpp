@@ -190,7 +190,7 @@ void Collector::run() {
   }
 }
 
-void Collector::collectOnce() {
+void Collector::collectOnce(bool final) {
   try {
     uint64_t events = 0;
     for (const TraceEvent& e : nvtx_.drain()) {
@@ -210,7 +210,7 @@ void Collector::collectOnce() {
     }
 #ifdef ARGUS_SHIM_CUPTI
     sink_.events = 0;
-    gpu_->drain(sink_);
+    gpu_->drain(sink_, final);
     events += sink_.events;
 #endif
     std::lock_guard lock(mu_);
@@ -373,7 +373,7 @@ void Collector::shutdown() {
     gpu_->stop();  // force-flushes: the last GPU records are queued for the drain below
 #endif
     if (stacks_) stacks_->stop();  // its last samples go into the drain below
-    collectOnce();
+    collectOnce(true);
     nvtx::Recorder::instance().setEnabled(false);
     nccl::Plugin::instance().setEnabled(false);
     assembler_.flush();

@@ -76,8 +76,9 @@ class Collector {
 
  private:
   void run();
-  // Drains every source into the assembler. Collector thread (or shutdown after join).
-  void collectOnce();
+  // Drains every source into the assembler. Collector thread (or shutdown after join, with
+  // `final`: the GPU events still waiting for their launch records go too).
+  void collectOnce(bool final = false);
   void onStep(const StepOutput& out);
   // Logs `why` (once) and turns the shim off; the job runs on.
   void goQuiet(const std::string& why);

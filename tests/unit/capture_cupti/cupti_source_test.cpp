@@ -119,6 +119,7 @@ TEST_CASE("drain: buffers handed back through CUPTI's callbacks reach the sink, 
   NameTable names;
   CuptiSourceOptions opt;
   opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+  opt.launch_attribution = false;  // no event waits for its launch record
   CuptiSource source(names, opt);
   REQUIRE(source.load().isOk());
   NameTable other_names;
@@ -155,4 +156,65 @@ TEST_CASE("drain: buffers handed back through CUPTI's callbacks reach the sink, 
   CHECK(st.decode.kernels == 2);
   CHECK(st.decode.memsets == 2);
   CHECK(st.decode.buffers == 2);
+}
+
+namespace {
+
+// Hands `records` back through CUPTI's callbacks as one buffer.
+void completeBuffer(RecordBuffer& records) {
+  uint8_t* data = nullptr;
+  size_t size = 0, max_records = 0;
+  ActivityBuffers::onBufferRequested(&data, &size, &max_records);
+  REQUIRE(data != nullptr);
+  REQUIRE(records.size <= size);
+  std::memcpy(data, records.bytes(), records.size);
+  ActivityBuffers::onBufferCompleted(nullptr, 0, data, size, records.size);
+}
+
+}  // namespace
+
+TEST_CASE("drain: a GPU event waits for a launch record decoded after it, for one later batch at most") {
+  // CUPTI 13 writes a launch's API record into the launching thread's own buffer when the
+  // call returns: a thread that never calls NVTX (PyTorch's autograd thread) gets no
+  // external correlation record first, and the kernel's record can come back before it.
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+  CuptiSource source(names, opt);
+  REQUIRE(source.load().isOk());
+  const uint64_t t0 = 1'796'000'000'000'000'000ull;
+  CollectingSink sink;
+
+  RecordBuffer first;  // kernel 10's launch record comes later; kernel 11's came first; 12 never
+  first.add(kernelRecord(t0 + 1000, t0 + 2000, 10, "k10"));
+  first.add(apiRecord(t0 + 50, t0 + 60, 11));
+  first.add(kernelRecord(t0 + 2000, t0 + 3000, 11, "k11"));
+  first.add(kernelRecord(t0 + 3000, t0 + 4000, 12, "k12"));
+  completeBuffer(first);
+  CHECK(source.drain(sink) == 1);
+  REQUIRE(sink.events.size() == 1);
+  CHECK(sink.events[0].correlation == 11);
+  CHECK(sink.events[0].launch_ns == static_cast<int64_t>(t0 + 50));
+
+  RecordBuffer second;  // the launching thread's buffer
+  second.add(apiRecord(t0 + 40, t0 + 45, 10));
+  completeBuffer(second);
+  // Kernel 10, joined; kernel 12 has waited one later batch for its record: given on unjoined.
+  CHECK(source.drain(sink) == 2);
+  REQUIRE(sink.events.size() == 3);
+  CHECK(sink.events[1].correlation == 10);
+  CHECK(sink.events[1].launch_ns == static_cast<int64_t>(t0 + 40));
+  CHECK(sink.events[2].correlation == 12);
+  CHECK(sink.events[2].launch_ns == kNoTime);
+
+  RecordBuffer third;
+  third.add(kernelRecord(t0 + 5000, t0 + 6000, 13, "k13"));
+  completeBuffer(third);
+  CHECK(source.drain(sink) == 0);  // 13 waits
+  CHECK(source.drain(sink) == 0);  // no new batch: still waiting
+  CHECK(source.drain(sink, true) == 1);  // at exit nothing waits
+  CHECK(sink.events.back().correlation == 13);
+  CuptiSourceStats st = source.stats();
+  CHECK(st.decode.launches_joined == 2);
+  CHECK(st.decode.launches_unjoined == 2);
 }

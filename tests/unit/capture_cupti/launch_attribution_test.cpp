@@ -151,3 +151,45 @@ TEST_CASE("kernels follow their launching phase and step through the external co
   CHECK(find(blind[0], sig(kLaunchedLate)) == nullptr);
   CHECK(find(blind[1], sig(kLaunchedLate)) != nullptr);
 }
+
+TEST_CASE("a thread that never calls NVTX: its API record, decoded after the kernel, gives the launch on the step's thread") {
+  // PyTorch's autograd thread launches the backward kernels and makes no NVTX call, so no
+  // external correlation record precedes its launches; CUPTI 13 writes the API record into
+  // that thread's own buffer, which comes back after the kernel's (the H200 check).
+  const CuptiApi& api = realCupti();
+  REQUIRE(api.loaded());
+  NameTable names;
+  LaunchContexts contexts(1024);
+  Nvtx nvtx{names, contexts, {}};
+  nvtx.push("argus:step", kB);
+  nvtx.push("forward", kB + 100);
+  nvtx.pop(kB + 1000);
+  nvtx.push("backward", kB + 1000);  // the main thread waits here while autograd launches
+  nvtx.pop(kB + 2000);
+  nvtx.push("optimizer", kB + 2000);
+  nvtx.pop(kB + 2500);
+  nvtx.pop(kB + 3000);
+
+  RecordBuffer gpu_buffer, thread_buffer;
+  gpu_buffer.add(kernelRecord(kB + 2100, kB + 2400, 7, kLaunchedInBackward));  // runs during optimizer
+  thread_buffer.add(apiRecord(kB + 1500, kB + 1510, 7));
+  ActivityDecoder decoder(names, &contexts);
+  std::vector<TraceEvent> gpu;
+  decoder.decodeBuffer(api.activityGetNextRecord, gpu_buffer.bytes(), gpu_buffer.size, &gpu);
+  REQUIRE(gpu.size() == 1);
+  CHECK(gpu[0].launch_ns == kNoTime);
+  std::vector<TraceEvent> none;
+  decoder.decodeBuffer(api.activityGetNextRecord, thread_buffer.bytes(), thread_buffer.size, &none);
+  CHECK(none.empty());
+  REQUIRE(decoder.rejoin(&gpu[0]));
+  CHECK(gpu[0].launch_ns == static_cast<int64_t>(kB + 1500));
+  CHECK(gpu[0].thread == 0);  // unknown: the step marker's thread stands in
+  CHECK(decoder.stats().launches_joined == 1);
+  CHECK(decoder.stats().launches_unjoined == 0);
+
+  std::vector<model::StepRecord> recs = assemble(names, nvtx.events, gpu, false);
+  REQUIRE(recs.size() == 1);
+  const model::KernelStat* k = find(recs[0], sig(kLaunchedInBackward));
+  REQUIRE(k != nullptr);
+  CHECK(k->phase == model::Phase::kBackward);  // by name and by GPU start it would be forward / optimizer
+}
