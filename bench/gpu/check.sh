@@ -39,7 +39,6 @@ ingest=""
 http=""
 argusd_pid=""
 failed=()
-shim_env=()  # extra environment of the shim runs (the smoke runs decide)
 
 # shellcheck disable=SC2317  # called through the EXIT trap that main sets
 finish() {
@@ -129,19 +128,16 @@ run() {
     train) shape=(--layers 12 --width 1024 --tokens 8192) ;;
     small) shape=(--layers 12 --width 256 --tokens 256) ;;
     coexist) shape=(--layers 12 --width 1024 --tokens 8192 --kineto-trace "$tmp/kineto.json") ;;
-    smoke*) shape=(--layers 12 --width 1024 --tokens 8192) ;;
+    smoke) shape=(--layers 12 --width 1024 --tokens 8192) ;;
   esac
-  local n=$steps w=$warmup env=(ARGUS_VERBOSE=1 "${shim_env[@]}")
-  case $cfg in
-    smoke) n=20 w=5 env=(ARGUS_VERBOSE=1) ;;
-    smokeall) n=20 w=5 env=(ARGUS_VERBOSE=1 ARGUS_CUPTI_API_RECORDS=all) ;;
-  esac
+  local n=$steps w=$warmup
+  if [ "$cfg" = smoke ]; then n=20 w=5; fi
   local cmd=("$py" bench/gpu/train_loop.py --out "$runs/$name.json" --steps "$n" --warmup "$w"
              --step-base $((round * 100000)) "${shape[@]}")
   case $mode in
     profiler) cmd+=(--profiler) ;;
-    shim) cmd=(env "${env[@]}" "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}") ;;
-    both) cmd=(env "${env[@]}" "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}" --profiler) ;;
+    shim) cmd=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}") ;;
+    both) cmd=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}" --profiler) ;;
   esac
   if [ "$mode" = shim ]; then "$py" bench/gpu/summarize.py metrics "$http" "$runs/$name.before"; fi
   if ! timeout -k 10 "$run_timeout" "${cmd[@]}" >"$runs/$name.log" 2>&1; then
@@ -173,22 +169,14 @@ main() {
   find_bins
   start_argusd
 
-  # Short runs under the shim first: when capture fails outright, stop before the rounds
-  # spend the device time, with what the run and argusd printed. Two: API records of the
-  # launch calls alone (the default), and of every call (ARGUS_CUPTI_API_RECORDS=all); the
-  # rounds take `all` only when the default joined no launch and `all` did.
+  # A short run under the shim first: when capture fails outright, stop before the rounds
+  # spend the device time, with what the run and argusd printed.
   run smoke shim 0
   if [ ${#failed[@]} -gt 0 ] || ! "$py" bench/gpu/summarize.py smoke "$runs/smoke.shim.0.json" "$http"; then
     tail -5 "$tmp/argusd.err"
     echo "check: failed_runs smoke (the shim's first run: see above)"
     exit 6
   fi
-  run smokeall shim 0
-  joined() { sed -n 's/.*launches joined \([0-9]*\) .*/\1/p' "$runs/$1.shim.0.log" | tail -1; }
-  if [ "$(joined smoke)" = 0 ] && [ -f "$runs/smokeall.shim.0.json" ] && [ "$(joined smokeall)" != 0 ]; then
-    shim_env=(ARGUS_CUPTI_API_RECORDS=all)
-  fi
-  echo "check: api_records ${shim_env[*]:-ARGUS_CUPTI_API_RECORDS=launch} (launches joined: $(joined smoke) with launch, $(joined smokeall) with all)"
 
   # Each round runs every mode once per shape, the order rotating, while the budget lasts.
   local modes=(untraced shim profiler) round_s=0 round start k cfg

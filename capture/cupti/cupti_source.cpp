@@ -105,10 +105,6 @@ Status CuptiSource::enableAll(bool register_callbacks) {
   if (options_.memcpy) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
   if (options_.memset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
   if (options_.launch_attribution) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-  if (options_.launch_attribution && options_.all_api_records) {
-    kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
-    kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  }
   enabled_kinds_.clear();
   for (CUpti_ActivityKind kind : kinds) {
     s = cuptiStatus(api_, api_.activityEnable(kind), "cuptiActivityEnable(kind " + std::to_string(static_cast<int>(kind)) + ")");
@@ -118,7 +114,7 @@ Status CuptiSource::enableAll(bool register_callbacks) {
     }
     enabled_kinds_.push_back(kind);
   }
-  if (options_.launch_attribution && !options_.all_api_records) {
+  if (options_.launch_attribution) {
     launch_apis_ = selectLaunchApis(true);
     if (launch_apis_ == 0) {
       // No per-API selection in this libcupti: every runtime API call then makes a record.

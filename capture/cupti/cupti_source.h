@@ -63,9 +63,6 @@ struct CuptiSourceOptions {
   // calls only (CUPTI writes external correlation records only before API records; those
   // also give each launch its exact CPU time).
   bool launch_attribution = true;
-  // With launch attribution: API records of every driver and runtime call (the whole
-  // DRIVER and RUNTIME kinds), for a libcupti whose per-API selection makes none.
-  bool all_api_records = false;
   // cuptiActivityFlushAll failing this many times in a row switches the source off.
   int max_flush_failures = 20;
   // One line per thing a person should know (tracing off, switched off); default stderr.

@@ -138,7 +138,6 @@ Collector::Collector(const ShimConfig& config)
   cupti::CuptiSourceOptions o;
   o.epoch_clock = &nvtx::EpochClock::nowNs;  // GPU times on the NVTX clock
   o.buffers.pool_bytes = budgetOf(config.max_memory_bytes).cupti_pool_bytes;
-  o.all_api_records = config.all_api_records;
   o.log = [](const char* line) { shimLog(line); };
   gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
   sink_.assembler = &assembler_;
@@ -164,8 +163,7 @@ void Collector::startGpu() {
   if (quiet() || shut_down_.load()) return;
   if (!gpu_->start()) return;  // the source logged "GPU tracing off: ..."; NVTX carries on
   if (config_.verbose) {
-    shimLog("GPU tracing on: " + gpu_->library() + ", API records of " +
-            (config_.all_api_records ? std::string("every driver and runtime call") : std::to_string(gpu_->launchApis()) + " launch APIs") +
+    shimLog("GPU tracing on: " + gpu_->library() + ", API records of " + std::to_string(gpu_->launchApis()) + " launch APIs" +
             (gpu_->lent() ? "; lent to torch.profiler until it stops" : ""));
   }
   // Every NVTX range change tags the kernels its thread launches next (static storage: the

@@ -48,11 +48,6 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
   };
   if (const char* v = value("ARGUS_DISABLE")) c.enabled = std::string_view(v) == "0";
   if (const char* v = value("ARGUS_VERBOSE")) c.verbose = std::string_view(v) != "0";
-  if (const char* v = value("ARGUS_CUPTI_API_RECORDS")) {
-    std::string_view s(v);
-    if (s == "all" || s == "launch") c.all_api_records = s == "all";
-    else warn("ARGUS_CUPTI_API_RECORDS=" + std::string(s) + " is not launch or all; using launch");
-  }
   if (const char* v = value("ARGUS_SERVER")) {
     std::string_view s(v);
     size_t colon = s.rfind(':');

@@ -46,9 +46,6 @@ struct ShimConfig {
   // ARGUS_VERBOSE=1: a line when GPU tracing starts and one with every source's counters at
   // exit (what a person needs to tell why kernels are missing or unattributed).
   bool verbose = false;
-  // ARGUS_CUPTI_API_RECORDS=all: CUPTI API records of every driver and runtime call (the
-  // whole DRIVER and RUNTIME kinds) instead of the launch, copy and memset calls alone.
-  bool all_api_records = false;
 };
 
 // The memory budget's split (docs/capture/shim.md, "Bounds").
