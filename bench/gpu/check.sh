@@ -134,10 +134,14 @@ run() {
   if [ "$cfg" = smoke ]; then n=20 w=5; fi
   local cmd=("$py" bench/gpu/train_loop.py --out "$runs/$name.json" --steps "$n" --warmup "$w"
              --step-base $((round * 100000)) "${shape[@]}")
+  # The shim's variants, each its own job: without the stack sampler, without launch attribution.
+  local capture=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg")
   case $mode in
     profiler) cmd+=(--profiler) ;;
-    shim) cmd=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}") ;;
-    both) cmd=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg" -- "${cmd[@]}" --profiler) ;;
+    shim) cmd=("${capture[@]}" -- "${cmd[@]}") ;;
+    nostacks) cmd=(env ARGUS_STACK_HZ=0 "${capture[@]}-$mode" -- "${cmd[@]}") ;;
+    nolaunch) cmd=(env ARGUS_LAUNCH_ATTRIBUTION=0 "${capture[@]}-$mode" -- "${cmd[@]}") ;;
+    both) cmd=("${capture[@]}" -- "${cmd[@]}" --profiler) ;;
   esac
   if [ "$mode" = shim ]; then "$py" bench/gpu/summarize.py metrics "$http" "$runs/$name.before"; fi
   if ! timeout -k 10 "$run_timeout" "${cmd[@]}" >"$runs/$name.log" 2>&1; then
@@ -179,7 +183,9 @@ main() {
   fi
 
   # Each round runs every mode once per shape, the order rotating, while the budget lasts.
-  local modes=(untraced shim profiler) round_s=0 round start k cfg
+  # train also runs the shim's variants (what stack sampling and launch attribution cost).
+  local train_modes=(untraced shim profiler nostacks nolaunch) small_modes=(untraced shim profiler)
+  local round_s=0 round start k cfg modes
   for round in $(seq "$rounds"); do
     if [ "$round" -gt 1 ] && [ $((SECONDS + round_s)) -gt "$budget_s" ]; then
       echo "check.sh: stopping after $((round - 1)) rounds (another would pass ${budget_s} s)"
@@ -187,8 +193,9 @@ main() {
     fi
     start=$SECONDS
     for cfg in train small; do
-      for k in 0 1 2; do
-        run "$cfg" "${modes[(round + k) % 3]}" "$round"
+      if [ "$cfg" = train ]; then modes=("${train_modes[@]}"); else modes=("${small_modes[@]}"); fi
+      for k in "${!modes[@]}"; do
+        run "$cfg" "${modes[(round + k) % ${#modes[@]}]}" "$round"
       done
     done
     round_s=$((SECONDS - start))

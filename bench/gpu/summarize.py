@@ -21,7 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-MODES = ("untraced", "shim", "profiler")
+MODES = ("untraced", "shim", "profiler", "nostacks", "nolaunch")  # the last two: the shim without its stack sampler / launch attribution
 PHASES = {0: "unknown", 1: "forward", 2: "backward", 3: "optimizer", 4: "data_load", 5: "communication", 6: "other"}
 DROPPED_EVENTS = 3      # model::EventKind::kDroppedEvents
 STEP_PARTIAL = 1 << 1   # model::kStepPartial
@@ -107,7 +107,7 @@ def timing(cfg, runs):
         check(f"{cfg}.run_spread.{mode}", f"{(max(per_run) - min(per_run)) / statistics.median(per_run):.4f}")
     if "untraced" in med:
         base = med["untraced"]
-        for mode in ("shim", "profiler"):
+        for mode in MODES[1:]:
             if mode in med:
                 check(f"{cfg}.ratio.{mode}_vs_untraced", f"{med[mode][0] / base[0]:.4f}")
                 check(f"{cfg}.ratio_mean.{mode}_vs_untraced", f"{med[mode][1] / base[1]:.4f}")
@@ -244,7 +244,7 @@ def report(runs_dir, server):
         results[cfg] = (med, prof_kps, store_checks(cfg, server, runs, snaps, prof_kps))
         if "untraced" in med:
             parts = [f"{cfg}: {med['untraced'] / 1e6:.2f} ms/step untraced"]
-            for mode in ("shim", "profiler"):
+            for mode in MODES[1:]:
                 if mode in med:
                     parts.append(f"{mode} {100 * (med[mode] / med['untraced'] - 1):+.2f}%")
             summary.append(", ".join(parts))

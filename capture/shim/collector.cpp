@@ -138,6 +138,7 @@ Collector::Collector(const ShimConfig& config)
   cupti::CuptiSourceOptions o;
   o.epoch_clock = &nvtx::EpochClock::nowNs;  // GPU times on the NVTX clock
   o.buffers.pool_bytes = budgetOf(config.max_memory_bytes).cupti_pool_bytes;
+  o.launch_attribution = config.launch_attribution;
   o.log = [](const char* line) { shimLog(line); };
   gpu_ = std::make_unique<cupti::CuptiSource>(names_, o);
   sink_.assembler = &assembler_;

@@ -48,6 +48,7 @@ ShimConfig readShimConfig(const EnvFn& get, std::string* warnings) {
   };
   if (const char* v = value("ARGUS_DISABLE")) c.enabled = std::string_view(v) == "0";
   if (const char* v = value("ARGUS_VERBOSE")) c.verbose = std::string_view(v) != "0";
+  if (const char* v = value("ARGUS_LAUNCH_ATTRIBUTION")) c.launch_attribution = std::string_view(v) != "0";
   if (const char* v = value("ARGUS_SERVER")) {
     std::string_view s(v);
     size_t colon = s.rfind(':');

@@ -46,6 +46,9 @@ struct ShimConfig {
   // ARGUS_VERBOSE=1: a line when GPU tracing starts and one with every source's counters at
   // exit (what a person needs to tell why kernels are missing or unattributed).
   bool verbose = false;
+  // ARGUS_LAUNCH_ATTRIBUTION=0: no external correlation tags and no launch API records
+  // (docs/capture/cupti.md, "Launch attribution"): kernels get phases by GPU time and name.
+  bool launch_attribution = true;
 };
 
 // The memory budget's split (docs/capture/shim.md, "Bounds").

@@ -70,10 +70,13 @@ TEST_CASE("the memory budget is split in quarters and adds up to at most the bou
   CHECK(!read({{"ARGUS_DISABLE", "1"}}, &w).enabled);
 }
 
-TEST_CASE("ARGUS_VERBOSE: off by default, on for anything but 0") {
+TEST_CASE("ARGUS_VERBOSE off and ARGUS_LAUNCH_ATTRIBUTION on by default; 0 is off, anything else on") {
   std::string w;
   CHECK(!read({}, &w).verbose);
   CHECK(read({{"ARGUS_VERBOSE", "1"}}, &w).verbose);
   CHECK(!read({{"ARGUS_VERBOSE", "0"}}, &w).verbose);
+  CHECK(read({}, &w).launch_attribution);
+  CHECK(!read({{"ARGUS_LAUNCH_ATTRIBUTION", "0"}}, &w).launch_attribution);
+  CHECK(read({{"ARGUS_LAUNCH_ATTRIBUTION", "1"}}, &w).launch_attribution);
   CHECK(w.empty());
 }
