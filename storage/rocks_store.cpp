@@ -661,16 +661,32 @@ Result<model::KernelDictEntry> RocksStore::kernelName(std::string_view job, uint
   return e;
 }
 
-Result<std::vector<model::KernelDictEntry>> RocksStore::kernelNames(std::string_view job) const {
-  std::vector<model::KernelDictEntry> out;
-  ARGUS_RETURN_IF_ERROR(forEachJobData(job, JobDataKind::kKernelDict, [&](uint64_t id, std::string_view key, std::string_view value) {
-    model::KernelDictEntry e;
-    ARGUS_RETURN_IF_ERROR(decodeKernelDict(value, &e).withContext(describeKey(kMetaCf, key)));
-    e.signature = id;
+template <typename Entry, typename Decode, typename SetId>
+Result<std::vector<Entry>> RocksStore::dictionary(std::string_view job, JobDataKind kind, Decode decode, SetId set_id) const {
+  std::vector<Entry> out;
+  ARGUS_RETURN_IF_ERROR(forEachJobData(job, kind, [&](uint64_t id, std::string_view key, std::string_view value) {
+    Entry e;
+    ARGUS_RETURN_IF_ERROR(decode(value, &e).withContext(describeKey(kMetaCf, key)));
+    set_id(e, id);
     out.push_back(std::move(e));
     return Status::ok();
   }));
   return out;
+}
+
+Result<std::vector<model::KernelDictEntry>> RocksStore::kernelNames(std::string_view job) const {
+  return dictionary<model::KernelDictEntry>(job, JobDataKind::kKernelDict, decodeKernelDict,
+                                            [](model::KernelDictEntry& e, uint64_t id) { e.signature = id; });
+}
+
+Result<std::vector<model::StackDictEntry>> RocksStore::stackNames(std::string_view job) const {
+  return dictionary<model::StackDictEntry>(job, JobDataKind::kStackDict, decodeStackDict,
+                                           [](model::StackDictEntry& e, uint64_t id) { e.stack_id = id; });
+}
+
+Result<std::vector<model::StringDictEntry>> RocksStore::names(std::string_view job) const {
+  return dictionary<model::StringDictEntry>(job, JobDataKind::kStringDict, decodeStringDict,
+                                            [](model::StringDictEntry& e, uint64_t id) { e.id = id; });
 }
 
 // --- drops and retention ---

@@ -54,6 +54,8 @@ class RocksStore final : public Store {
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override;
   Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const override;
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const override;
+  Result<std::vector<model::StackDictEntry>> stackNames(std::string_view job) const override;
+  Result<std::vector<model::StringDictEntry>> names(std::string_view job) const override;
 
   Status dropJob(std::string_view job) override;
   Status applyRetention(int64_t now_ns) override;
@@ -97,6 +99,9 @@ class RocksStore final : public Store {
   // key's big-endian id after the kind byte); NotFound if the job is absent.
   Status forEachJobData(std::string_view job, JobDataKind kind,
                         const std::function<Status(uint64_t id, std::string_view key, std::string_view value)>& fn) const;
+  // A job's dictionary of one kind: each entry decoded by `decode`, its id set by `set_id`.
+  template <typename Entry, typename Decode, typename SetId>
+  Result<std::vector<Entry>> dictionary(std::string_view job, JobDataKind kind, Decode decode, SetId set_id) const;
 
   std::string dir_;
   StoreOptions options_;

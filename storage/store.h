@@ -178,6 +178,10 @@ class Store {
   virtual Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t signature) const = 0;
   // Every kernel dictionary entry of the job, by signature ascending.
   virtual Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const = 0;
+  // Every stack dictionary entry of the job (frames leaf first), by stack id ascending.
+  virtual Result<std::vector<model::StackDictEntry>> stackNames(std::string_view job) const = 0;
+  // Every string dictionary entry of the job (the text behind events' name_id), by id ascending.
+  virtual Result<std::vector<model::StringDictEntry>> names(std::string_view job) const = 0;
 
   virtual Status dropJob(std::string_view job) = 0;  // range deletes
   // Drops every job whose last write is older than its retention.

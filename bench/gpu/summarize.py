@@ -40,6 +40,29 @@ def get(server, path, **params):
         return r.read().decode()
 
 
+def query(server, sql):
+    """Rows of one statement through POST /api/v1/query (docs/http/api.md)."""
+    req = urllib.request.Request(f"http://{server}/api/v1/query", data=json.dumps({"q": sql}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read().decode())["rows"]
+
+
+def stack_checks(cfg, server):
+    """The stack sampler in a real PyTorch process: the most sampled stacks of the shim runs,
+    each as its share of the samples and its innermost Python frame (then the native leaf)."""
+    job = f"gpu-check-{cfg}"
+    rows = query(server, "SELECT n.frames, sum(s.samples) FROM stacks s JOIN stack_names n USING (job, stack_id) "
+                         f"WHERE s.job = '{job}' GROUP BY n.frames ORDER BY sum(s.samples) DESC")
+    total = sum(r[1] for r in rows)
+    check(f"{cfg}.stack_samples", total)
+    for i, (frames, samples) in enumerate(rows[:3]):
+        parts = frames.split(";")
+        python = [f for f in parts if not f.startswith("[")]
+        where = (python[-1].split(" (")[0] if python else "?") + (f" {parts[-1]}" if parts[-1].startswith("[") else "")
+        check(f"{cfg}.stack_top{i + 1}", f"{samples / total:.3f} {where.replace(' ', '_')}")
+
+
 def parse_metrics(text):
     m = {}
     for line in text.splitlines():
@@ -242,6 +265,7 @@ def report(runs_dir, server):
                 with open(base + ".before") as b, open(base + ".after") as a:
                     snaps.append((parse_metrics(b.read()), parse_metrics(a.read())))
         results[cfg] = (med, prof_kps, store_checks(cfg, server, runs, snaps, prof_kps))
+        stack_checks(cfg, server)
         if "untraced" in med:
             parts = [f"{cfg}: {med['untraced'] / 1e6:.2f} ms/step untraced"]
             for mode in MODES[1:]:

@@ -51,6 +51,19 @@ std::vector<TableInfo> buildCatalog() {
   kernel_names.columns = {{"job", LogicalType::kVarchar}, {"signature", LogicalType::kId}, {"name", LogicalType::kVarchar}};
   for (const char* c : {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"}) kernel_names.columns.push_back({c, LogicalType::kBigInt});
   tables.push_back(std::move(kernel_names));
+  TableInfo stack_names;
+  stack_names.kind = TableInfo::Kind::kStackNames;
+  stack_names.name = "stack_names";
+  stack_names.description = "each job's stack dictionary: the frames behind a sampled stack's id, folded root first";
+  stack_names.columns = {{"job", LogicalType::kVarchar}, {"stack_id", LogicalType::kId}, {"frames", LogicalType::kVarchar},
+                         {"leaf", LogicalType::kVarchar}, {"depth", LogicalType::kBigInt}};
+  tables.push_back(std::move(stack_names));
+  TableInfo names;
+  names.kind = TableInfo::Kind::kNames;
+  names.name = "names";
+  names.description = "each job's string dictionary: the text behind a name id (events.name_id)";
+  names.columns = {{"job", LogicalType::kVarchar}, {"name_id", LogicalType::kId}, {"name", LogicalType::kVarchar}};
+  tables.push_back(std::move(names));
   for (storage::Table t : storage::kAllTables) {
     TableInfo info;
     info.kind = TableInfo::Kind::kStore;

@@ -16,14 +16,14 @@ namespace argus::query {
 struct TableColumn {
   std::string name;
   LogicalType type = LogicalType::kBigInt;
-  const storage::ColumnDef* storage = nullptr;  // null for job and the metadata tables' columns (jobs, ranks, kernel_names)
+  const storage::ColumnDef* storage = nullptr;  // null for job and the metadata tables' columns (jobs, ranks, the dictionaries)
   // Stored value that means "not reported": read as NULL (collectives.peer_rank, wait_ns).
   bool has_null_sentinel = false;
   int64_t null_sentinel = 0;
 };
 
 struct TableInfo {
-  enum class Kind : uint8_t { kStore, kJobs, kRanks, kKernelNames } kind = Kind::kStore;
+  enum class Kind : uint8_t { kStore, kJobs, kRanks, kKernelNames, kStackNames, kNames } kind = Kind::kStore;
   std::string name;
   std::string description;  // one line, as docs/query/language.md's "Tables and columns" has it
   storage::Table table = storage::Table::kSteps;  // kStore

@@ -70,21 +70,60 @@ PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store
   return rowsOf(ctx, "RANKS_SCAN", "ranks", std::move(rows), column_ids, p);
 }
 
-PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
-                                const ScanPredicates& p) {
+namespace {
+
+// One row per entry of each selected job's dictionary (`read` returns it), by `row`.
+template <typename Read, typename Row>
+std::vector<std::vector<Value>> dictionaryRows(QueryContext& ctx, const storage::Store& store, const ScanPredicates& p, const char* what,
+                                               Read read, Row row) {
   std::vector<std::vector<Value>> rows;
   for (const storage::JobInfo& j : jobsByName(store, p)) {
     ctx.check();
-    auto names = store.kernelNames(j.name);
-    if (!present(names, "the kernel dictionary", j)) continue;
-    for (const model::KernelDictEntry& e : *names) {
-      const model::LaunchGeometry& g = e.geometry;
-      std::vector<Value> row = {Value::varchar(j.name), Value::id(e.signature), Value::varchar(e.name)};
-      for (uint32_t v : {g.grid_x, g.grid_y, g.grid_z, g.block_x, g.block_y, g.block_z}) row.push_back(Value::bigint(v));
-      rows.push_back(std::move(row));
-    }
+    auto entries = read(j.name);
+    if (!present(entries, what, j)) continue;
+    for (const auto& e : *entries) rows.push_back(row(j.name, e));
   }
+  return rows;
+}
+
+}  // namespace
+
+PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                        const ScanPredicates& p) {
+  auto rows = dictionaryRows(ctx, store, p, "the kernel dictionary", [&](const std::string& job) { return store.kernelNames(job); },
+                             [](const std::string& job, const model::KernelDictEntry& e) {
+                               const model::LaunchGeometry& g = e.geometry;
+                               std::vector<Value> row = {Value::varchar(job), Value::id(e.signature), Value::varchar(e.name)};
+                               for (uint32_t v : {g.grid_x, g.grid_y, g.grid_z, g.block_x, g.block_y, g.block_z}) row.push_back(Value::bigint(v));
+                               return row;
+                             });
   return rowsOf(ctx, "KERNEL_NAMES_SCAN", "kernel_names", std::move(rows), column_ids, p);
+}
+
+PhysicalOperatorPtr makeStackNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                       const ScanPredicates& p) {
+  auto rows = dictionaryRows(ctx, store, p, "the stack dictionary", [&](const std::string& job) { return store.stackNames(job); },
+                             [](const std::string& job, const model::StackDictEntry& e) {
+                               // Folded, root first (the flame-graph convention); stored leaf first.
+                               std::string folded;
+                               for (auto f = e.frames.rbegin(); f != e.frames.rend(); ++f) {
+                                 if (!folded.empty()) folded += ';';
+                                 folded += *f;
+                               }
+                               return std::vector<Value>{Value::varchar(job), Value::id(e.stack_id), Value::varchar(std::move(folded)),
+                                                         Value::varchar(e.frames.empty() ? "" : e.frames.front()),
+                                                         Value::bigint(static_cast<int64_t>(e.frames.size()))};
+                             });
+  return rowsOf(ctx, "STACK_NAMES_SCAN", "stack_names", std::move(rows), column_ids, p);
+}
+
+PhysicalOperatorPtr makeNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                  const ScanPredicates& p) {
+  auto rows = dictionaryRows(ctx, store, p, "the string dictionary", [&](const std::string& job) { return store.names(job); },
+                             [](const std::string& job, const model::StringDictEntry& e) {
+                               return std::vector<Value>{Value::varchar(job), Value::id(e.id), Value::varchar(e.text)};
+                             });
+  return rowsOf(ctx, "NAMES_SCAN", "names", std::move(rows), column_ids, p);
 }
 
 }  // namespace argus::query

@@ -1,6 +1,6 @@
-// The `jobs`, `ranks` and `kernel_names` tables: small listings from the store's metadata
-// (its job list, each job's topology and kernel dictionary), read whole when the plan is
-// built and served by RowsSource. `p`: the WHERE conditions on job (and rank) the planner
+// The `jobs`, `ranks`, `kernel_names`, `stack_names` and `names` tables: small listings from
+// the store's metadata (its job list, each job's topology and dictionaries), read whole when
+// the plan is built and served by RowsSource. `p`: the WHERE conditions on job (and rank) the planner
 // pushed down; only the jobs (and ranks) they select are read.
 #pragma once
 
@@ -21,6 +21,12 @@ PhysicalOperatorPtr makeRanksScan(QueryContext& ctx, const storage::Store& store
 // One row per kernel dictionary entry of each job, jobs in name order, signatures ascending
 // (KERNEL_NAMES_SCAN).
 PhysicalOperatorPtr makeKernelNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
-                                const ScanPredicates& p);
+                                        const ScanPredicates& p);
+// One row per stack dictionary entry of each job, stack ids ascending (STACK_NAMES_SCAN).
+PhysicalOperatorPtr makeStackNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                       const ScanPredicates& p);
+// One row per string dictionary entry of each job, ids ascending (NAMES_SCAN).
+PhysicalOperatorPtr makeNamesScan(QueryContext& ctx, const storage::Store& store, const std::vector<size_t>& column_ids,
+                                  const ScanPredicates& p);
 
 }  // namespace argus::query

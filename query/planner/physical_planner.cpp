@@ -20,10 +20,15 @@ PhysicalOperatorPtr createPhysicalPlan(LogicalOperator& op, QueryContext& ctx, c
   auto child = [&](size_t i) { return createPhysicalPlan(*op.children[i], ctx, store); };
   switch (op.type) {
     case LogicalOpType::kGet:
-      if (op.table->kind == TableInfo::Kind::kJobs) return makeJobsScan(ctx, store, op.column_ids, op.predicates);
-      if (op.table->kind == TableInfo::Kind::kRanks) return makeRanksScan(ctx, store, op.column_ids, op.predicates);
-      if (op.table->kind == TableInfo::Kind::kKernelNames) return makeKernelNamesScan(ctx, store, op.column_ids, op.predicates);
-      return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
+      switch (op.table->kind) {
+        case TableInfo::Kind::kJobs: return makeJobsScan(ctx, store, op.column_ids, op.predicates);
+        case TableInfo::Kind::kRanks: return makeRanksScan(ctx, store, op.column_ids, op.predicates);
+        case TableInfo::Kind::kKernelNames: return makeKernelNamesScan(ctx, store, op.column_ids, op.predicates);
+        case TableInfo::Kind::kStackNames: return makeStackNamesScan(ctx, store, op.column_ids, op.predicates);
+        case TableInfo::Kind::kNames: return makeNamesScan(ctx, store, op.column_ids, op.predicates);
+        case TableInfo::Kind::kStore: return std::make_unique<TableScan>(ctx, store, *op.table, op.column_ids, op.predicates);
+      }
+      break;
     case LogicalOpType::kTableFunction: {
       const BoundSource& call = *op.function_call;
       return std::make_unique<TableFunctionScan>(ctx, store, *call.function, call.function_args, call.function_binding, op.column_ids,

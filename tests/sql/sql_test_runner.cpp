@@ -153,6 +153,17 @@ class Runner {
     return r;
   }
 
+  // Writes one dictionary entry (`fill` points the request at it) for the current job, at once.
+  template <typename Fill>
+  void writeDictionary(size_t line, const std::string& what, Fill fill) {
+    auto id = store_->ensureJob(job_);
+    storage::WriteRequest w;
+    w.job = id.isOk() ? *id : 0;
+    fill(w);
+    Status s = id.isOk() ? store_->write(w) : id.status();
+    if (!s.isOk()) fail(line, what + ": " + s.toString());
+  }
+
   void flush(size_t line) {
     std::map<std::string, std::vector<model::StepRecord>> by_job;
     for (auto& [k, r] : pending_) {
@@ -282,12 +293,23 @@ class Runner {
                                    {"block_y", &g.block_y}, {"block_z", &g.block_z}}) {
           *field = static_cast<uint32_t>(num(f, name, 1));
         }
-        auto id = store_->ensureJob(job_);
-        storage::WriteRequest w;
-        w.job = id.isOk() ? *id : 0;
-        w.kernels = std::span(&e, 1);
-        Status s = id.isOk() ? store_->write(w) : id.status();
-        if (!s.isOk()) fail(line, "kernel_name: " + s.toString());
+        writeDictionary(line, what, [&](storage::WriteRequest& w) { w.kernels = std::span(&e, 1); });
+      } else if (what == "stack_name") {
+        model::StackDictEntry e;
+        e.stack_id = unum(f, "stack_id", 0);
+        // Given folded, root first; stored leaf first.
+        std::string folded = f.count("frames") ? f["frames"] : "";
+        for (size_t at = 0; at <= folded.size() && !folded.empty();) {
+          size_t end = std::min(folded.find(';', at), folded.size());
+          e.frames.insert(e.frames.begin(), folded.substr(at, end - at));
+          at = end + 1;
+        }
+        writeDictionary(line, what, [&](storage::WriteRequest& w) { w.stacks = std::span(&e, 1); });
+      } else if (what == "name") {
+        model::StringDictEntry e;
+        e.id = unum(f, "name_id", 0);
+        e.text = f.count("text") ? f["text"] : "";
+        writeDictionary(line, what, [&](storage::WriteRequest& w) { w.strings = std::span(&e, 1); });
       } else if (what == "write") {
         flush(line);
       } else if (what == "seal") {

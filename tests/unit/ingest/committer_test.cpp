@@ -82,6 +82,8 @@ class FakeStore : public storage::Store {
   Result<std::vector<model::RankTopology>> topology(std::string_view) const override { return Status::notFound("x"); }
   Result<model::KernelDictEntry> kernelName(std::string_view, uint64_t) const override { return Status::notFound("x"); }
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view) const override { return Status::notFound("x"); }
+  Result<std::vector<model::StackDictEntry>> stackNames(std::string_view) const override { return Status::notFound("x"); }
+  Result<std::vector<model::StringDictEntry>> names(std::string_view) const override { return Status::notFound("x"); }
   Status dropJob(std::string_view) override { return Status::ok(); }
   Status applyRetention(int64_t) override { return Status::ok(); }
   SizeInfo size() const override { return {}; }

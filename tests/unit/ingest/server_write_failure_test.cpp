@@ -50,6 +50,8 @@ class FailingStore : public storage::Store {
   Result<std::vector<model::RankTopology>> topology(std::string_view job) const override { return real_.topology(job); }
   Result<model::KernelDictEntry> kernelName(std::string_view job, uint64_t sig) const override { return real_.kernelName(job, sig); }
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const override { return real_.kernelNames(job); }
+  Result<std::vector<model::StackDictEntry>> stackNames(std::string_view job) const override { return real_.stackNames(job); }
+  Result<std::vector<model::StringDictEntry>> names(std::string_view job) const override { return real_.names(job); }
   Status dropJob(std::string_view job) override { return real_.dropJob(job); }
   Status applyRetention(int64_t now_ns) override { return real_.applyRetention(now_ns); }
   SizeInfo size() const override { return real_.size(); }
