@@ -320,7 +320,7 @@ HttpResponse HttpRouter::scan(const std::map<std::string, std::string>& params) 
       header_written = true;
     }
     for (size_t row = 0; row < batch.rows; ++row) {
-      if (rows == limit) {
+      if (rows == limit || r.body.size() >= max_scan_bytes_) {
         truncated = true;
         has_rows = false;
         break;

@@ -38,6 +38,10 @@ class HttpRouter {
   // known token, 403 for a read token on a control endpoint); /healthz and /metrics stay
   // open. Set before serving.
   void setTokens(HttpTokens tokens) { tokens_ = std::move(tokens); }
+  // The most bytes of JSON one /api/v1/scan answer holds: the rows past it are cut as past
+  // `limit` are (stats.truncated). Bounds what a scan of wide rows (histograms) can cost.
+  static constexpr size_t kDefaultMaxScanBytes = size_t{64} << 20;
+  void setMaxScanBytes(size_t bytes) { max_scan_bytes_ = bytes; }
 
   HttpResponse handle(const HttpRequest& request);
   // The statements run for /api/v1/query and Grafana (QueryMetrics).
@@ -64,6 +68,7 @@ class HttpRouter {
   GrafanaApi grafana_{store_, query_metrics_};
   std::atomic<uint64_t> requests_2xx_{0}, requests_4xx_{0}, requests_5xx_{0};
   std::atomic<uint64_t> scan_rows_{0};
+  size_t max_scan_bytes_ = kDefaultMaxScanBytes;
   std::atomic<uint64_t> queries_{0}, query_errors_{0};
 };
 
