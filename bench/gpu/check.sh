@@ -129,6 +129,7 @@ run() {
     small) shape=(--layers 12 --width 256 --tokens 256) ;;
     coexist) shape=(--layers 12 --width 1024 --tokens 8192 --kineto-trace "$tmp/kineto.json") ;;
     smoke) shape=(--layers 12 --width 1024 --tokens 8192) ;;
+    comm) shape=(--layers 12 --width 1024 --tokens 8192 --allreduce 64) ;;
   esac
   local n=$steps w=$warmup
   if [ "$cfg" = smoke ]; then n=20 w=5; fi
@@ -201,6 +202,7 @@ main() {
     round_s=$((SECONDS - start))
   done
   run coexist both 1
+  run comm shim 1  # NCCL in the loop: the shim's profiler plugin on a real NCCL
 
   "$py" bench/gpu/summarize.py report "$runs" "$http"
   echo "check.sh: done in ${SECONDS} s"

@@ -22,6 +22,7 @@ import urllib.parse
 import urllib.request
 
 MODES = ("untraced", "shim", "profiler", "nostacks", "nolaunch")  # the last two: the shim without its stack sampler / launch attribution
+OPS = ("other", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send", "recv", "send_recv", "barrier")
 PHASES = {0: "unknown", 1: "forward", 2: "backward", 3: "optimizer", 4: "data_load", 5: "communication", 6: "other"}
 DROPPED_EVENTS = 3      # model::EventKind::kDroppedEvents
 STEP_PARTIAL = 1 << 1   # model::kStepPartial
@@ -245,6 +246,31 @@ def coexist_checks(server, runs, train_prof_kps, train_record_bytes):
     return {"profiler_ok": prof_ok, "shim_steps_with_kernels": sum(1 for n in per_step.values() if n > 0), "steps": len(per_step)}
 
 
+def comm_checks(server, runs):
+    """The NCCL profiler plugin against a real NCCL: the collectives stored for the comm run
+    (one all_reduce a step through a one-rank NCCL communicator)."""
+    run = runs.get(("comm", "shim", 1))
+    if run is None:
+        check("comm.ran", "no")
+        return
+    measured = measured_steps(run)
+    rows = [r for r in scan(server, "gpu-check-comm", "collectives", ["step", "op", "count", "bytes", "total_ns", "wait_ns"])
+            if r["step"] in measured]
+    steps_with = {r["step"] for r in rows}
+    check("comm.steps_with_collectives", f"{len(steps_with)} of {len(measured)}")
+    ops = sorted({OPS[r["op"]] if 0 <= r["op"] < len(OPS) else str(r["op"]) for r in rows})
+    check("comm.ops", ",".join(ops) if ops else "none")
+    if rows:
+        per_step = {}
+        for r in rows:
+            c, b, t = per_step.get(r["step"], (0, 0, 0))
+            per_step[r["step"]] = (c + r["count"], b + r["bytes"], t + r["total_ns"])
+        check("comm.collectives_per_step", statistics.median(v[0] for v in per_step.values()))
+        check("comm.bytes_per_step", f"{statistics.median(v[1] for v in per_step.values()):.0f} (all_reduce of {run.get('allreduce_bytes', 0)})")
+        check("comm.collective_us_per_step", f"{statistics.median(v[2] for v in per_step.values()) / 1e3:.1f}")
+        check("comm.wait_known_share", f"{sum(1 for r in rows if r['wait_ns'] >= 0) / len(rows):.3f}")
+
+
 def report(runs_dir, server):
     runs = load_runs(runs_dir)
     if not runs:
@@ -255,7 +281,7 @@ def report(runs_dir, server):
     check("torch", first["torch"])
     summary = []
     results = {}
-    for cfg in sorted({c for (c, _, _) in runs if c != "coexist" and not c.startswith("smoke")}):
+    for cfg in sorted({c for (c, _, _) in runs if c not in ("coexist", "comm") and not c.startswith("smoke")}):
         med = timing(cfg, runs)
         prof_kps = profiler_kernels_per_step(runs, cfg, "profiler")
         snaps = []
@@ -272,6 +298,7 @@ def report(runs_dir, server):
                 if mode in med:
                     parts.append(f"{mode} {100 * (med[mode] / med['untraced'] - 1):+.2f}%")
             summary.append(", ".join(parts))
+    comm_checks(server, runs)
     train = results.get("train")
     co = coexist_checks(server, runs, train[1] if train else None, train[2]["record_bytes"] if train else None)
     if train:

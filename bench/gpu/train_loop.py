@@ -6,7 +6,8 @@
 #   argus:step#N                          the step (N = --step-base + index)
 #     forward                             forward pass and loss
 #       optimizer-probe (another thread)  one cumsum launched from a second Python thread
-#     backward                            loss.backward()
+#     backward                            loss.backward() (then, with --allreduce, one NCCL
+#                                         all_reduce of that many MiB, as DDP's last bucket)
 #     optimizer                           AdamW step, zero_grad
 #     (torch.cuda.synchronize(): the step ends when the GPU is done)
 #
@@ -23,8 +24,13 @@
 # --profiler-cycle - 1 recorded steps, each cycle's result kept in memory, nothing exported
 # unless --kineto-trace asks for the first cycle as Chrome-trace JSON.
 #
+# --allreduce MIB runs NCCL in the loop: a one-rank process group (file store, NCCL backend)
+# whose all_reduce of a MIB-sized bf16 buffer each step is what the shim's NCCL profiler
+# plugin (NCCL_PROFILER_PLUGIN, set by `argus capture`) reports; one rank is all one GPU
+# allows (NCCL refuses two ranks on one device).
+#
 # Usage: python3 bench/gpu/train_loop.py --out RUN.json [--steps 200] [--warmup 30]
-#          [--step-base 0] [--layers 12] [--width 1024] [--tokens 8192]
+#          [--step-base 0] [--layers 12] [--width 1024] [--tokens 8192] [--allreduce MIB]
 #          [--profiler [--profiler-cycle 20] [--kineto-trace FILE.json]]
 # Writes RUN.json: {"step_ns": [measured steps' wall times], "warmup": W, "step_base": B,
 #   "device": ..., "torch": ..., "profiler": {"gpu_events": E, "recorded_steps": S,
@@ -34,6 +40,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 
@@ -50,9 +57,11 @@ def parse_args():
     p.add_argument("--profiler", action="store_true", help="run under torch.profiler")
     p.add_argument("--profiler-cycle", type=int, default=20, help="steps per profiler cycle (1 warm-up + the rest recorded)")
     p.add_argument("--kineto-trace", help="with --profiler: export the first cycle as Chrome-trace JSON here")
+    p.add_argument("--allreduce", type=int, default=0, help="MiB all-reduced through NCCL each step (0: no NCCL)")
     a = p.parse_args()
-    if a.steps < 1 or a.warmup < 0 or a.step_base < 0 or a.layers < 1 or a.width < 8 or a.tokens < 1 or a.profiler_cycle < 2:
-        p.error("steps >= 1, warmup >= 0, step-base >= 0, layers >= 1, width >= 8, tokens >= 1, profiler-cycle >= 2")
+    if (a.steps < 1 or a.warmup < 0 or a.step_base < 0 or a.layers < 1 or a.width < 8 or a.tokens < 1 or a.profiler_cycle < 2
+            or a.allreduce < 0):
+        p.error("steps >= 1, warmup >= 0, step-base >= 0, layers >= 1, width >= 8, tokens >= 1, profiler-cycle >= 2, allreduce >= 0")
     return a
 
 
@@ -115,12 +124,23 @@ def build(torch, a):
     return model, opt, x
 
 
+def nccl_bucket(torch, mib):
+    """A one-rank NCCL process group and the buffer each step all-reduces; None without."""
+    if mib == 0:
+        return None
+    import torch.distributed as dist
+    store = os.path.join(tempfile.mkdtemp(prefix="train_loop."), "pg")
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=0, world_size=1, device_id=torch.device("cuda:0"))
+    return torch.ones(mib << 19, device="cuda", dtype=torch.bfloat16)  # 2 bytes each
+
+
 def main():
     a = parse_args()
     torch = cuda_or_exit()
     model, opt, x = build(torch, a)
     probe = Probe(torch)
     nvtx = torch.cuda.nvtx
+    bucket = nccl_bucket(torch, a.allreduce)
 
     prof = None
     results = []  # one profiler result per finished cycle, counted after the timed loop
@@ -153,6 +173,8 @@ def main():
         nvtx.range_pop()
         nvtx.range_push("backward")
         loss.backward()
+        if bucket is not None:
+            torch.distributed.all_reduce(bucket)
         nvtx.range_pop()
         nvtx.range_push("optimizer")
         opt.step()
@@ -174,6 +196,9 @@ def main():
         gpu_events = sum(1 for r in results for e in r.events() if e.device_type() == DeviceType.CUDA)
         out["profiler"] = {"gpu_events": gpu_events, "recorded_steps": recorded, "kineto_json_bytes": trace_bytes,
                            "kineto_json_steps": a.profiler_cycle - 1 if trace_bytes else 0}
+    if bucket is not None:
+        out["allreduce_bytes"] = bucket.numel() * bucket.element_size()
+        torch.distributed.destroy_process_group()
     with open(a.out, "w") as f:
         json.dump(out, f)
 

@@ -404,6 +404,10 @@ void Collector::logCounters() {
   shimLog("counters: " + n(c.steps) + " steps sent, " + n(c.events) + " events, " + n(c.source_drops) + " source drops, " +
           n(c.records_dropped) + " records dropped; nvtx " + n(v.records) + " records, " + n(v.threads) + " threads, " + n(v.dropped) +
           " dropped, " + n(v.unmatched_pops) + " unmatched pops");
+  nccl::NcclStats k = nccl_.stats();
+  shimLog("nccl: " + n(k.plugin.contexts) + " communicators, " + n(k.plugin.operations) + " operations (" + n(k.plugin.lost_operations) +
+          " lost), " + n(k.records) + " drained (" + n(k.sampled) + " with proxy steps, " + n(k.gpu_timed) + " GPU-timed, " +
+          n(k.unknown_ops) + " unknown ops), " + n(k.plugin.orphans) + " orphans, " + n(k.plugin.ignored) + " ignored");
 #ifdef ARGUS_SHIM_CUPTI
   cupti::CuptiSourceStats g = gpu_->stats();
   const cupti::DecodeStats& d = g.decode;
