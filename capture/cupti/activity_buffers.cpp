@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "capture/cupti/activity_handover.h"
 
@@ -125,6 +126,41 @@ bool ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
   return true;
 }
 
+size_t ActivityBuffers::adopt(uint8_t* buffer, size_t valid, NextRecordFn next) {
+  if (block_ == nullptr || buffer == nullptr || valid == 0 || next == nullptr) return 0;
+  size_t run = 0, copied = 0;  // the run of whole records not copied yet starts at `run`
+  // Copies [run, end) into one free buffer of ours, queued as completed.
+  auto copy = [&](size_t end) {
+    if (end <= run) return true;
+    uint32_t i;
+    if (!free_.pop(&i)) {
+      counters_.adopt_refused.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    std::memcpy(block_ + size_t{i} * buffer_bytes_, buffer + run, end - run);
+    state_[i].store(kCompleted, std::memory_order_relaxed);
+    valid_[i].store(end - run, std::memory_order_relaxed);
+    counters_.adopted.fetch_add(1, std::memory_order_relaxed);
+    counters_.valid_bytes.fetch_add(end - run, std::memory_order_relaxed);
+    copied += end - run;
+    run = end;
+    completed_.push(i);  // capacity >= count_: never full
+    return true;
+  };
+  CUpti_Activity* record = nullptr;
+  size_t last = 0;  // where the latest record starts
+  while (next(buffer, valid, &record) == CUPTI_SUCCESS && record != nullptr) {
+    size_t at = static_cast<size_t>(reinterpret_cast<uint8_t*>(record) - buffer);
+    if (at >= valid || (at <= last && at != 0)) break;  // a walker that goes back or out: stop there
+    // The run up to this record would not fit one buffer: it ends before the previous one.
+    if (at - run > buffer_bytes_ && !copy(last)) return copied;
+    last = at;
+  }
+  if (valid - run > buffer_bytes_ && !copy(last)) return copied;
+  if (valid - run <= buffer_bytes_) copy(valid);
+  return copied;
+}
+
 bool ActivityBuffers::popCompleted(Completed* out) {
   uint32_t i;
   if (!completed_.pop(&i)) return false;
@@ -141,8 +177,9 @@ void ActivityBuffers::recycle(const Completed& c) {
 
 BufferStats ActivityBuffers::stats() const {
   auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return {r(counters_.requests),    r(counters_.refused), r(counters_.completions), r(counters_.empty_completions),
-          r(counters_.foreign),     r(counters_.bad_completions), r(counters_.valid_bytes)};
+  return {r(counters_.requests), r(counters_.refused),         r(counters_.completions), r(counters_.empty_completions),
+          r(counters_.foreign),  r(counters_.bad_completions), r(counters_.valid_bytes), r(counters_.adopted),
+          r(counters_.adopt_refused)};
 }
 
 }  // namespace argus::capture::cupti

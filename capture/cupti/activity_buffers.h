@@ -40,6 +40,8 @@ struct BufferStats {
   uint64_t foreign = 0;          // completions of buffers not from this pool (ignored)
   uint64_t bad_completions = 0;  // a buffer handed back that was not lent (ignored)
   uint64_t valid_bytes = 0;      // record bytes handed back
+  uint64_t adopted = 0;          // buffers filled by adopt() (copies of another client's records)
+  uint64_t adopt_refused = 0;    // adopt() runs dropped: no free buffer
 };
 
 class ActivityBuffers {
@@ -62,6 +64,14 @@ class ActivityBuffers {
   // the guest's callback (ActivityHandover::forwardToGuest), if any.
   static void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+
+  // Copies the records of another client's completed buffer (torch.profiler's, while our
+  // source has lent it the API: ActivityHandover) into free buffers of ours, as runs of
+  // whole records found with `next` (cuptiActivityGetNextRecord), and queues them as
+  // completed, in order. Any thread; never blocks; without a free buffer the rest of the
+  // records are dropped and counted. Returns the bytes copied.
+  using NextRecordFn = CUptiResult(CUPTIAPI*)(uint8_t*, size_t, CUpti_Activity**);
+  size_t adopt(uint8_t* buffer, size_t valid, NextRecordFn next);
 
   // A completed buffer, owned by the draining thread until recycle().
   struct Completed {
@@ -96,7 +106,7 @@ class ActivityBuffers {
   std::atomic<uint32_t> lent_{0};
   struct Counters {
     std::atomic<uint64_t> requests{0}, refused{0}, completions{0}, empty_completions{0}, foreign{0}, bad_completions{0},
-        valid_bytes{0};
+        valid_bytes{0}, adopted{0}, adopt_refused{0};
   } counters_;
 };
 

@@ -10,6 +10,7 @@ ActivityHandover& ActivityHandover::instance() {
 bool ActivityHandover::attach(Owner* owner) {
   std::lock_guard<std::mutex> lock(mu_);
   owner_ = owner;
+  observer_.store(owner, std::memory_order_release);
   owner_paused_ = guestTracingLocked();
   if (owner_paused_) ++stats_.handovers;
   return owner_paused_;
@@ -19,6 +20,7 @@ void ActivityHandover::detach(Owner* owner) {
   std::lock_guard<std::mutex> lock(mu_);
   if (owner_ != owner) return;
   owner_ = nullptr;
+  observer_.store(nullptr, std::memory_order_release);
   owner_paused_ = false;
 }
 
@@ -39,7 +41,7 @@ CUptiResult ActivityHandover::guestRegister(const Calls& cupti, CUpti_BuffersCal
   }
   guest_registered_ = true;
   guest_complete_.store(complete, std::memory_order_release);
-  return cupti.registerCallbacks(request, complete);
+  return cupti.registerCallbacks(request, complete != nullptr ? &ActivityHandover::guestCompleted : nullptr);
 }
 
 CUptiResult ActivityHandover::guestEnable(const Calls& cupti, CUpti_ActivityKind kind) {
@@ -70,17 +72,31 @@ CUptiResult ActivityHandover::guestDisable(const Calls& cupti, CUpti_ActivityKin
   return rc;
 }
 
+void CUPTIAPI ActivityHandover::guestCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  instance().completeForGuest(context, stream, buffer, size, valid);
+}
+
+void ActivityHandover::completeForGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const {
+  if (Owner* o = observer_.load(std::memory_order_acquire); o != nullptr && buffer != nullptr && valid != 0) {
+    observed_.fetch_add(1, std::memory_order_relaxed);
+    o->observeGuestBuffer(buffer, valid);
+  }
+  if (CUpti_BuffersCallbackCompleteFunc complete = guest_complete_.load(std::memory_order_acquire)) {
+    complete(context, stream, buffer, size, valid);
+  }
+}
+
 void ActivityHandover::forwardToGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const {
-  CUpti_BuffersCallbackCompleteFunc complete = guest_complete_.load(std::memory_order_acquire);
-  if (complete == nullptr || buffer == nullptr) return;
+  if (guest_complete_.load(std::memory_order_acquire) == nullptr || buffer == nullptr) return;
   forwarded_.fetch_add(1, std::memory_order_relaxed);
-  complete(context, stream, buffer, size, valid);
+  completeForGuest(context, stream, buffer, size, valid);
 }
 
 ActivityHandover::Stats ActivityHandover::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
   s.forwarded = forwarded_.load(std::memory_order_relaxed);
+  s.observed = observed_.load(std::memory_order_relaxed);
   return s;
 }
 

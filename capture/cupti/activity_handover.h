@@ -51,6 +51,9 @@ class ActivityHandover {
     virtual void resumeAfterGuest() = 0;
     // Whether the owner has `kind` enabled (a guest must not switch it off).
     virtual bool usesKind(CUpti_ActivityKind kind) const = 0;
+    // A buffer of the guest's, completed, before the guest gets it: the owner may copy its
+    // records (read only). Any thread, without the handover's lock; must not block.
+    virtual void observeGuestBuffer(uint8_t* buffer, size_t valid) = 0;
   };
 
   // The process's one handover (CUPTI's state is per process too).
@@ -67,8 +70,12 @@ class ActivityHandover {
   CUptiResult guestRegister(const Calls& cupti, CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete);
   CUptiResult guestEnable(const Calls& cupti, CUpti_ActivityKind kind);
   CUptiResult guestDisable(const Calls& cupti, CUpti_ActivityKind kind);
+  // The completion callback registered for a guest in its place: the owner observes the
+  // buffer, then the guest's own callback gets it, arguments unchanged.
+  static void CUPTIAPI guestCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+  void completeForGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const;
   // A completed buffer that is not ours, handed to the guest's completion callback (if a
-  // guest ever registered one). Kineto flushes its last buffers after it disabled its kinds,
+  // guest ever registered one), the owner observing it first. Kineto flushes its last buffers after it disabled its kinds,
   // that is after our source resumed and our callbacks replaced its own: without this they
   // would reach only us, and torch.profiler would lose the end of every session. Lock-free
   // (the guest's callback takes its own locks; CUPTI may call from any thread).
@@ -79,6 +86,7 @@ class ActivityHandover {
     uint64_t resumes = 0;    // times the owner took it back
     uint64_t kept_on = 0;    // guest disables not passed on (the owner's kinds)
     uint64_t forwarded = 0;  // the guest's buffers handed to it by forwardToGuest
+    uint64_t observed = 0;   // the guest's buffers the owner observed
   };
   Stats stats() const;
 
@@ -93,7 +101,8 @@ class ActivityHandover {
   std::bitset<kKinds> guest_kinds_;  // kinds the guest enabled and has not disabled
   Stats stats_;
   std::atomic<CUpti_BuffersCallbackCompleteFunc> guest_complete_{nullptr};
-  mutable std::atomic<uint64_t> forwarded_{0};
+  std::atomic<Owner*> observer_{nullptr};  // owner_, for the lock-free completion path
+  mutable std::atomic<uint64_t> forwarded_{0}, observed_{0};
 };
 
 }  // namespace argus::capture::cupti

@@ -316,7 +316,7 @@ void CuptiSource::pauseForGuest() {
   tagging_.store(false, std::memory_order_release);
   // Our buffers come back to our callback before the guest's replaces it.
   api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  log("GPU tracing lent to another CUPTI client (torch.profiler) until it stops: its GPU work is not in our records");
+  log("GPU tracing lent to another CUPTI client (torch.profiler) until it stops: its records are copied to us");
 }
 
 void CuptiSource::resumeAfterGuest() {
@@ -335,6 +335,10 @@ void CuptiSource::resumeAfterGuest() {
   paused_.store(false, std::memory_order_release);
   tagging_.store(options_.launch_attribution, std::memory_order_release);
   log("GPU tracing resumed: the other CUPTI client stopped");
+}
+
+void CuptiSource::observeGuestBuffer(uint8_t* buffer, size_t valid) {
+  if (running()) buffers_.adopt(buffer, valid, api_.activityGetNextRecord);
 }
 
 bool CuptiSource::usesKind(CUpti_ActivityKind kind) const {

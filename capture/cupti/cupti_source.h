@@ -161,6 +161,8 @@ class CuptiSource : private ActivityHandover::Owner {
   void pauseForGuest() override;
   void resumeAfterGuest() override;
   bool usesKind(CUpti_ActivityKind kind) const override;
+  // torch.profiler's records reach us too: copied into our pool (ActivityBuffers::adopt).
+  void observeGuestBuffer(uint8_t* buffer, size_t valid) override;
 
   NameTable& names_;
   const CuptiSourceOptions options_;

@@ -209,6 +209,54 @@ TEST_CASE("the real completion path: CUPTI's callbacks, real records, the real w
   CHECK(b.stats().valid_bytes == 2 * 200 * (216 + 96));
 }
 
+TEST_CASE("adopt: another client's buffer, larger than ours, copied as runs of whole records, decoded alike") {
+  // torch.profiler's buffers (Kineto: 4 MB) while our source has lent it the API.
+  const CuptiApi& api = realCupti();
+  REQUIRE(api.loaded());
+  ActivityBuffers b({.buffer_bytes = 64 * 1024, .pool_bytes = 8 * 64 * 1024});
+  const uint64_t t0 = 1'796'000'000'000'000'000ull;
+  RecordBuffer theirs;
+  for (uint32_t corr = 1; corr <= 600; ++corr) {  // ~184 KiB: three of our buffers at least
+    theirs.add(kernelRecord(t0 + corr * 100, t0 + corr * 100 + 50, corr, "guest_kernel"));
+    theirs.add(memcpyRecord(t0 + corr * 100 + 60, t0 + corr * 100 + 70, corr, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, corr));
+  }
+  NameTable names;
+  ActivityDecoder direct(names, nullptr), adopted(names, nullptr);
+  std::vector<TraceEvent> want, got;
+  direct.decodeBuffer(api.activityGetNextRecord, theirs.bytes(), theirs.size, &want);
+  REQUIRE(want.size() == 1200);
+
+  CHECK(b.adopt(theirs.bytes(), theirs.size, api.activityGetNextRecord) == theirs.size);
+  ActivityBuffers::Completed c;
+  int buffers = 0;
+  while (b.popCompleted(&c)) {
+    CHECK(c.valid <= b.bufferBytes());
+    CHECK(c.valid % 8 == 0);
+    adopted.decodeBuffer(api.activityGetNextRecord, c.data, c.valid, &got);
+    b.recycle(c);
+    ++buffers;
+  }
+  CHECK(buffers >= 3);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].correlation == want[i].correlation);
+    CHECK(got[i].type == want[i].type);
+    CHECK(got[i].start_ns == want[i].start_ns);
+  }
+  CHECK(adopted.stats().truncated == 0);
+  CHECK(b.stats().adopted == static_cast<uint64_t>(buffers));
+
+  // A pool with too few free buffers: the rest is dropped and counted, the guest's untouched.
+  ActivityBuffers small({.buffer_bytes = 64 * 1024, .pool_bytes = 2 * 64 * 1024});
+  std::vector<uint64_t> before = theirs.storage;
+  size_t copied = small.adopt(theirs.bytes(), theirs.size, api.activityGetNextRecord);
+  CHECK(copied > 0);
+  CHECK(copied <= 2 * 64 * 1024);
+  CHECK(small.stats().adopt_refused == 1);
+  CHECK(theirs.storage == before);
+  CHECK(small.adopt(nullptr, 100, api.activityGetNextRecord) == 0);
+}
+
 TEST_CASE("concurrent requests and completions from many threads, drained by one: nothing lost or duplicated") {
   ActivityBuffers b({.buffer_bytes = 64 * 1024, .pool_bytes = 8 * 64 * 1024});
   REQUIRE(b.bind());

@@ -18,8 +18,10 @@ namespace {
 std::vector<std::string> g_calls;
 CUptiResult g_enable_result = CUPTI_SUCCESS;
 
-CUptiResult recordRegister(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) {
+CUpti_BuffersCallbackCompleteFunc g_registered_complete = nullptr;
+CUptiResult recordRegister(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc complete) {
   g_calls.push_back("register");
+  g_registered_complete = complete;
   return CUPTI_SUCCESS;
 }
 CUptiResult recordEnable(CUpti_ActivityKind kind) {
@@ -33,7 +35,8 @@ CUptiResult recordDisable(CUpti_ActivityKind kind) {
 const ActivityHandover::Calls kCupti{recordRegister, recordEnable, recordDisable};
 
 void CUPTIAPI guestRequest(uint8_t**, size_t*, size_t*) {}
-void CUPTIAPI guestComplete(CUcontext, uint32_t, uint8_t*, size_t, size_t) {}
+std::vector<uint8_t*> g_guest_got;
+void CUPTIAPI guestComplete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { g_guest_got.push_back(buffer); }
 
 // An owner using kernels and external correlation, like CuptiSource.
 struct Owner : ActivityHandover::Owner {
@@ -43,6 +46,8 @@ struct Owner : ActivityHandover::Owner {
   bool usesKind(CUpti_ActivityKind kind) const override {
     return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
   }
+  std::vector<std::pair<uint8_t*, size_t>> observed;
+  void observeGuestBuffer(uint8_t* buffer, size_t valid) override { observed.emplace_back(buffer, valid); }
 };
 
 std::string kindText(const char* what, CUpti_ActivityKind kind) { return std::string(what) + " " + std::to_string(static_cast<int>(kind)); }
@@ -110,4 +115,27 @@ TEST_CASE("an owner that starts while a guest traces starts paused; detaching le
   h.guestDisable(kCupti, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   CHECK(g_calls == std::vector<std::string>{kindText("disable", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)});
   CHECK(owner.calls.empty());  // nothing is resumed once detached
+}
+
+TEST_CASE("the guest's buffers pass through the owner on their way to the guest's own callback") {
+  ActivityHandover h;
+  Owner owner;
+  g_calls.clear();
+  g_guest_got.clear();
+  h.attach(&owner);
+  h.guestRegister(kCupti, guestRequest, guestComplete);
+  // CUPTI gets our trampoline in place of the guest's completion callback.
+  CHECK((g_registered_complete == &ActivityHandover::guestCompleted));
+  uint8_t buffer[64] = {};
+  h.completeForGuest(nullptr, 0, buffer, sizeof buffer, 48);
+  CHECK(owner.observed == std::vector<std::pair<uint8_t*, size_t>>{{buffer, 48}});
+  CHECK(g_guest_got == std::vector<uint8_t*>{buffer});
+  h.completeForGuest(nullptr, 0, buffer, sizeof buffer, 0);  // empty: the guest's alone
+  CHECK(owner.observed.size() == 1);
+  CHECK(g_guest_got.size() == 2);
+  CHECK(h.stats().observed == 1);
+  h.detach(&owner);
+  h.completeForGuest(nullptr, 0, buffer, sizeof buffer, 48);  // detached: nobody observes
+  CHECK(owner.observed.size() == 1);
+  CHECK(g_guest_got.size() == 3);
 }
