@@ -415,9 +415,12 @@ void Collector::logCounters() {
           " memsets, " + n(d.api_records) + " API, " + n(d.external_correlations) + " ours external, " + n(d.foreign_correlations) +
           " foreign external, " + n(d.skipped_kinds) + " other kinds), launches joined " + n(d.launches_joined) + " unjoined " +
           n(d.launches_unjoined) + ", unknown contexts " + n(d.unknown_contexts) + ", range changes " + n(g.range_changes) +
-          ", tag failures " + n(g.tag_failures) + ", dropped " + n(g.cupti_dropped) + ", buffers " + n(g.buffers.completions) +
-          " refused " + n(g.buffers.refused) + ", lent to torch.profiler " + n(g.guest_pauses) + " times" +
-          (g.paused ? " (still lent)" : "") + ", its buffers forwarded " + n(cupti::ActivityHandover::instance().stats().forwarded));
+          ", tag failures " + n(g.tag_failures));
+  cupti::ActivityHandover::Stats h = cupti::ActivityHandover::instance().stats();
+  shimLog("cupti buffers: " + n(g.buffers.completions) + " ours, " + n(g.buffers.refused) + " refused, " + n(g.cupti_dropped) +
+          " records dropped; lent to torch.profiler " + n(g.guest_pauses) + " times" + (g.paused ? " (still lent)" : "") + ", " +
+          n(g.buffers.adopted) + " of its buffers copied (" + n(g.buffers.adopt_refused) + " refused), " + n(h.forwarded) +
+          " forwarded to it");
 #endif
 }
 
