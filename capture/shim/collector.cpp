@@ -418,9 +418,9 @@ void Collector::logCounters() {
           ", tag failures " + n(g.tag_failures));
   cupti::ActivityHandover::Stats h = cupti::ActivityHandover::instance().stats();
   shimLog("cupti buffers: " + n(g.buffers.completions) + " ours, " + n(g.buffers.refused) + " refused, " + n(g.cupti_dropped) +
-          " records dropped; lent to torch.profiler " + n(g.guest_pauses) + " times" + (g.paused ? " (still lent)" : "") + ", " +
-          n(g.buffers.adopted) + " of its buffers copied (" + n(g.buffers.adopt_refused) + " refused), " + n(h.forwarded) +
-          " forwarded to it");
+          " records dropped; lent to torch.profiler " + n(g.guest_pauses) + " times" + (g.paused ? " (still lent)" : "") +
+          ", its records copied into " + n(g.buffers.adopted) + " buffers of ours (" + n(g.buffers.adopt_refused) + " refused), " +
+          n(h.forwarded) + " of its buffers forwarded to it");
 #endif
 }
 
