@@ -75,10 +75,11 @@ class ActivityHandover {
   static void CUPTIAPI guestCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
   void completeForGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const;
   // A completed buffer that is not ours, handed to the guest's completion callback (if a
-  // guest ever registered one), the owner observing it first. Kineto flushes its last buffers after it disabled its kinds,
-  // that is after our source resumed and our callbacks replaced its own: without this they
-  // would reach only us, and torch.profiler would lose the end of every session. Lock-free
-  // (the guest's callback takes its own locks; CUPTI may call from any thread).
+  // guest ever registered one), the owner observing it first. Kineto flushes its last
+  // buffers after it disabled its kinds, that is after our source resumed and our callbacks
+  // replaced its own: without this they would reach only us, and torch.profiler would lose
+  // the end of every session. Lock-free (the guest's callback takes its own locks; CUPTI
+  // may call from any thread).
   void forwardToGuest(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) const;
 
   struct Stats {

@@ -37,10 +37,6 @@ CuptiSource::CuptiSource(NameTable& names, CuptiSourceOptions options)
       decoder_(names, &contexts_, options_.decoder) {
   // The smallest GPU record (memset) is 88 bytes: one buffer never yields more events.
   scratch_.reserve(buffers_.bufferBytes() / 88 + 1);
-  if (options_.launch_attribution) {
-    waiting_.reserve(2 * scratch_.capacity());
-    ready_.reserve(2 * scratch_.capacity());
-  }
 }
 
 CuptiSource::~CuptiSource() {
