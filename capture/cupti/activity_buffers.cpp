@@ -149,9 +149,11 @@ size_t ActivityBuffers::adopt(uint8_t* buffer, size_t valid, NextRecordFn next) 
   };
   CUpti_Activity* record = nullptr;
   size_t last = 0;  // where the latest record starts
+  bool first = true;
   while (next(buffer, valid, &record) == CUPTI_SUCCESS && record != nullptr) {
     size_t at = static_cast<size_t>(reinterpret_cast<uint8_t*>(record) - buffer);
-    if (at >= valid || (at <= last && at != 0)) break;  // a walker that goes back or out: stop there
+    if (at >= valid || (!first && at <= last)) break;  // a walker that goes back, stays or leaves: stop there
+    first = false;
     // The run up to this record would not fit one buffer: it ends before the previous one.
     if (at - run > buffer_bytes_ && !copy(last)) return copied;
     last = at;

@@ -255,6 +255,14 @@ TEST_CASE("adopt: another client's buffer, larger than ours, copied as runs of w
   CHECK(small.stats().adopt_refused == 1);
   CHECK(theirs.storage == before);
   CHECK(small.adopt(nullptr, 100, api.activityGetNextRecord) == 0);
+
+  // A walker that never advances ends the walk (what was walked is copied).
+  ActivityBuffers stuck({.buffer_bytes = 64 * 1024, .pool_bytes = 2 * 64 * 1024});
+  auto same = [](uint8_t* data, size_t, CUpti_Activity** r) {
+    *r = reinterpret_cast<CUpti_Activity*>(data);
+    return CUPTI_SUCCESS;
+  };
+  CHECK(stuck.adopt(theirs.bytes(), 4096, same) == 4096);
 }
 
 TEST_CASE("concurrent requests and completions from many threads, drained by one: nothing lost or duplicated") {
