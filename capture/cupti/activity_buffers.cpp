@@ -120,10 +120,14 @@ bool ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
     return true;
   }
   counters_.completions.fetch_add(1, std::memory_order_relaxed);
+  queueCompleted(i, valid);
+  return true;
+}
+
+void ActivityBuffers::queueCompleted(uint32_t i, size_t valid) {
   counters_.valid_bytes.fetch_add(valid, std::memory_order_relaxed);
   valid_[i].store(valid, std::memory_order_relaxed);
   completed_.push(i);  // capacity >= count_: never full
-  return true;
 }
 
 size_t ActivityBuffers::adopt(uint8_t* buffer, size_t valid, NextRecordFn next) {
@@ -139,12 +143,10 @@ size_t ActivityBuffers::adopt(uint8_t* buffer, size_t valid, NextRecordFn next) 
     }
     std::memcpy(block_ + size_t{i} * buffer_bytes_, buffer + run, end - run);
     state_[i].store(kCompleted, std::memory_order_relaxed);
-    valid_[i].store(end - run, std::memory_order_relaxed);
     counters_.adopted.fetch_add(1, std::memory_order_relaxed);
-    counters_.valid_bytes.fetch_add(end - run, std::memory_order_relaxed);
+    queueCompleted(i, end - run);
     copied += end - run;
     run = end;
-    completed_.push(i);  // capacity >= count_: never full
     return true;
   };
   CUpti_Activity* record = nullptr;

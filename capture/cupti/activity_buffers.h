@@ -95,6 +95,8 @@ class ActivityBuffers {
   void request(uint8_t** buffer, size_t* size, size_t* max_records);
   // False when `buffer` is nowhere in our block (another client's, to be forwarded).
   bool complete(uint8_t* buffer, size_t size, size_t valid);
+  // Buffer i, holding `valid` bytes of records, to the draining thread.
+  void queueCompleted(uint32_t i, size_t valid);
 
   size_t buffer_bytes_;
   uint32_t count_;

@@ -88,13 +88,17 @@ bool ActivityDecoder::setTimes(uint64_t start, uint64_t end, TraceEvent* e) {
   return true;
 }
 
-void ActivityDecoder::joinLaunch(uint32_t correlation, TraceEvent* e) {
+bool ActivityDecoder::applyJoin(uint32_t correlation, TraceEvent* e) {
   const Join& j = joinSlot(correlation);
-  if (correlation != 0 && j.correlation == correlation) {
-    e->launch_ns = j.launch_ns;
-    e->thread = j.thread;
-    ++stats_.launches_joined;
-  } else {
+  if (correlation == 0 || j.correlation != correlation) return false;
+  e->launch_ns = j.launch_ns;
+  e->thread = j.thread;
+  ++stats_.launches_joined;
+  return true;
+}
+
+void ActivityDecoder::joinLaunch(uint32_t correlation, TraceEvent* e) {
+  if (!applyJoin(correlation, e)) {
     e->launch_ns = kNoTime;
     e->thread = 0;
     ++stats_.launches_unjoined;
@@ -102,11 +106,7 @@ void ActivityDecoder::joinLaunch(uint32_t correlation, TraceEvent* e) {
 }
 
 bool ActivityDecoder::rejoin(TraceEvent* e) {
-  const Join& j = joinSlot(e->correlation);
-  if (e->correlation == 0 || j.correlation != e->correlation) return false;
-  e->launch_ns = j.launch_ns;
-  e->thread = j.thread;
-  ++stats_.launches_joined;
+  if (!applyJoin(e->correlation, e)) return false;
   --stats_.launches_unjoined;
   return true;
 }

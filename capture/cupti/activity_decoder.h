@@ -127,6 +127,8 @@ class ActivityDecoder {
   Outcome decodeApi(const uint8_t* r, size_t available);
   // Sets [start_ns, end_ns) from CUPTI times; false (counted) when unusable.
   bool setTimes(uint64_t start, uint64_t end, TraceEvent* e);
+  // Sets e's launch and thread from the join of `correlation` (counted joined); false when none.
+  bool applyJoin(uint32_t correlation, TraceEvent* e);
   void joinLaunch(uint32_t correlation, TraceEvent* e);
   Join& joinSlot(uint32_t correlation) { return joins_[correlation & join_mask_]; }
   const KernelIds& kernelIds(const char* name, const model::LaunchGeometry& geometry);

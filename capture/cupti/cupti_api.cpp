@@ -64,6 +64,17 @@ void* tryOpen(const std::string& path, int flags, std::string* tried) {
 
 }  // namespace
 
+void* loadedCupti(const char** soname) {
+  std::string unused;  // a failed RTLD_NOLOAD probe records nothing
+  for (const char* name : kSonames) {
+    if (void* handle = tryOpen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD, &unused)) {
+      if (soname != nullptr) *soname = name;
+      return handle;
+    }
+  }
+  return nullptr;
+}
+
 Status loadCuptiApi(const LoadOptions& options, CuptiApi* api) {
   *api = CuptiApi{};
   std::string tried;
@@ -73,12 +84,8 @@ Status loadCuptiApi(const LoadOptions& options, CuptiApi* api) {
     handle = tryOpen(options.override_path, RTLD_NOW | RTLD_LOCAL, &tried);
     loaded = options.override_path;
   } else {
-    for (const char* soname : kSonames) {  // already in the process?
-      if ((handle = tryOpen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD, &tried)) != nullptr) {
-        loaded = soname;
-        break;
-      }
-    }
+    const char* in_process = nullptr;
+    if ((handle = loadedCupti(&in_process)) != nullptr) loaded = in_process;
     for (const char* soname : kSonames) {
       if (handle != nullptr) break;
       if ((handle = tryOpen(soname, RTLD_NOW | RTLD_LOCAL, &tried)) != nullptr) loaded = soname;
@@ -95,13 +102,6 @@ Status loadCuptiApi(const LoadOptions& options, CuptiApi* api) {
   if (!s) return s.withContext(loaded);
   api->library = loaded;
   return Status::ok();
-}
-
-void* loadedCupti() {
-  for (const char* soname : kSonames) {
-    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return handle;
-  }
-  return nullptr;
 }
 
 namespace {

@@ -56,9 +56,9 @@ struct LoadOptions {
 Status loadCuptiApi(const LoadOptions& options, CuptiApi* api);
 
 // A handle to the libcupti already in the process (libcupti.so.13, .12, libcupti.so, by
-// soname), or null: also one loaded into a local scope, as Python loads PyTorch's. Never
-// loads one.
-void* loadedCupti();
+// soname; *soname, when given, says which), or null: also one loaded into a local scope,
+// as Python loads PyTorch's. Never loads one.
+void* loadedCupti(const char** soname = nullptr);
 
 // "CUPTI_ERROR_UNKNOWN (999)": CUPTI's name for the code when the library gives one (it
 // gives none before it has initialized), else ours for the codes we expect.

@@ -1,7 +1,7 @@
 // The `jobs`, `ranks`, `kernel_names`, `stack_names` and `names` tables: small listings from
 // the store's metadata (its job list, each job's topology and dictionaries), read whole when
-// the plan is built and served by RowsSource. `p`: the WHERE conditions on job (and rank) the planner
-// pushed down; only the jobs (and ranks) they select are read.
+// the plan is built and served by RowsSource. `p`: the WHERE conditions on job (and rank)
+// the planner pushed down; only the jobs (and ranks) they select are read.
 #pragma once
 
 #include <vector>
