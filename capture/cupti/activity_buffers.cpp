@@ -33,6 +33,7 @@ ActivityBuffers::ActivityBuffers(BufferOptions options)
       count_(bufferCount(options.pool_bytes, buffer_bytes_)),
       state_(new std::atomic<uint8_t>[count_]),
       valid_(new std::atomic<size_t>[count_]),
+      epoch_(new std::atomic<uint32_t>[count_]),
       free_(count_),
       completed_(count_) {
   // Untouched pages cost no memory: RSS grows only with the buffers CUPTI actually fills.
@@ -41,6 +42,7 @@ ActivityBuffers::ActivityBuffers(BufferOptions options)
   for (uint32_t i = 0; i < count_; ++i) {
     state_[i].store(kFree, std::memory_order_relaxed);
     valid_[i].store(0, std::memory_order_relaxed);
+    epoch_[i].store(0, std::memory_order_relaxed);
     free_.push(i);
   }
 }
@@ -127,6 +129,7 @@ bool ActivityBuffers::complete(uint8_t* buffer, size_t size, size_t valid) {
 void ActivityBuffers::queueCompleted(uint32_t i, size_t valid) {
   counters_.valid_bytes.fetch_add(valid, std::memory_order_relaxed);
   valid_[i].store(valid, std::memory_order_relaxed);
+  epoch_[i].store(clockEpoch(), std::memory_order_relaxed);
   completed_.push(i);  // capacity >= count_: never full
 }
 
@@ -168,7 +171,7 @@ size_t ActivityBuffers::adopt(uint8_t* buffer, size_t valid, NextRecordFn next) 
 bool ActivityBuffers::popCompleted(Completed* out) {
   uint32_t i;
   if (!completed_.pop(&i)) return false;
-  *out = {block_ + size_t{i} * buffer_bytes_, valid_[i].load(std::memory_order_relaxed), i};
+  *out = {block_ + size_t{i} * buffer_bytes_, valid_[i].load(std::memory_order_relaxed), i, epoch_[i].load(std::memory_order_relaxed)};
   return true;
 }
 

@@ -78,11 +78,18 @@ class ActivityBuffers {
     uint8_t* data = nullptr;
     size_t valid = 0;  // <= bufferBytes()
     uint32_t index = 0;
+    uint32_t clock_epoch = 0;  // clockEpoch() when the buffer was completed
   };
   // The oldest completed buffer; false when none. One draining thread at a time.
   bool popCompleted(Completed* out);
   // Returns a buffer from popCompleted() to the free pool.
   void recycle(const Completed& c);
+
+  // Clock epochs: every completed buffer is tagged with the epoch current at completion.
+  // The source starts a new one when the clock CUPTI stamps records with changes (a guest's
+  // timestamp callback), after a forced flush: its records then decode with the right clock.
+  uint32_t clockEpoch() const { return clock_epoch_.load(std::memory_order_acquire); }
+  uint32_t newClockEpoch() { return clock_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1; }
 
   uint32_t count() const { return count_; }
   size_t bufferBytes() const { return buffer_bytes_; }
@@ -103,9 +110,11 @@ class ActivityBuffers {
   uint8_t* block_ = nullptr;
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
   std::unique_ptr<std::atomic<size_t>[]> valid_;
+  std::unique_ptr<std::atomic<uint32_t>[]> epoch_;  // per buffer: clock_epoch_ at completion
   IndexQueue free_;
   IndexQueue completed_;
   std::atomic<uint32_t> lent_{0};
+  std::atomic<uint32_t> clock_epoch_{0};
   struct Counters {
     std::atomic<uint64_t> requests{0}, refused{0}, completions{0}, empty_completions{0}, foreign{0}, bad_completions{0},
         valid_bytes{0}, adopted{0}, adopt_refused{0};

@@ -72,16 +72,17 @@ ActivityDecoder::Outcome ActivityDecoder::decode(const uint8_t* record, size_t a
 bool ActivityDecoder::setTimes(uint64_t start, uint64_t end, TraceEvent* e) {
   // The usual record: 0 < start <= end < 2^62 with a small offset, where no sum can overflow.
   constexpr uint64_t kFast = uint64_t{1} << 62;
-  if (start - 1 < end && end < kFast && offset_ns_ > -static_cast<int64_t>(kFast) && offset_ns_ < static_cast<int64_t>(kFast)) {
-    e->start_ns = static_cast<int64_t>(start) + offset_ns_;
-    e->end_ns = static_cast<int64_t>(end) + offset_ns_;
+  const int64_t offset = clock_.offset_ns;
+  if (!clock_.scaled && start - 1 < end && end < kFast && offset > -static_cast<int64_t>(kFast) && offset < static_cast<int64_t>(kFast)) {
+    e->start_ns = static_cast<int64_t>(start) + offset;
+    e->end_ns = static_cast<int64_t>(end) + offset;
     if (e->start_ns > 0) return true;
   }
   if (start == 0 && end == 0) {
     ++stats_.no_timestamps;
     return false;
   }
-  if (end < start || !cuptiToUnixNs(start, offset_ns_, &e->start_ns) || !cuptiToUnixNs(end, offset_ns_, &e->end_ns)) {
+  if (end < start || !clock_.toUnix(start, &e->start_ns) || !clock_.toUnix(end, &e->end_ns)) {
     ++stats_.bad_timestamps;
     return false;
   }
@@ -200,7 +201,7 @@ ActivityDecoder::Outcome ActivityDecoder::decodeApi(const uint8_t* r, size_t ava
   ++stats_.api_records;
   uint32_t correlation = load<uint32_t>(r, a::kCorrelation);
   int64_t launch;
-  if (correlation == 0 || !cuptiToUnixNs(load<uint64_t>(r, a::kStart), offset_ns_, &launch)) {
+  if (correlation == 0 || !clock_.toUnix(load<uint64_t>(r, a::kStart), &launch)) {
     ++stats_.bad_timestamps;
     return Outcome::kInvalid;
   }

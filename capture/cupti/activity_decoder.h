@@ -14,7 +14,7 @@
 //       RUNTIME API records -> no event: they join a CUPTI correlation id to its launch,
 //       which the GPU records of that correlation id then carry as launch_ns and thread.
 //   anything else -> skipped, counted.
-// Times are converted to Unix ns with the clock offset (clock_sync.h). A record too short
+// Times are converted to Unix ns with the clock map (clock_sync.h). A record too short
 // for the fields we read, without timestamps, or with end < start gives no event and is
 // counted; nothing in a record can make the decoder read outside [record, record+available)
 // except the kernel's name pointer, which CUPTI owns (a null one reads as no name).
@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture/cupti/clock_sync.h"
 #include "capture/cupti/launch_contexts.h"
 #include "capture/name_table.h"
 #include "capture/trace_event.h"
@@ -65,9 +66,10 @@ class ActivityDecoder {
   // `names` and `contexts` must outlive the decoder; contexts may be null (no tagging).
   ActivityDecoder(NameTable& names, const LaunchContexts* contexts, DecoderOptions options = {});
 
-  // unix_ns = cupti_ns + offset_ns for every record decoded from now on.
-  void setClockOffset(int64_t offset_ns) { offset_ns_ = offset_ns; }
-  int64_t clockOffset() const { return offset_ns_; }
+  // Maps every record decoded from now on onto Unix ns (clock_sync.h).
+  void setClock(const ClockMap& clock) { clock_ = clock; }
+  // The unscaled case: unix_ns = cupti_ns + offset_ns.
+  void setClockOffset(int64_t offset_ns) { clock_ = ClockMap{.offset_ns = offset_ns}; }
 
   enum class Outcome : uint8_t {
     kEvent,    // *out is a GPU event
@@ -136,7 +138,7 @@ class ActivityDecoder {
 
   NameTable& names_;
   const LaunchContexts* contexts_;
-  int64_t offset_ns_ = 0;
+  ClockMap clock_;
   DecodeStats stats_;
   std::vector<Join> joins_;
   uint32_t join_mask_;

@@ -13,6 +13,7 @@ bool ActivityHandover::attach(Owner* owner) {
   observer_.store(owner, std::memory_order_release);
   owner_paused_ = guestTracingLocked();
   if (owner_paused_) ++stats_.handovers;
+  if (guest_clock_ != nullptr) owner->clockChanged(guest_clock_);
   return owner_paused_;
 }
 
@@ -69,6 +70,19 @@ CUptiResult ActivityHandover::guestDisable(const Calls& cupti, CUpti_ActivityKin
     guest_registered_ = false;
     ++stats_.resumes;
   }
+  return rc;
+}
+
+CUptiResult ActivityHandover::guestTimestampCallback(const Calls& cupti, CUpti_TimestampCallbackFunc ticks) {
+  if (cupti.registerTimestamp == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool change = ticks != guest_clock_;  // Kineto installs the same reader every session
+  if (change && owner_ != nullptr) owner_->beforeClockChange();
+  CUptiResult rc = cupti.registerTimestamp(ticks);
+  if (rc != CUPTI_SUCCESS || !change) return rc;
+  guest_clock_ = ticks;
+  ++stats_.clock_changes;
+  if (owner_ != nullptr) owner_->clockChanged(ticks);
   return rc;
 }
 

@@ -14,7 +14,11 @@
 //   - a guest enables a kind: passed on, and remembered;
 //   - a guest disables a kind: passed on, unless our source uses it (it then stays on). Once
 //     the guest has disabled every kind it enabled, our source resumes (its callbacks
-//     registered again, tagging on).
+//     registered again, tagging on);
+//   - a guest installs a timestamp callback (cuptiActivityRegisterTimestampCallback; Kineto
+//     installs a TSC reader, for the rest of the process): our buffers come back to us
+//     first, then the callback is registered, then our source maps the records stamped from
+//     then on with that clock (clock_sync.h).
 // With no source attached every call is passed on as it came. GPU work that runs while the
 // guest traces is the guest's: our records miss it (the pause is counted and logged).
 //
@@ -39,6 +43,7 @@ class ActivityHandover {
     CUptiResult (*registerCallbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
     CUptiResult (*enable)(CUpti_ActivityKind) = nullptr;
     CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
+    CUptiResult (*registerTimestamp)(CUpti_TimestampCallbackFunc) = nullptr;
   };
 
   // The shim's source of activity records. Its methods run under the handover's lock.
@@ -54,13 +59,19 @@ class ActivityHandover {
     // A buffer of the guest's, completed, before the guest gets it: the owner may copy its
     // records (read only). Any thread, without the handover's lock; must not block.
     virtual void observeGuestBuffer(uint8_t* buffer, size_t valid) = 0;
+    // The clock CUPTI stamps records with is about to change: hand back the buffers stamped
+    // with the old one.
+    virtual void beforeClockChange() = 0;
+    // Records are stamped with `ticks` from now on (null: CUPTI's own clock).
+    virtual void clockChanged(CUpti_TimestampCallbackFunc ticks) = 0;
   };
 
   // The process's one handover (CUPTI's state is per process too).
   static ActivityHandover& instance();
 
   // The owner starts using the API. Returns true when a guest is tracing now: the owner
-  // must then start paused (not register its callbacks); resumeAfterGuest() follows.
+  // must then start paused (not register its callbacks); resumeAfterGuest() follows. A
+  // guest's timestamp callback installed before is given to the owner's clockChanged().
   bool attach(Owner* owner);
   // The owner stops using the API (a paused owner stays paused: nothing is resumed).
   void detach(Owner* owner);
@@ -70,6 +81,7 @@ class ActivityHandover {
   CUptiResult guestRegister(const Calls& cupti, CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete);
   CUptiResult guestEnable(const Calls& cupti, CUpti_ActivityKind kind);
   CUptiResult guestDisable(const Calls& cupti, CUpti_ActivityKind kind);
+  CUptiResult guestTimestampCallback(const Calls& cupti, CUpti_TimestampCallbackFunc ticks);
   // The completion callback registered for a guest in its place: the owner observes the
   // buffer, then the guest's own callback gets it, arguments unchanged.
   static void CUPTIAPI guestCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
@@ -88,6 +100,7 @@ class ActivityHandover {
     uint64_t kept_on = 0;    // guest disables not passed on (the owner's kinds)
     uint64_t forwarded = 0;  // the guest's buffers handed to it by forwardToGuest
     uint64_t observed = 0;   // the guest's buffers the owner observed
+    uint64_t clock_changes = 0;  // timestamp callbacks installed that changed the clock
   };
   Stats stats() const;
 
@@ -100,6 +113,7 @@ class ActivityHandover {
   bool owner_paused_ = false;
   bool guest_registered_ = false;
   std::bitset<kKinds> guest_kinds_;  // kinds the guest enabled and has not disabled
+  CUpti_TimestampCallbackFunc guest_clock_ = nullptr;  // the timestamp callback installed
   Stats stats_;
   std::atomic<CUpti_BuffersCallbackCompleteFunc> guest_complete_{nullptr};
   std::atomic<Owner*> observer_{nullptr};  // owner_, for the lock-free completion path

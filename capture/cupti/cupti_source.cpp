@@ -193,6 +193,7 @@ void CuptiSource::flushLoop() {
       clock_.calibrate(api_.getTimestamp, epoch());
       next_calibration = Clock::now() + calibrate_every;
     }
+    calibrateGuestClock();  // every flush: its rate sharpens as the baseline grows
     lock.lock();
   }
 }
@@ -263,7 +264,7 @@ size_t CuptiSource::drain(EventSink& sink, bool final) {
   ActivityBuffers::Completed c;
   while (buffers_.popCompleted(&c)) {
     decoded = true;
-    decoder_.setClockOffset(clock_.offset());
+    decoder_.setClock(clockFor(c.clock_epoch));
     scratch_.clear();
     decoder_.decodeBuffer(api_.activityGetNextRecord, c.data, c.valid, &scratch_);
     buffers_.recycle(c);
@@ -337,6 +338,32 @@ void CuptiSource::observeGuestBuffer(uint8_t* buffer, size_t valid) {
   if (running()) buffers_.adopt(buffer, valid, api_.activityGetNextRecord);
 }
 
+void CuptiSource::beforeClockChange() {
+  if (running() && !paused_.load(std::memory_order_acquire)) api_.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CuptiSource::clockChanged(CUpti_TimestampCallbackFunc ticks) {
+  std::shared_ptr<ClockSync> guest;
+  if (ticks != nullptr) {
+    guest = std::make_shared<ClockSync>();
+    if (!guest->calibrateTicks(ticks, epoch())) log("GPU times may be off: the timestamp callback another CUPTI client installed could not be calibrated");
+  }
+  std::lock_guard<std::mutex> lock(clock_mu_);
+  previous_era_ = era_;
+  era_ = {buffers_.newClockEpoch(), ticks, guest};
+}
+
+void CuptiSource::calibrateGuestClock() {
+  std::lock_guard<std::mutex> lock(clock_mu_);
+  if (era_.guest != nullptr) era_.guest->calibrateTicks(era_.ticks, epoch());
+}
+
+ClockMap CuptiSource::clockFor(uint32_t epoch) {
+  std::lock_guard<std::mutex> lock(clock_mu_);
+  const ClockEra& era = epoch >= era_.first_epoch ? era_ : previous_era_;
+  return era.guest != nullptr ? era.guest->map() : clock_.map();
+}
+
 bool CuptiSource::usesKind(CUpti_ActivityKind kind) const {
   if (kind == CUPTI_ACTIVITY_KIND_RUNTIME && whole_runtime_kind_) return true;
   return std::find(enabled_kinds_.begin(), enabled_kinds_.end(), kind) != enabled_kinds_.end();
@@ -356,6 +383,12 @@ CuptiSourceStats CuptiSource::stats() const {
   s.paused = paused_.load(std::memory_order_relaxed);
   s.clock_offset_ns = clock_.offset();
   s.clock_uncertainty_ns = clock_.uncertainty();
+  {
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    s.guest_clock = era_.guest != nullptr;
+    if (s.guest_clock) s.guest_ns_per_tick = era_.guest->map().ns_per_tick;
+  }
+  s.clock_epochs = buffers_.clockEpoch();
   s.running = running();
   return s;
 }

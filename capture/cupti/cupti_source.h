@@ -14,12 +14,16 @@
 // Coexistence with torch.profiler: no cuptiSubscribe (CUDA <= 13.2 has one subscriber slot
 // and Kineto takes it once, never retrying), no timestamp callback, no thread-id type, no
 // cuptiFinalize; our external correlation kind is CUSTOM2 (Kineto owns CUSTOM0/1). What a
-// torch.profiler session still does to us is in docs/capture/cupti.md.
+// torch.profiler session still does to us is in docs/capture/cupti.md. Kineto's timestamp
+// callback (a TSC reader) stamps every record from its first session on in CPU ticks: each
+// buffer carries the clock epoch of its completion (ActivityBuffers), and is decoded with
+// the clock of that epoch, CUPTI's own or the guest's (ClockSync::calibrateTicks).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -80,14 +84,17 @@ struct CuptiSourceStats {
   uint32_t launch_apis = 0;     // driver + runtime APIs whose records are enabled
   uint64_t guest_pauses = 0;    // times another CUPTI client (torch.profiler) took the API
   bool paused = false;          // ... and has it now
-  int64_t clock_offset_ns = 0;  // unix = cupti + offset
+  int64_t clock_offset_ns = 0;  // unix = cupti + offset (CUPTI's own clock)
   int64_t clock_uncertainty_ns = 0;
+  bool guest_clock = false;     // records are stamped with a guest's timestamp callback
+  double guest_ns_per_tick = 0;  // ... whose fitted rate this is
+  uint32_t clock_epochs = 0;    // clock changes seen (ActivityBuffers::clockEpoch)
   bool running = false;
 };
 
 // The owner of CUPTI's Activity API for the shim. It lends the API to torch.profiler while a
 // profiler session runs (ActivityHandover, when the shim is preloaded) and resumes after it.
-class CuptiSource : private ActivityHandover::Owner {
+class CuptiSource : public ActivityHandover::Owner {
  public:
   // `names` is the collector's table (drain() interns into it); it must outlive the source.
   explicit CuptiSource(NameTable& names, CuptiSourceOptions options = {});
@@ -157,19 +164,38 @@ class CuptiSource : private ActivityHandover::Owner {
   void switchOff(const std::string& why);
   void log(const std::string& line) const;
   ClockSync::EpochFn epoch() const;
+
+ public:
   // ActivityHandover::Owner, on the guest's thread under the handover's lock.
   void pauseForGuest() override;
   void resumeAfterGuest() override;
   bool usesKind(CUpti_ActivityKind kind) const override;
   // torch.profiler's records reach us too: copied into our pool (ActivityBuffers::adopt).
   void observeGuestBuffer(uint8_t* buffer, size_t valid) override;
+  // A forced flush; then a new clock epoch, its clock calibrated at once (a 2 ms wait).
+  void beforeClockChange() override;
+  void clockChanged(CUpti_TimestampCallbackFunc ticks) override;
+
+ private:
+  // The clock of buffers completed in `epoch`; calibrates the current guest clock.
+  ClockMap clockFor(uint32_t epoch);
+  void calibrateGuestClock();
 
   NameTable& names_;
   const CuptiSourceOptions options_;
   CuptiApi api_;
   ActivityBuffers buffers_;
   LaunchContexts contexts_;
-  ClockSync clock_;
+  ClockSync clock_;  // CUPTI's own
+  // The clocks of the current and the previous epochs: CUPTI's own (no guest) or a guest's,
+  // from its first epoch on. Buffers of older epochs are decoded with the previous one.
+  struct ClockEra {
+    uint32_t first_epoch = 0;
+    CUpti_TimestampCallbackFunc ticks = nullptr;
+    std::shared_ptr<ClockSync> guest;  // its map (null: CUPTI's own clock)
+  };
+  mutable std::mutex clock_mu_;  // the eras: the guest's thread, the flush thread, the drain
+  ClockEra era_, previous_era_;
   ActivityDecoder decoder_;
   std::vector<TraceEvent> scratch_;  // one buffer's events, reused
   // Events waiting for their launch record (drain()), in decode order, and those released

@@ -404,6 +404,9 @@ void Collector::logCounters() {
   shimLog("counters: " + n(c.steps) + " steps sent, " + n(c.events) + " events, " + n(c.source_drops) + " source drops, " +
           n(c.records_dropped) + " records dropped; nvtx " + n(v.records) + " records, " + n(v.threads) + " threads, " + n(v.dropped) +
           " dropped, " + n(v.unmatched_pops) + " unmatched pops");
+  const AssemblerStats& a = assembler_.stats();
+  shimLog("assembler: " + n(a.kernels) + " kernels, " + n(a.steps_emitted) + " steps, " + n(a.late_events) + " late, " +
+          n(a.invalid_events) + " invalid, " + n(a.buffer_full) + " over the buffer, " + n(a.outside_steps) + " outside steps");
   nccl::NcclStats k = nccl_.stats();
   shimLog("nccl: " + n(k.plugin.contexts) + " communicators, " + n(k.plugin.operations) + " operations (" + n(k.plugin.lost_operations) +
           " lost), " + n(k.records) + " drained (" + n(k.sampled) + " with proxy steps, " + n(k.gpu_timed) + " GPU-timed, " +
@@ -421,6 +424,12 @@ void Collector::logCounters() {
           " records dropped; lent to torch.profiler " + n(g.guest_pauses) + " times" + (g.paused ? " (still lent)" : "") +
           ", its records copied into " + n(g.buffers.adopted) + " buffers of ours (" + n(g.buffers.adopt_refused) + " refused), " +
           n(h.forwarded) + " of its buffers forwarded to it");
+  char rate[32] = "";
+  if (g.guest_clock) std::snprintf(rate, sizeof rate, "%.6f", g.guest_ns_per_tick);
+  shimLog(std::string("cupti clock: ") +
+          (g.guest_clock ? "another client's timestamp callback, " + std::string(rate) + " ns per tick"
+                         : "CUPTI's own, offset " + std::to_string(g.clock_offset_ns) + " ns") +
+          "; " + n(g.clock_epochs) + " clock changes, " + n(d.bad_timestamps) + " bad timestamps");
 #endif
 }
 

@@ -1,4 +1,4 @@
-// libargus_capture.so's definitions of three CUPTI functions, exported so that a preloaded
+// libargus_capture.so's definitions of four CUPTI functions, exported so that a preloaded
 // shim (LD_PRELOAD, set by `argus capture`) takes these calls from every other library of
 // the process, PyTorch's Kineto first of all, and routes them through the ActivityHandover:
 // torch.profiler gets the Activity API while it traces, our source gets it back when it
@@ -40,6 +40,8 @@ ActivityHandover::Calls libcupti() {
   calls.registerCallbacks = reinterpret_cast<decltype(calls.registerCallbacks)>(find("cuptiActivityRegisterCallbacks"));
   calls.enable = reinterpret_cast<decltype(calls.enable)>(find("cuptiActivityEnable"));
   calls.disable = reinterpret_cast<decltype(calls.disable)>(find("cuptiActivityDisable"));
+  calls.registerTimestamp = reinterpret_cast<decltype(calls.registerTimestamp)>(find("cuptiActivityRegisterTimestampCallback"));
+  // (cuptiActivityRegisterTimestampCallback is newer, CUPTI 11.6: not required)
   resolved.store(calls.registerCallbacks != nullptr && calls.enable != nullptr && calls.disable != nullptr, std::memory_order_release);
   return calls;
 }
@@ -59,6 +61,10 @@ __attribute__((visibility("default"))) CUptiResult CUPTIAPI cuptiActivityEnable(
 
 __attribute__((visibility("default"))) CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
   return ActivityHandover::instance().guestDisable(libcupti(), kind);
+}
+
+__attribute__((visibility("default"))) CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc ticks) {
+  return ActivityHandover::instance().guestTimestampCallback(libcupti(), ticks);
 }
 
 }  // extern "C"

@@ -29,7 +29,7 @@ TEST_CASE("a preloaded shim passes a locally loaded libcupti's Activity calls th
   std::string global;
   lines >> global;
   CHECK(global.ends_with("/libargus_capture.so"));  // the client's calls reach the shim first
-  for (const char* call : {"register", "enable", "disable"}) {
+  for (const char* call : {"register", "enable", "disable", "timestamp"}) {
     int through = -1, own = -2;
     lines >> what >> through >> own;
     CAPTURE(call);

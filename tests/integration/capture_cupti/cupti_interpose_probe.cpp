@@ -1,6 +1,6 @@
 // Loads argv[1] (cupti_client.cpp's library, which needs libcupti) with RTLD_LOCAL, as Python
 // loads PyTorch, so that libcupti lands outside the global scope, then prints where the global
-// cuptiActivityEnable lives (the preloaded shim) and, for each of the three functions the shim
+// cuptiActivityEnable lives (the preloaded shim) and, for each of the four functions the shim
 // takes over, the client's result (through the shim) next to libcupti's own (called directly).
 // Exit codes: 0 printed, 2 a library or symbol missing.
 #include <cupti_activity.h>
@@ -19,6 +19,8 @@ void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
 }
 
 void CUPTIAPI completed(CUcontext, uint32_t, uint8_t*, size_t, size_t) {}
+
+uint64_t CUPTIAPI ticks() { return 1; }
 
 template <class Fn>
 Fn symbol(void* handle, const char* name) {
@@ -47,11 +49,16 @@ int main(int argc, char** argv) {
   auto client_register = symbol<int (*)()>(client, "clientRegister");
   auto client_enable = symbol<int (*)(int)>(client, "clientEnable");
   auto client_disable = symbol<int (*)(int)>(client, "clientDisable");
+  auto client_timestamp = symbol<int (*)()>(client, "clientTimestamp");
   auto own_register = symbol<CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc)>(
       cupti, "cuptiActivityRegisterCallbacks");
   auto own_enable = symbol<CUptiResult (*)(CUpti_ActivityKind)>(cupti, "cuptiActivityEnable");
   auto own_disable = symbol<CUptiResult (*)(CUpti_ActivityKind)>(cupti, "cuptiActivityDisable");
-  if (!client_register || !client_enable || !client_disable || !own_register || !own_enable || !own_disable) return 2;
+  auto own_timestamp = symbol<CUptiResult (*)(CUpti_TimestampCallbackFunc)>(cupti, "cuptiActivityRegisterTimestampCallback");
+  if (!client_register || !client_enable || !client_disable || !client_timestamp || !own_register || !own_enable || !own_disable ||
+      !own_timestamp) {
+    return 2;
+  }
 
   Dl_info info{};
   void* global = dlsym(RTLD_DEFAULT, "cuptiActivityEnable");
@@ -59,5 +66,6 @@ int main(int argc, char** argv) {
   std::printf("register %d %d\n", client_register(), own_register(&requested, &completed));
   std::printf("enable %d %d\n", client_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), own_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   std::printf("disable %d %d\n", client_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), own_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  std::printf("timestamp %d %d\n", client_timestamp(), own_timestamp(&ticks));
   return 0;
 }

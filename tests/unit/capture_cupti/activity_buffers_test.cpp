@@ -313,3 +313,28 @@ TEST_CASE("concurrent requests and completions from many threads, drained by one
   CHECK(s.bad_completions == 0);
   CHECK(s.foreign == 0);
 }
+
+TEST_CASE("every completed buffer carries the clock epoch of its completion") {
+  ActivityBuffers pool({.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024});
+  REQUIRE(pool.bind());
+  auto complete = [] {
+    uint8_t* data = nullptr;
+    size_t size = 0, max_records = 0;
+    ActivityBuffers::onBufferRequested(&data, &size, &max_records);
+    REQUIRE(data != nullptr);
+    ActivityBuffers::onBufferCompleted(nullptr, 0, data, size, 64);
+  };
+  CHECK(pool.clockEpoch() == 0);
+  complete();
+  CHECK(pool.newClockEpoch() == 1);
+  complete();
+  complete();
+  ActivityBuffers::Completed c;
+  std::vector<uint32_t> epochs;
+  while (pool.popCompleted(&c)) {
+    epochs.push_back(c.clock_epoch);
+    pool.recycle(c);
+  }
+  CHECK(epochs == std::vector<uint32_t>{0, 1, 1});
+  pool.unbind();
+}

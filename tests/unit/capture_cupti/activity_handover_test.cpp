@@ -1,6 +1,7 @@
 // ActivityHandover: Kineto's sequence of CUPTI calls around a torch.profiler session (register
 // its callbacks, enable its kinds; at the end, disable them) pauses the owner and gives the
-// API back to it afterwards. No driver here, so libcupti's three functions are stood in for
+// API back to it afterwards; its timestamp callback changes the owner's clock. No driver
+// here, so libcupti's four functions are stood in for
 // by recorders of what reached them (what a real session does is checked on a GPU by
 // bench/gpu/check.sh).
 #include "capture/cupti/activity_handover.h"
@@ -32,7 +33,11 @@ CUptiResult recordDisable(CUpti_ActivityKind kind) {
   g_calls.push_back("disable " + std::to_string(static_cast<int>(kind)));
   return CUPTI_SUCCESS;
 }
-const ActivityHandover::Calls kCupti{recordRegister, recordEnable, recordDisable};
+CUptiResult recordTimestamp(CUpti_TimestampCallbackFunc ticks) {
+  g_calls.push_back(ticks != nullptr ? "timestamp callback" : "timestamp callback null");
+  return CUPTI_SUCCESS;
+}
+const ActivityHandover::Calls kCupti{recordRegister, recordEnable, recordDisable, recordTimestamp};
 
 void CUPTIAPI guestRequest(uint8_t**, size_t*, size_t*) {}
 std::vector<uint8_t*> g_guest_got;
@@ -48,7 +53,15 @@ struct Owner : ActivityHandover::Owner {
   }
   std::vector<std::pair<uint8_t*, size_t>> observed;
   void observeGuestBuffer(uint8_t* buffer, size_t valid) override { observed.emplace_back(buffer, valid); }
+  void beforeClockChange() override { calls.push_back("before clock change"); }
+  CUpti_TimestampCallbackFunc clock = nullptr;
+  void clockChanged(CUpti_TimestampCallbackFunc ticks) override {
+    calls.push_back("clock changed");
+    clock = ticks;
+  }
 };
+
+uint64_t CUPTIAPI kinetoTsc() { return 42; }
 
 std::string kindText(const char* what, CUpti_ActivityKind kind) { return std::string(what) + " " + std::to_string(static_cast<int>(kind)); }
 
@@ -138,4 +151,32 @@ TEST_CASE("the guest's buffers pass through the owner on their way to the guest'
   h.completeForGuest(nullptr, 0, buffer, sizeof buffer, 48);  // detached: nobody observes
   CHECK(owner.observed.size() == 1);
   CHECK(g_guest_got.size() == 3);
+}
+
+TEST_CASE("a guest's timestamp callback: the owner's buffers come back first, then the owner takes the new clock") {
+  ActivityHandover h;
+  Owner owner;
+  g_calls.clear();
+  h.attach(&owner);
+  CHECK(h.guestTimestampCallback(kCupti, kinetoTsc) == CUPTI_SUCCESS);
+  CHECK(g_calls == std::vector<std::string>{"timestamp callback"});
+  CHECK(owner.calls == std::vector<std::string>{"before clock change", "clock changed"});
+  CHECK((owner.clock == &kinetoTsc));
+  // Kineto installs the same reader at every session: passed on, no change for the owner.
+  CHECK(h.guestTimestampCallback(kCupti, kinetoTsc) == CUPTI_SUCCESS);
+  CHECK(g_calls.size() == 2);
+  CHECK(owner.calls.size() == 2);
+  CHECK(h.stats().clock_changes == 1);
+  // An owner that attaches later is told the clock in use.
+  h.detach(&owner);
+  Owner late;
+  h.attach(&late);
+  CHECK(late.calls == std::vector<std::string>{"clock changed"});
+  CHECK((late.clock == &kinetoTsc));
+  // A null callback gives CUPTI's own clock back.
+  CHECK(h.guestTimestampCallback(kCupti, nullptr) == CUPTI_SUCCESS);
+  CHECK((late.clock == nullptr));
+  CHECK(h.stats().clock_changes == 2);
+  ActivityHandover::Calls none;
+  CHECK(h.guestTimestampCallback(none, kinetoTsc) == CUPTI_ERROR_NOT_INITIALIZED);
 }

@@ -87,3 +87,41 @@ TEST_CASE("calibrate maps CUPTI onto the given epoch clock") {
   REQUIRE(clock.calibrate(api.getTimestamp));
   CHECK(std::abs(clock.offset()) <= clock.uncertainty() + 1'000);
 }
+
+namespace {
+// A TSC-like tick clock, as Kineto's timestamp callback: 2.5 ticks per ns of CLOCK_REALTIME,
+// counting from an arbitrary origin.
+uint64_t CUPTIAPI fakeTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 5 / 2 + 1'000'000; }
+uint64_t CUPTIAPI brokenTicks() { return 7; }  // stands still: no rate
+}  // namespace
+
+TEST_CASE("calibrateTicks: a tick clock's rate and anchor map its readings onto Unix ns") {
+  ClockSync clock;
+  REQUIRE(clock.calibrateTicks(fakeTsc));
+  ClockMap m = clock.map();
+  REQUIRE(m.scaled);
+  CHECK(m.ns_per_tick == doctest::Approx(0.4).epsilon(0.01));
+  int64_t unix_ns = 0;
+  REQUIRE(m.toUnix(fakeTsc(), &unix_ns));
+  CHECK(std::abs(unix_ns - realtimeNs()) < 1'000'000);
+  // A later calibration fits the rate over the longer baseline.
+  const int64_t until = realtimeNs() + 20'000'000;
+  while (realtimeNs() < until) {
+  }
+  REQUIRE(clock.calibrateTicks(fakeTsc));
+  m = clock.map();
+  CHECK(m.ns_per_tick == doctest::Approx(0.4).epsilon(0.001));
+  // 1,000 ticks from a reading are 400 ns later.
+  const uint64_t t = fakeTsc();
+  int64_t a = 0, b = 0;
+  REQUIRE(m.toUnix(t, &a));
+  REQUIRE(m.toUnix(t + 1'000, &b));
+  CHECK(b - a == doctest::Approx(400).epsilon(0.01));
+  CHECK(std::abs(a - realtimeNs()) < 1'000'000);
+  CHECK_FALSE(m.toUnix(0, &a));  // "could not collect"
+
+  ClockSync broken;
+  CHECK_FALSE(broken.calibrateTicks(brokenTicks));
+  CHECK_FALSE(broken.calibrated());
+  CHECK_FALSE(broken.calibrateTicks(nullptr));
+}

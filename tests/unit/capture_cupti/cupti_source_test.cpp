@@ -218,3 +218,56 @@ TEST_CASE("drain: a GPU event waits for a launch record decoded after it, for on
   CHECK(st.decode.launches_joined == 2);
   CHECK(st.decode.launches_unjoined == 2);
 }
+
+namespace {
+
+// Kineto's timestamp callback reads the TSC: here 2.5 ticks per ns of CLOCK_REALTIME.
+uint64_t CUPTIAPI fakeTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 5 / 2 + 1'000'000; }
+CUptiResult acceptTimestampCallback(CUpti_TimestampCallbackFunc) { return CUPTI_SUCCESS; }
+
+}  // namespace
+
+TEST_CASE("a guest's timestamp callback: buffers completed before it decode on CUPTI's clock, later ones on the guest's") {
+  // torch.profiler's first session installs Kineto's TSC reader for the rest of the process:
+  // every record from then on is stamped in CPU ticks (an H200 run lost 85% of its kernels
+  // to times read as ns).
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+  opt.launch_attribution = false;
+  CuptiSource source(names, opt);
+  REQUIRE(source.load().isOk());
+  ActivityHandover& handover = ActivityHandover::instance();
+  handover.attach(&source);
+
+  const uint64_t t0 = 1'796'000'000'000'000'000ull;
+  RecordBuffer before;
+  before.add(kernelRecord(t0, t0 + 1000, 1, "before"));
+  completeBuffer(before);
+
+  ActivityHandover::Calls calls;
+  calls.registerTimestamp = acceptTimestampCallback;
+  REQUIRE(handover.guestTimestampCallback(calls, fakeTsc) == CUPTI_SUCCESS);
+  const int64_t when = realtimeNs();
+  const uint64_t ticks = fakeTsc();
+  RecordBuffer after;
+  after.add(kernelRecord(ticks, ticks + 2'500, 2, "after"));  // 1,000 ns
+  completeBuffer(after);
+
+  CollectingSink sink;
+  CHECK(source.drain(sink) == 2);
+  REQUIRE(sink.events.size() == 2);
+  CHECK(sink.events[0].start_ns == static_cast<int64_t>(t0));
+  CHECK(sink.events[1].start_ns > 0);
+  CHECK(std::abs(sink.events[1].start_ns - when) < 5'000'000);
+  CHECK(sink.events[1].end_ns - sink.events[1].start_ns == doctest::Approx(1000).epsilon(0.02));
+  CuptiSourceStats st = source.stats();
+  CHECK(st.guest_clock);
+  CHECK(st.guest_ns_per_tick == doctest::Approx(0.4).epsilon(0.01));
+  CHECK(st.clock_epochs == 1);
+  CHECK(st.decode.bad_timestamps == 0);
+
+  // The process's handover outlives this source: CUPTI's own clock back for the next test.
+  handover.detach(&source);
+  REQUIRE(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
+}
