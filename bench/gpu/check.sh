@@ -15,8 +15,9 @@
 # Binaries: .gpu-pack/bin (bench/gpu/pack.sh) when present, else $ARGUS_BUILD (default
 # build-gpu) when it holds argus, argusd and libargus_capture.so, else a CMake build into it.
 # Environment: GPU_CHECK_ROUNDS (4), GPU_CHECK_STEPS (200 measured steps per run, after 30
-# warm-up steps), GPU_CHECK_BUDGET_S (420: no round starts that would end past it), PYTHON
-# (python3). With $OUT set: $OUT/check.txt (the check lines), $OUT/check.log (everything
+# warm-up steps), GPU_CHECK_BUDGET_S (420: no round starts that would end past it),
+# GPU_CHECK_SHAPES ("train small"; "train" alone for more rounds of the overhead breakdown),
+# GPU_CHECK_EXTRAS (1; 0 skips the coexistence and NCCL runs), PYTHON (python3). With $OUT set: $OUT/check.txt (the check lines), $OUT/check.log (everything
 # printed), $OUT/runs.tar.gz (run files and logs, /metrics snapshots, argusd's output).
 # Exit codes: 0 ran, 3 no CUDA device (torch missing, or it sees no GPU), 4 no binaries and
 # none could be built, 5 argusd did not start, 6 a run failed or timed out (the others are
@@ -25,6 +26,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 rounds=${GPU_CHECK_ROUNDS:-4}
+read -r -a shapes <<< "${GPU_CHECK_SHAPES:-train small}"
+extras=${GPU_CHECK_EXTRAS:-1}
 steps=${GPU_CHECK_STEPS:-200}
 warmup=30
 budget_s=${GPU_CHECK_BUDGET_S:-420}
@@ -193,7 +196,7 @@ main() {
       break
     fi
     start=$SECONDS
-    for cfg in train small; do
+    for cfg in "${shapes[@]}"; do
       if [ "$cfg" = train ]; then modes=("${train_modes[@]}"); else modes=("${small_modes[@]}"); fi
       for k in "${!modes[@]}"; do
         run "$cfg" "${modes[(round + k) % ${#modes[@]}]}" "$round"
@@ -201,8 +204,10 @@ main() {
     done
     round_s=$((SECONDS - start))
   done
-  run coexist both 1
-  run comm shim 1  # NCCL in the loop: the shim's profiler plugin on a real NCCL
+  if [ "$extras" != 0 ]; then
+    run coexist both 1
+    run comm shim 1  # NCCL in the loop: the shim's profiler plugin on a real NCCL
+  fi
 
   "$py" bench/gpu/summarize.py report "$runs" "$http"
   echo "check.sh: done in ${SECONDS} s"
