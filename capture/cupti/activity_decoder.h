@@ -68,8 +68,6 @@ class ActivityDecoder {
 
   // Maps every record decoded from now on onto Unix ns (clock_sync.h).
   void setClock(const ClockMap& clock) { clock_ = clock; }
-  // The unscaled case: unix_ns = cupti_ns + offset_ns.
-  void setClockOffset(int64_t offset_ns) { clock_ = ClockMap{.offset_ns = offset_ns}; }
 
   enum class Outcome : uint8_t {
     kEvent,    // *out is a GPU event

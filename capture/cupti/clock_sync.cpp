@@ -117,9 +117,4 @@ ClockMap ClockSync::map() const {
   return map_;
 }
 
-int64_t ClockSync::offset() const {
-  ClockMap m = map();
-  return m.scaled ? m.anchor_unix - static_cast<int64_t>(m.anchor_ticks) : m.offset_ns;
-}
-
 }  // namespace argus::capture::cupti

@@ -88,8 +88,8 @@ class ClockSync {
 
   // The current map (offset 0 before the first calibration); any thread.
   ClockMap map() const;
-  // The current offset in ns (unscaled), or anchor_unix - anchor_ticks (scaled).
-  int64_t offset() const;
+  // The current offset in ns (calibrate()'s; 0 for a tick clock).
+  int64_t offset() const { return map().offset_ns; }
   bool calibrated() const { return calibrated_.load(std::memory_order_relaxed); }
   // Half the tightest bracket of the last calibration: the reading's uncertainty in ns.
   int64_t uncertainty() const { return uncertainty_.load(std::memory_order_relaxed); }

@@ -66,7 +66,6 @@ Status CuptiSource::start() {
   if (s) {
     // A driverless machine answers cuptiGetTimestamp; a failure here is not fatal (offset 0).
     clock_.calibrate(api_.getTimestamp, epoch());
-    decoder_.setClockOffset(clock_.offset());
     // torch.profiler tracing at CUDA's start: its callbacks stay until it stops.
     guest_at_start = ActivityHandover::instance().guestTracing();
     s = enableAll(!guest_at_start);

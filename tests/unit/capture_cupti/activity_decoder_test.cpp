@@ -58,7 +58,7 @@ TEST_CASE("every field of the event is written, whatever the slot held before") 
 TEST_CASE("a CUpti_ActivityKernel10 record becomes a kKernel event, every field") {
   NameTable names;
   ActivityDecoder d(names, nullptr);
-  d.setClockOffset(-250);
+  d.setClock({.offset_ns = -250});
   const char* name = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int, float*)";
   TraceEvent e;
   REQUIRE(decodeOne(d, kernelRecord(kT0 + 1000, kT0 + 4500, 77, name, 3, 19), &e) == ActivityDecoder::Outcome::kEvent);
@@ -143,7 +143,7 @@ TEST_CASE("launch join: our external correlation gives the thread, the API recor
   NameTable names;
   LaunchContexts contexts(64);
   ActivityDecoder d(names, &contexts);
-  d.setClockOffset(100);
+  d.setClock({.offset_ns = 100});
   const int64_t range_change = static_cast<int64_t>(kT0) + 500;  // Unix ns, as the NVTX source gives it
   uint64_t id = contexts.open(/*thread=*/4242, range_change);
   TraceEvent e;
@@ -251,7 +251,7 @@ TEST_CASE("unusable records give no event and are counted") {
     CHECK(decodeOne(d, kernelRecord(kT0 + 10, kT0 + 5, 1, "k"), &e) == ActivityDecoder::Outcome::kInvalid);
     CHECK(decodeOne(d, kernelRecord(0, kT0, 1, "k"), &e) == ActivityDecoder::Outcome::kInvalid);
     CHECK(decodeOne(d, memcpyRecord(UINT64_MAX - 5, UINT64_MAX, 1, 1, 1), &e) == ActivityDecoder::Outcome::kInvalid);
-    d.setClockOffset(-static_cast<int64_t>(kT0) - 100);
+    d.setClock({.offset_ns = -static_cast<int64_t>(kT0) - 100});
     CHECK(decodeOne(d, memsetRecord(kT0 + 10, kT0 + 20, 1, 1), &e) == ActivityDecoder::Outcome::kInvalid);
     CHECK(d.stats().bad_timestamps == 4);
   }
