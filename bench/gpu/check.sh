@@ -138,13 +138,16 @@ run() {
   if [ "$cfg" = smoke ]; then n=20 w=5; fi
   local cmd=("$py" bench/gpu/train_loop.py --out "$runs/$name.json" --steps "$n" --warmup "$w"
              --step-base $((round * 100000)) "${shape[@]}")
-  # The shim's variants, each its own job: without the stack sampler, without launch attribution.
+  # The shim's variants, each its own job: without the stack sampler, without launch
+  # attribution, without CUPTI.
   local capture=(env ARGUS_VERBOSE=1 "$bin/argus" capture --server "$ingest" --job "gpu-check-$cfg")
   case $mode in
     profiler) cmd+=(--profiler) ;;
     shim) cmd=("${capture[@]}" -- "${cmd[@]}") ;;
     nostacks) cmd=(env ARGUS_STACK_HZ=0 "${capture[@]}-$mode" -- "${cmd[@]}") ;;
     nolaunch) cmd=(env ARGUS_LAUNCH_ATTRIBUTION=0 "${capture[@]}-$mode" -- "${cmd[@]}") ;;
+    # Everything but CUPTI: CUDA never loads the shim as its injection (NVTX still does).
+    nocupti) cmd=("${capture[@]}-$mode" -- env -u CUDA_INJECTION64_PATH "${cmd[@]}") ;;
     both) cmd=("${capture[@]}" -- "${cmd[@]}" --profiler) ;;
   esac
   if [ "$mode" = shim ]; then "$py" bench/gpu/summarize.py metrics "$http" "$runs/$name.before"; fi
@@ -188,7 +191,7 @@ main() {
 
   # Each round runs every mode once per shape, the order rotating, while the budget lasts.
   # train also runs the shim's variants (what stack sampling and launch attribution cost).
-  local train_modes=(untraced shim profiler nostacks nolaunch) small_modes=(untraced shim profiler)
+  local train_modes=(untraced shim profiler nostacks nolaunch nocupti) small_modes=(untraced shim profiler)
   local round_s=0 round start k cfg modes
   for round in $(seq "$rounds"); do
     if [ "$round" -gt 1 ] && [ $((SECONDS + round_s)) -gt "$budget_s" ]; then

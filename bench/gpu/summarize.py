@@ -21,7 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-MODES = ("untraced", "shim", "profiler", "nostacks", "nolaunch")  # the last two: the shim without its stack sampler / launch attribution
+MODES = ("untraced", "shim", "profiler", "nostacks", "nolaunch", "nocupti")  # the last three: the shim without its stack sampler / launch attribution / CUPTI
 OPS = ("other", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send", "recv", "send_recv", "barrier")
 PHASES = {0: "unknown", 1: "forward", 2: "backward", 3: "optimizer", 4: "data_load", 5: "communication", 6: "other"}
 DROPPED_EVENTS = 3      # model::EventKind::kDroppedEvents
