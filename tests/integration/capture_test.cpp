@@ -173,6 +173,28 @@ TEST_CASE("argus capture: argusd absent at start, started mid-run; the job is un
   for (uint32_t rank = 0; rank < 4; ++rank) CHECK(rows.count({rank, 119}) == 1);
 }
 
+TEST_CASE("ARGUS_VERBOSE=1: at exit, one line of counters per part of the shim, with what it handled") {
+  cli::ArgusdProcess argusd;
+  Status s = argusd.start();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  RunResult r = runArgus("capture --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + " --job verbose -- " +
+                             workload("--ranks 1 --steps 10 --work 1"),
+                         true, "ARGUS_VERBOSE=1");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  // The workload's step ranges arrive: 10 steps sent and assembled, nothing dropped or late.
+  CHECK(r.output.find("argus: counters: 10 steps sent") != std::string::npos);
+  CHECK(r.output.find("0 source drops, 0 records dropped") != std::string::npos);
+  CHECK(r.output.find("argus: assembler: 0 kernels, 10 steps, 0 late, 0 invalid") != std::string::npos);
+  CHECK(r.output.find("argus: nccl: 0 communicators") != std::string::npos);
+  if (r.output.find("argus: cupti:") != std::string::npos) {  // a shim built with CUPTI
+    // No driver here: CUPTI never started, and its lines say so by their zeros.
+    CHECK(r.output.find("argus: cupti: 0 records") != std::string::npos);
+    CHECK(r.output.find("argus: cupti clock: CUPTI's own") != std::string::npos);
+  }
+  CHECK(argusd.stop() == 0);
+}
+
 TEST_CASE("argus capture passes the command's exit code and signals through") {
   CHECK(runArgus("capture --server 127.0.0.1:1 -- " + workload("--ranks 2 --steps 2 --work 1 --exit-code 7")).exit_code == 7);
   CHECK(runArgus("capture -- sh -c 'kill -KILL $$'").exit_code == 128 + SIGKILL);
