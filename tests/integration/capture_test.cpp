@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -223,6 +224,30 @@ TEST_CASE("argus capture passes the command's exit code and signals through") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
 }
+TEST_CASE("libargus_capture.so exports its entry points and nothing else (docs/capture/shim.md)") {
+  // What the dynamic linker can bind in the shim: anything more could capture the training
+  // job's own calls (a static library's symbols) or clash with its copies.
+  FILE* pipe = ::popen(("nm -D --defined-only " + std::string(ARGUS_CAPTURE_SHIM) + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  REQUIRE(::pclose(pipe) == 0);
+  INFO(out);
+  std::set<std::string> exported;
+  std::istringstream lines(out);
+  std::string address, type, name;
+  while (lines >> address >> type >> name) {
+    if (type != "A") exported.insert(name);  // (A: a version node, not code or data)
+  }
+  std::set<std::string> expected = {"InitializeInjectionNvtx2", "InitializeInjection", "ncclProfiler_v5", "ncclProfiler_v4"};
+  if (exported.count("cuptiActivityEnable") != 0) {  // a shim built with CUPTI: its four interposers
+    expected.insert({"cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityDisable", "cuptiActivityRegisterTimestampCallback"});
+  }
+  CHECK(exported == expected);
+}
+
 TEST_CASE("argus capture puts the shim first in LD_PRELOAD; --no-preload leaves it alone") {
   const std::string show = " -- sh -c 'printf \"[%s]\" \"$LD_PRELOAD\"'";
   RunResult kept = runArgus("capture --server 127.0.0.1:1 --no-preload" + show, false, "LD_PRELOAD=");
