@@ -342,14 +342,14 @@ void CuptiSource::beforeClockChange() {
 }
 
 void CuptiSource::clockChanged(CUpti_TimestampCallbackFunc ticks) {
-  std::shared_ptr<ClockSync> guest;
-  if (ticks != nullptr) {
-    guest = std::make_shared<ClockSync>();
-    if (!guest->calibrateTicks(ticks, epoch())) log("GPU times may be off: the timestamp callback another CUPTI client installed could not be calibrated");
-  }
+  // The new epoch first: a buffer completed from now on holds records of the new clock. The
+  // drain waits on the lock while the new clock is calibrated (its first reading takes 2 ms).
   std::lock_guard<std::mutex> lock(clock_mu_);
   previous_era_ = era_;
-  era_ = {buffers_.newClockEpoch(), ticks, guest};
+  era_ = {buffers_.newClockEpoch(), ticks, nullptr};
+  if (ticks == nullptr) return;
+  era_.guest = std::make_shared<ClockSync>();
+  if (!era_.guest->calibrateTicks(ticks, epoch())) log("GPU times may be off: the timestamp callback another CUPTI client installed could not be calibrated");
 }
 
 void CuptiSource::calibrateGuestClock() {
