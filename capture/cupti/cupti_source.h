@@ -152,6 +152,18 @@ class CuptiSource : public ActivityHandover::Owner {
   bool lent() const { return paused_.load(std::memory_order_acquire); }
   const CuptiApi& api() const { return api_; }
 
+  // ActivityHandover::Owner, on the guest's thread under the handover's lock (tests call
+  // them through the handover too).
+  void pauseForGuest() override;
+  void resumeAfterGuest() override;
+  bool usesKind(CUpti_ActivityKind kind) const override;
+  // torch.profiler's records reach us too: copied into our pool (ActivityBuffers::adopt).
+  void observeGuestBuffer(uint8_t* buffer, size_t valid) override;
+  // A forced flush: our buffers with records on the old clock come back first.
+  void beforeClockChange() override;
+  // A new clock epoch, then its clock calibrated at once (a 2 ms wait).
+  void clockChanged(CUpti_TimestampCallbackFunc ticks) override;
+
  private:
   // `register_callbacks` false: a guest traces now, our callbacks wait for resumeAfterGuest().
   Status enableAll(bool register_callbacks);
@@ -164,21 +176,9 @@ class CuptiSource : public ActivityHandover::Owner {
   void switchOff(const std::string& why);
   void log(const std::string& line) const;
   ClockSync::EpochFn epoch() const;
-
- public:
-  // ActivityHandover::Owner, on the guest's thread under the handover's lock.
-  void pauseForGuest() override;
-  void resumeAfterGuest() override;
-  bool usesKind(CUpti_ActivityKind kind) const override;
-  // torch.profiler's records reach us too: copied into our pool (ActivityBuffers::adopt).
-  void observeGuestBuffer(uint8_t* buffer, size_t valid) override;
-  // A forced flush; then a new clock epoch, its clock calibrated at once (a 2 ms wait).
-  void beforeClockChange() override;
-  void clockChanged(CUpti_TimestampCallbackFunc ticks) override;
-
- private:
-  // The clock of buffers completed in `epoch`; calibrates the current guest clock.
+  // The clock of the buffers completed in `epoch`.
   ClockMap clockFor(uint32_t epoch);
+  // Refines the current guest clock's rate (the flush thread, at every flush).
   void calibrateGuestClock();
 
   NameTable& names_;
