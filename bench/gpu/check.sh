@@ -17,8 +17,9 @@
 # Environment: GPU_CHECK_ROUNDS (4), GPU_CHECK_STEPS (200 measured steps per run, after 30
 # warm-up steps), GPU_CHECK_BUDGET_S (420: no round starts that would end past it),
 # GPU_CHECK_SHAPES ("train small"; "train" alone for more rounds of the overhead breakdown),
-# GPU_CHECK_EXTRAS (1; 0 skips the coexistence and NCCL runs), PYTHON (python3). With $OUT set: $OUT/check.txt (the check lines), $OUT/check.log (everything
-# printed), $OUT/runs.tar.gz (run files and logs, /metrics snapshots, argusd's output).
+# GPU_CHECK_EXTRAS (1; 0 skips the coexistence and NCCL runs), PYTHON (python3). With $OUT
+# set: $OUT/check.txt (the check lines), $OUT/check.log (everything printed),
+# $OUT/runs.tar.gz (run files and logs, /metrics snapshots, argusd's output).
 # Exit codes: 0 ran, 3 no CUDA device (torch missing, or it sees no GPU), 4 no binaries and
 # none could be built, 5 argusd did not start, 6 a run failed or timed out (the others are
 # reported).
@@ -190,7 +191,7 @@ main() {
   fi
 
   # Each round runs every mode once per shape, the order rotating, while the budget lasts.
-  # train also runs the shim's variants (what stack sampling and launch attribution cost).
+  # train also runs the shim's variants (what stack sampling, launch attribution and CUPTI cost).
   local train_modes=(untraced shim profiler nostacks nolaunch nocupti) small_modes=(untraced shim profiler)
   local round_s=0 round start k cfg modes
   for round in $(seq "$rounds"); do
