@@ -378,8 +378,12 @@ struct WindowRef {
   int32_t first = 0, width = 0, mode = 0;
 };
 
-Status badWindow(size_t row, const char* what) {
-  return Status::corruption("hist-window: row " + std::to_string(row) + " " + what + " out of range");
+// A window's width or first bucket (its group's reference plus the row's delta) past
+// [0, max]: named with its value, or with its terms where their sum overflows.
+Status badWindow(size_t row, const char* what, int64_t base, int64_t delta, uint64_t max) {
+  int64_t value = 0;
+  std::string shown = __builtin_add_overflow(base, delta, &value) ? std::to_string(base) + " + " + std::to_string(delta) : std::to_string(value);
+  return Status::corruption("hist-window: row " + std::to_string(row) + " " + what + " " + shown + " out of range [0, " + std::to_string(max) + "]");
 }
 
 // Rows [from, to) of a hist-window payload: with kStore into *out, else only chained
@@ -405,7 +409,7 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
     uint64_t zw = 0;
     if (!a.next(&zw)) [[unlikely]] return truncatedStream("A", i);
     const uint64_t width = static_cast<uint64_t>(ref.width) + static_cast<uint64_t>(zigzagDecode(zw));
-    if (width > kSlots) [[unlikely]] return badWindow(i, "window width");
+    if (width > kSlots) [[unlikely]] return badWindow(i, "window width", ref.width, zigzagDecode(zw), kSlots);
     if (width == 0) {
       if constexpr (kImplied) {
         if (counts[i] != 0) [[unlikely]] return Status::corruption("hist-window: empty histogram with a non-zero count");
@@ -416,7 +420,7 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
     uint64_t zf = 0;
     if (!b.next(&zf)) [[unlikely]] return truncatedStream("B", i);
     const uint64_t first = static_cast<uint64_t>(ref.first) + static_cast<uint64_t>(zigzagDecode(zf));
-    if (first > kSlots - width) [[unlikely]] return badWindow(i, "bucket range");
+    if (first > kSlots - width) [[unlikely]] return badWindow(i, "first bucket", ref.first, zigzagDecode(zf), kSlots - width);
     const int64_t lo = static_cast<int64_t>(first), hi = static_cast<int64_t>(first + width - 1);
     int64_t skip = INT64_MIN, total = 0;
     if constexpr (kImplied) {

@@ -111,7 +111,7 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
     plan->leads.emplace_back(leadBlockBytes(spec_.plan_bytes));
     size_t keep_bytes = spec_.plan_bytes;
-    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &keep_bytes, out, &plan->leads[0]));
+    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, maxListedSets(), &keep_bytes, out, &plan->leads[0]));
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }
@@ -133,12 +133,12 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
   std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
   for (size_t i = 0; i < parts; ++i) plan->leads.emplace_back(leadBlockBytes(keep_bytes[i]));
-  if (parts == 1) return listRanks(0, kAllRanks, &keep_bytes[0], out, &plan->leads[0]);
+  if (parts == 1) return listRanks(0, kAllRanks, maxListedSets(), &keep_bytes[0], out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
   std::vector<Status> status(parts);
   auto work = [&](size_t i) {
-    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &keep_bytes[i],
-                          &listed[i], &plan->leads[i]);
+    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts,
+                          maxListedSets() / parts, &keep_bytes[i], &listed[i], &plan->leads[i]);
   };
   runOnThreads(parts, work);
   size_t total = out->size();
@@ -151,7 +151,13 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   return Status::ok();
 }
 
-Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const {
+size_t RocksScanCursor::maxListedSets() const {
+  // While init() builds the plan, the listing and the plan's copy of it are both held.
+  return spec_.max_plan_bytes / (sizeof(Listed) + sizeof(ChunkSet));
+}
+
+Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t max_sets, size_t* keep_bytes, std::vector<Listed>* out,
+                                  ByteArena* leads) const {
   std::vector<size_t> runs;  // where each block's sets begin in *out (each run by rank)
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, last_base));
@@ -177,6 +183,10 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, 
     bool more = true;
     runs.push_back(out->size());
     while (more && k.step_base == base && k.rank < hi) {
+      if (out->size() >= max_sets) {
+        return Status::resourceExhausted("scan: the chunk sets in the step range pass the plan's bound of " + std::to_string(spec_.max_plan_bytes) +
+                                         " bytes: narrow the steps or the ranks");
+      }
       const rocksdb::Slice v = it->value();
       const bool keep = v.size() <= UINT32_MAX && v.size() <= *keep_bytes;
       const char* kept = keep ? leads->copy(view(v)).data() : nullptr;

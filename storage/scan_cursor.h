@@ -92,7 +92,10 @@ class RocksScanCursor final : public ScanCursor {
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
   // copying their lead values into *leads while they fit in *keep_bytes (less what it copies).
-  Status listRanks(uint32_t lo, uint64_t hi, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
+  // ResourceExhausted rather than let *out pass max_sets entries.
+  Status listRanks(uint32_t lo, uint64_t hi, size_t max_sets, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
+  // How many chunk sets a plan within ScanSpec::max_plan_bytes can list.
+  size_t maxListedSets() const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).
   static constexpr uint64_t kRanksPerListingThread = 512;
   std::span<const ChunkSet> setsOf(const RankPlan& p) const { return {plan_->sets.data() + p.first_set, p.set_count}; }

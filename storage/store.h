@@ -88,6 +88,10 @@ struct ScanSpec {
   // Most bytes of chunk values a scan's plan keeps from its listing (storage/scan_cursor.h);
   // chunks past it are read again when the scan reaches them.
   size_t plan_bytes = size_t{32} << 20;
+  // Most heap bytes the plan's list of chunk sets may take (a set per rank and block of
+  // steps: years of a large job's steps are millions). Past it the scan fails with
+  // ResourceExhausted while listing, before the list grows any further.
+  size_t max_plan_bytes = size_t{1} << 30;
 };
 
 // Chunk counts depend on how a scan finds its blocks (scan_cursor.h): one that reads stored

@@ -64,6 +64,8 @@ storage::ScanSpec TableScan::specFor(const std::string& job) const {
   // The lead values a plan keeps count against the query's memory (plan_memory_): at most
   // an eighth of it.
   spec.plan_bytes = std::min(spec.plan_bytes, ctx_.options().memory_limit_bytes / 8);
+  // The plan's list of chunk sets, all of it: a listing stops there, not at the list's end.
+  spec.max_plan_bytes = ctx_.options().memory_limit_bytes;
   return spec;
 }
 
@@ -71,6 +73,10 @@ template <typename T>
 T TableScan::opened(Result<T> r, const std::string& job) const {
   if (r.isOk()) return std::move(r).value();
   if (r.status().isNotFound()) return nullptr;
+  if (r.status().code() == Status::Code::kResourceExhausted) {  // the listing passed ScanSpec::max_plan_bytes
+    throw ExecutionError("query cancelled: a scan's plan needs more than the memory limit of " + bytesText(ctx_.options().memory_limit_bytes) +
+                         " (listing " + table_.name + " of job '" + job + "')");
+  }
   failed(job, r.status());
 }
 

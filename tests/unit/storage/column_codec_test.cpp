@@ -522,8 +522,8 @@ TEST_CASE("histogram decoders: a delta that overflows int64 against its base is 
   // C (gaps, none), D (counts): row 0 is one bucket, index 5, count 3.
   std::string sparse = std::string(1, static_cast<char>(1 + huge.size())) + '\x01' + '\x00' + "\x02" + huge + "\x0a" + "\x06";
   // The overflow is caught without undefined behaviour, and no wrapped value reaches the
-  // message.
-  for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: row 1 window width out of range"},
+  // message (hist-window names the sum's terms).
+  for (auto [codec, bytes, message] : {std::tuple{CodecId::kHistWindow, window, "hist-window: row 1 window width 1 + 9223372036854775807 out of range [0, 2185]"},
                                        std::tuple{CodecId::kHistSparseGrouped, sparse, "hist-sparse: buckets in a row out of range"}}) {
     HistColumn out;
     Status s = decodeHists(static_cast<uint8_t>(codec), bytes, 2, &g, &out);
@@ -533,7 +533,7 @@ TEST_CASE("histogram decoders: a delta that overflows int64 against its base is 
   }
 }
 
-TEST_CASE("hist-window: a truncated varint names its stream and row; a bucket count past 2^32-1 is Corruption") {
+TEST_CASE("hist-window: a truncated varint names its stream and row; a bucket count past 2^32-1 or a window out of range is Corruption") {
   auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
   // One ungrouped row (flags 0): width 1 (zigzag 0x02) at bucket 5 (0x0a), then its count.
   auto window = [&](const std::string& a, const std::string& d) { return std::string(1, '\x00') + stream(a) + stream("\x0a") + stream(d); };
@@ -543,7 +543,11 @@ TEST_CASE("hist-window: a truncated varint names its stream and row; a bucket co
   CHECK(out[0].count() == 3);
   for (auto [bytes, message] : {std::pair{window("\x02", "\x83"), "hist-window stream D: truncated or overlong varint at row 0"},
                                 std::pair{window("\x82", "\x03"), "hist-window stream A: truncated or overlong varint at row 0"},
-                                std::pair{window("\x02", std::string("\x80\x80\x80\x80\x10", 5)), "hist-window: bucket count 4294967296 above 2^32-1"}}) {
+                                std::pair{window("\x02", std::string("\x80\x80\x80\x80\x10", 5)), "hist-window: bucket count 4294967296 above 2^32-1"},
+                                // width 3000 (zigzag 6000); first bucket -1 (zigzag 1)
+                                std::pair{window("\xf0\x2e", "\x03"), "hist-window: row 0 window width 3000 out of range [0, 2185]"},
+                                std::pair{std::string(1, '\x00') + stream("\x02") + stream("\x01") + stream("\x03"),
+                                          "hist-window: row 0 first bucket -1 out of range [0, 2184]"}}) {
     Status s = decodeHists(codec, bytes, 1, nullptr, &out);
     INFO(s.toString());
     CHECK(s.isCorruption());

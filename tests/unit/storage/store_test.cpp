@@ -311,6 +311,19 @@ TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, att
       if (columns.size() == 3) CHECK(col(b, "iter_ns").ints[i] == want[i].iter_ns);
     }
   }
+  // A plan bound too small for the listing: ResourceExhausted while listing, every rank or
+  // a few (and a step range with no chunk sets lists none, so passes any bound).
+  for (const std::vector<uint32_t>& ranks : {std::vector<uint32_t>{}, std::vector<uint32_t>{4, 9}}) {
+    ScanSpec s = spec(Table::kSteps, 5, 35);
+    s.ranks = ranks;
+    s.max_plan_bytes = 1;
+    ColumnBatch b;
+    Status st = scanAll(*store, s, &b);
+    CHECK(st.code() == Status::Code::kResourceExhausted);
+    CHECK(st.message().find("pass the plan's bound of 1 bytes") != std::string::npos);
+    s.from_step = 1000, s.to_step = 2000;
+    CHECK(scanAll(*store, s, &b).isOk());
+  }
 }
 
 TEST_CASE("a steps chunk set missing a column the scan reads is Corruption, in whichever order the columns are named") {
