@@ -345,22 +345,24 @@ void CuptiSource::clockChanged(CUpti_TimestampCallbackFunc ticks) {
   // The new epoch first: a buffer completed from now on holds records of the new clock. The
   // drain waits on the lock while the new clock is calibrated (its first reading takes 2 ms).
   std::lock_guard<std::mutex> lock(clock_mu_);
-  previous_era_ = era_;
-  era_ = {buffers_.newClockEpoch(), ticks, nullptr};
+  if (eras_.size() == kKeptEras) eras_.erase(eras_.begin());
+  ClockEra& era = eras_.emplace_back(ClockEra{buffers_.newClockEpoch(), ticks, nullptr});
   if (ticks == nullptr) return;
-  era_.guest = std::make_shared<ClockSync>();
-  if (!era_.guest->calibrateTicks(ticks, epoch())) log("GPU times may be off: the timestamp callback another CUPTI client installed could not be calibrated");
+  era.guest = std::make_shared<ClockSync>();
+  if (!era.guest->calibrateTicks(ticks, epoch())) log("GPU times may be off: the timestamp callback another CUPTI client installed could not be calibrated");
 }
 
 void CuptiSource::calibrateGuestClock() {
   std::lock_guard<std::mutex> lock(clock_mu_);
-  if (era_.guest != nullptr) era_.guest->calibrateTicks(era_.ticks, epoch());
+  const ClockEra& era = eras_.back();
+  if (era.guest != nullptr) era.guest->calibrateTicks(era.ticks, epoch());
 }
 
 ClockMap CuptiSource::clockFor(uint32_t epoch) {
   std::lock_guard<std::mutex> lock(clock_mu_);
-  const ClockEra& era = epoch >= era_.first_epoch ? era_ : previous_era_;
-  return era.guest != nullptr ? era.guest->map() : clock_.map();
+  auto era = std::find_if(eras_.rbegin(), eras_.rend(), [epoch](const ClockEra& e) { return epoch >= e.first_epoch; });
+  const ClockEra& e = era != eras_.rend() ? *era : eras_.front();
+  return e.guest != nullptr ? e.guest->map() : clock_.map();
 }
 
 bool CuptiSource::usesKind(CUpti_ActivityKind kind) const {
@@ -384,8 +386,9 @@ CuptiSourceStats CuptiSource::stats() const {
   s.clock_uncertainty_ns = clock_.uncertainty();
   {
     std::lock_guard<std::mutex> lock(clock_mu_);
-    s.guest_clock = era_.guest != nullptr;
-    if (s.guest_clock) s.guest_ns_per_tick = era_.guest->map().ns_per_tick;
+    const ClockEra& era = eras_.back();
+    s.guest_clock = era.guest != nullptr;
+    if (s.guest_clock) s.guest_ns_per_tick = era.guest->map().ns_per_tick;
   }
   s.clock_epochs = buffers_.clockEpoch();
   s.running = running();

@@ -187,15 +187,18 @@ class CuptiSource : public ActivityHandover::Owner {
   ActivityBuffers buffers_;
   LaunchContexts contexts_;
   ClockSync clock_;  // CUPTI's own
-  // The clocks of the current and the previous epochs: CUPTI's own (no guest) or a guest's,
-  // from its first epoch on. Buffers of older epochs are decoded with the previous one.
+  // A clock from its first epoch on: CUPTI's own (no guest) or a guest's. eras_ holds the
+  // latest kKeptEras by first epoch, the current last: buffers of any of them waiting for a
+  // drain decode on their own clock, however many changes came between two drains; older
+  // ones (kKeptEras changes in one drain period) on the oldest kept.
   struct ClockEra {
     uint32_t first_epoch = 0;
     CUpti_TimestampCallbackFunc ticks = nullptr;
     std::shared_ptr<ClockSync> guest;  // its map (null: CUPTI's own clock)
   };
+  static constexpr size_t kKeptEras = 8;
   mutable std::mutex clock_mu_;  // the eras: the guest's thread, the flush thread, the drain
-  ClockEra era_, previous_era_;
+  std::vector<ClockEra> eras_{ClockEra{}};
   ActivityDecoder decoder_;
   std::vector<TraceEvent> scratch_;  // one buffer's events, reused
   // Events waiting for their launch record (drain()), in decode order, and those released

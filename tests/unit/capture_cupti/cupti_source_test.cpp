@@ -271,3 +271,54 @@ TEST_CASE("a guest's timestamp callback: buffers completed before it decode on C
   handover.detach(&source);
   REQUIRE(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
 }
+
+namespace {
+// A second tick clock, 4 ticks per ns from another origin: a guest that replaces the first.
+uint64_t CUPTIAPI fasterTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 4 + 7'000'000; }
+}  // namespace
+
+TEST_CASE("two guest clocks before one drain: the buffers of each of the three epochs decode on their own clock") {
+  NameTable names;
+  CuptiSourceOptions opt;
+  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+  opt.launch_attribution = false;
+  CuptiSource source(names, opt);
+  REQUIRE(source.load().isOk());
+  ActivityHandover& handover = ActivityHandover::instance();
+  handover.attach(&source);
+  ActivityHandover::Calls calls;
+  calls.registerTimestamp = acceptTimestampCallback;
+
+  const uint64_t t0 = 1'796'000'000'000'000'000ull;
+  RecordBuffer own;
+  own.add(kernelRecord(t0, t0 + 1000, 1, "own clock"));
+  completeBuffer(own);
+  REQUIRE(handover.guestTimestampCallback(calls, fakeTsc) == CUPTI_SUCCESS);
+  const int64_t first_when = realtimeNs();
+  const uint64_t first = fakeTsc();
+  RecordBuffer on_first;
+  on_first.add(kernelRecord(first, first + 2'500, 2, "first guest"));  // 1,000 ns
+  completeBuffer(on_first);
+  REQUIRE(handover.guestTimestampCallback(calls, fasterTsc) == CUPTI_SUCCESS);
+  const int64_t second_when = realtimeNs();
+  const uint64_t second = fasterTsc();
+  RecordBuffer on_second;
+  on_second.add(kernelRecord(second, second + 4'000, 3, "second guest"));  // 1,000 ns
+  completeBuffer(on_second);
+
+  CollectingSink sink;
+  CHECK(source.drain(sink) == 3);
+  REQUIRE(sink.events.size() == 3);
+  CHECK(sink.events[0].start_ns == static_cast<int64_t>(t0));
+  CHECK(std::abs(sink.events[1].start_ns - first_when) < 5'000'000);
+  CHECK(sink.events[1].end_ns - sink.events[1].start_ns == doctest::Approx(1000).epsilon(0.02));
+  CHECK(std::abs(sink.events[2].start_ns - second_when) < 5'000'000);
+  CHECK(sink.events[2].end_ns - sink.events[2].start_ns == doctest::Approx(1000).epsilon(0.02));
+  CuptiSourceStats st = source.stats();
+  CHECK(st.guest_ns_per_tick == doctest::Approx(0.25).epsilon(0.01));
+  CHECK(st.clock_epochs == 2);
+  CHECK(st.decode.bad_timestamps == 0);
+
+  handover.detach(&source);
+  REQUIRE(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
+}
