@@ -223,102 +223,67 @@ namespace {
 
 // Kineto's timestamp callback reads the TSC: here 2.5 ticks per ns of CLOCK_REALTIME.
 uint64_t CUPTIAPI fakeTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 5 / 2 + 1'000'000; }
+// A second tick clock, 4 ticks per ns from another origin: a guest that replaces the first.
+uint64_t CUPTIAPI fasterTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 4 + 7'000'000; }
 CUptiResult acceptTimestampCallback(CUpti_TimestampCallbackFunc) { return CUPTI_SUCCESS; }
+
+// A loaded source attached to the process's handover, which guests install their clocks
+// through; detached at the end with CUPTI's own clock back (the handover outlives it).
+struct GuestClocks {
+  NameTable names;
+  CuptiSource source{names, [] {
+                       CuptiSourceOptions opt;
+                       opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
+                       opt.launch_attribution = false;
+                       return opt;
+                     }()};
+  ActivityHandover& handover = ActivityHandover::instance();
+  ActivityHandover::Calls calls;
+  GuestClocks() {
+    REQUIRE(source.load().isOk());
+    handover.attach(&source);
+    calls.registerTimestamp = acceptTimestampCallback;
+  }
+  ~GuestClocks() {
+    handover.detach(&source);
+    CHECK(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
+  }
+  void install(CUpti_TimestampCallbackFunc ticks) { REQUIRE(handover.guestTimestampCallback(calls, ticks) == CUPTI_SUCCESS); }
+  // One kernel record lasting `ticks` from `start`, completed as a buffer.
+  static void completeKernel(uint64_t start, uint64_t ticks, uint32_t correlation) {
+    RecordBuffer b;
+    b.add(kernelRecord(start, start + ticks, correlation, "k"));
+    completeBuffer(b);
+  }
+};
 
 }  // namespace
 
-TEST_CASE("a guest's timestamp callback: buffers completed before it decode on CUPTI's clock, later ones on the guest's") {
+TEST_CASE("guests' timestamp callbacks: buffers decode on the clock of their epoch, CUPTI's or a guest's, two changes in one drain period too") {
   // torch.profiler's first session installs Kineto's TSC reader for the rest of the process:
   // every record from then on is stamped in CPU ticks (an H200 run lost 85% of its kernels
   // to times read as ns).
-  NameTable names;
-  CuptiSourceOptions opt;
-  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
-  opt.launch_attribution = false;
-  CuptiSource source(names, opt);
-  REQUIRE(source.load().isOk());
-  ActivityHandover& handover = ActivityHandover::instance();
-  handover.attach(&source);
-
+  GuestClocks g;
   const uint64_t t0 = 1'796'000'000'000'000'000ull;
-  RecordBuffer before;
-  before.add(kernelRecord(t0, t0 + 1000, 1, "before"));
-  completeBuffer(before);
-
-  ActivityHandover::Calls calls;
-  calls.registerTimestamp = acceptTimestampCallback;
-  REQUIRE(handover.guestTimestampCallback(calls, fakeTsc) == CUPTI_SUCCESS);
-  const int64_t when = realtimeNs();
-  const uint64_t ticks = fakeTsc();
-  RecordBuffer after;
-  after.add(kernelRecord(ticks, ticks + 2'500, 2, "after"));  // 1,000 ns
-  completeBuffer(after);
-
-  CollectingSink sink;
-  CHECK(source.drain(sink) == 2);
-  REQUIRE(sink.events.size() == 2);
-  CHECK(sink.events[0].start_ns == static_cast<int64_t>(t0));
-  CHECK(sink.events[1].start_ns > 0);
-  CHECK(std::abs(sink.events[1].start_ns - when) < 5'000'000);
-  CHECK(sink.events[1].end_ns - sink.events[1].start_ns == doctest::Approx(1000).epsilon(0.02));
-  CuptiSourceStats st = source.stats();
-  CHECK(st.guest_clock);
-  CHECK(st.guest_ns_per_tick == doctest::Approx(0.4).epsilon(0.01));
-  CHECK(st.clock_epochs == 1);
-  CHECK(st.decode.bad_timestamps == 0);
-
-  // The process's handover outlives this source: CUPTI's own clock back for the next test.
-  handover.detach(&source);
-  REQUIRE(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
-}
-
-namespace {
-// A second tick clock, 4 ticks per ns from another origin: a guest that replaces the first.
-uint64_t CUPTIAPI fasterTsc() { return static_cast<uint64_t>(realtimeNs() - 1'700'000'000'000'000'000) * 4 + 7'000'000; }
-}  // namespace
-
-TEST_CASE("two guest clocks before one drain: the buffers of each of the three epochs decode on their own clock") {
-  NameTable names;
-  CuptiSourceOptions opt;
-  opt.buffers = {.buffer_bytes = 64 * 1024, .pool_bytes = 4 * 64 * 1024};
-  opt.launch_attribution = false;
-  CuptiSource source(names, opt);
-  REQUIRE(source.load().isOk());
-  ActivityHandover& handover = ActivityHandover::instance();
-  handover.attach(&source);
-  ActivityHandover::Calls calls;
-  calls.registerTimestamp = acceptTimestampCallback;
-
-  const uint64_t t0 = 1'796'000'000'000'000'000ull;
-  RecordBuffer own;
-  own.add(kernelRecord(t0, t0 + 1000, 1, "own clock"));
-  completeBuffer(own);
-  REQUIRE(handover.guestTimestampCallback(calls, fakeTsc) == CUPTI_SUCCESS);
+  GuestClocks::completeKernel(t0, 1000, 1);
+  g.install(fakeTsc);
   const int64_t first_when = realtimeNs();
-  const uint64_t first = fakeTsc();
-  RecordBuffer on_first;
-  on_first.add(kernelRecord(first, first + 2'500, 2, "first guest"));  // 1,000 ns
-  completeBuffer(on_first);
-  REQUIRE(handover.guestTimestampCallback(calls, fasterTsc) == CUPTI_SUCCESS);
+  GuestClocks::completeKernel(fakeTsc(), 2'500, 2);  // 1,000 ns
+  g.install(fasterTsc);
   const int64_t second_when = realtimeNs();
-  const uint64_t second = fasterTsc();
-  RecordBuffer on_second;
-  on_second.add(kernelRecord(second, second + 4'000, 3, "second guest"));  // 1,000 ns
-  completeBuffer(on_second);
+  GuestClocks::completeKernel(fasterTsc(), 4'000, 3);  // 1,000 ns
 
   CollectingSink sink;
-  CHECK(source.drain(sink) == 3);
+  CHECK(g.source.drain(sink) == 3);
   REQUIRE(sink.events.size() == 3);
   CHECK(sink.events[0].start_ns == static_cast<int64_t>(t0));
   CHECK(std::abs(sink.events[1].start_ns - first_when) < 5'000'000);
   CHECK(sink.events[1].end_ns - sink.events[1].start_ns == doctest::Approx(1000).epsilon(0.02));
   CHECK(std::abs(sink.events[2].start_ns - second_when) < 5'000'000);
   CHECK(sink.events[2].end_ns - sink.events[2].start_ns == doctest::Approx(1000).epsilon(0.02));
-  CuptiSourceStats st = source.stats();
+  CuptiSourceStats st = g.source.stats();
+  CHECK(st.guest_clock);
   CHECK(st.guest_ns_per_tick == doctest::Approx(0.25).epsilon(0.01));
   CHECK(st.clock_epochs == 2);
   CHECK(st.decode.bad_timestamps == 0);
-
-  handover.detach(&source);
-  REQUIRE(handover.guestTimestampCallback(calls, nullptr) == CUPTI_SUCCESS);
 }
