@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -80,21 +79,33 @@ void slowDown(model::StepRecord& rec) {
   rec.end_ns += extra;
 }
 
-Result<Json> getJson(uint16_t port, const std::string& target) {
-  Result<HttpReply> reply = httpRequest("127.0.0.1", port, "GET", target);
+// Runs `sql` through argusd's query endpoint (POST /api/v1/query); the answer's rows.
+Result<Json> query(uint16_t port, const std::string& sql) {
+  Result<HttpReply> reply = httpRequest("127.0.0.1", port, "POST", "/api/v1/query", Json{{"q", sql}}.dump());
   if (!reply.isOk()) return reply.status();
   Json body = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::corruption("GET " + target + ": answer is not JSON");
+  if (body.is_discarded()) return Status::corruption("POST /api/v1/query: answer is not JSON");
   if (reply->status != 200) {
-    return Status::ioError("GET " + target + ": HTTP " + std::to_string(reply->status) + ": " +
-                           body.value("error", std::string("?")));
+    return Status::ioError("POST /api/v1/query: HTTP " + std::to_string(reply->status) + ": " + body.value("error", std::string("?")));
   }
-  return body;
+  return body["rows"];
 }
 
-// A numeric cell: uint64 ids travel as decimal strings, other numbers as numbers.
+// A numeric cell (NULL as 0): uint64 ids travel as decimal strings, other numbers as numbers.
 double num(const Json& cell) {
+  if (cell.is_null()) return 0;
   return cell.is_string() ? std::stod(cell.get<std::string>()) : cell.get<double>();
+}
+
+// The query, as a person would type it into `argus shell`, above its answer (indented).
+void printQuery(const std::string& title, const std::string& sql) {
+  std::printf("\n%s:\n", title.c_str());
+  for (size_t at = 0; at < sql.size();) {
+    size_t end = std::min(sql.find('\n', at), sql.size());
+    std::printf("  %s\n", sql.substr(at, end - at).c_str());
+    at = end + 1;
+  }
+  std::printf("\n");
 }
 
 // Streams every rank's steps through its own StepSender, like one shim per rank.
@@ -141,51 +152,40 @@ Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes
 }
 
 Status printFindings(const DemoOptions& o, uint16_t http_port) {
-  // 1. Per-rank mean iteration time over the second half: the slow rank stands out.
-  uint32_t half = o.steps / 2;
-  Result<Json> steps = getJson(http_port, "/api/v1/scan?job=demo&table=steps&columns=rank,step,iter_ns,compute_ns,comm_exposed_ns&from_step=" +
-                                              std::to_string(half) + "&limit=1000000");
-  if (!steps.isOk()) return steps.status();
-  struct RankSums {
-    double iter = 0, compute = 0, exposed = 0;
-    int n = 0;
-  };
-  std::map<int64_t, RankSums> by_rank;
-  for (const Json& row : (*steps)["rows"]) {
-    RankSums& s = by_rank[static_cast<int64_t>(num(row[0]))];
-    s.iter += num(row[2]);
-    s.compute += num(row[3]);
-    s.exposed += num(row[4]);
-    s.n++;
-  }
-  std::vector<std::pair<int64_t, RankSums>> ranked(by_rank.begin(), by_rank.end());
-  std::sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.second.iter / a.second.n > b.second.iter / b.second.n; });
-  std::printf("\nSlowest ranks, steps %u-%u (GET /api/v1/scan?table=steps):\n", half, o.steps - 1);
+  // 1. Per-rank means over the second half of the run: the slow rank stands out.
+  const uint32_t half = o.steps / 2;
+  const std::string slowest =
+      "SELECT rank, count(*) AS steps, avg(iter_ns) AS iter, avg(compute_ns) AS compute, avg(comm_exposed_ns) AS exposed\n"
+      "FROM steps WHERE job = 'demo' AND step >= " + std::to_string(half) + "\n"
+      "GROUP BY rank ORDER BY iter DESC, rank LIMIT 5";
+  Result<Json> ranks = query(http_port, slowest);
+  if (!ranks.isOk()) return ranks.status();
+  if (ranks->empty()) return Status::notFound("no steps stored for job 'demo'");
+  printQuery("Slowest ranks, steps " + std::to_string(half) + "-" + std::to_string(o.steps - 1), slowest);
   TablePrinter ranks_table({"rank", "steps", "mean iter", "mean compute", "mean exposed comm"});
-  for (size_t i = 0; i < ranked.size() && i < 5; ++i) {
-    const RankSums& s = ranked[i].second;
-    ranks_table.addRow({std::to_string(ranked[i].first), std::to_string(s.n), formatDurationNs(s.iter / s.n), formatDurationNs(s.compute / s.n), formatDurationNs(s.exposed / s.n)});
+  for (const Json& r : *ranks) {
+    ranks_table.addRow({std::to_string(static_cast<int64_t>(num(r[0]))), std::to_string(static_cast<int64_t>(num(r[1]))),
+                        formatDurationNs(num(r[2])), formatDurationNs(num(r[3])), formatDurationNs(num(r[4]))});
   }
   ranks_table.print(stdout);
 
-  // 2. The slow rank's heaviest kernels in its last step, with names from the store.
-  int64_t slow = ranked.front().first;
-  std::string last = std::to_string(o.steps - 1);
-  Result<Json> kernels = getJson(http_port, "/api/v1/scan?job=demo&table=kernels&columns=signature,phase,count,total_ns,hist&ranks=" +
-                                                std::to_string(slow) + "&from_step=" + last + "&to_step=" + std::to_string(o.steps));
+  // 2. The slowest rank's heaviest kernels in its last step, named from the kernel dictionary.
+  const std::string slow = std::to_string(static_cast<int64_t>(num((*ranks)[0][0])));
+  const std::string last = std::to_string(o.steps - 1);
+  const std::string heaviest =
+      "SELECT coalesce(n.name, '?') AS kernel, k.count, k.total_ns, quantile(k.hist, 0.5) AS p50, quantile(k.hist, 0.99) AS p99\n"
+      "FROM kernels k LEFT JOIN kernel_names n USING (job, signature)\n"
+      "WHERE k.job = 'demo' AND k.rank = " + slow + " AND k.step = " + last + "\n"
+      "ORDER BY k.total_ns DESC LIMIT 8";
+  Result<Json> kernels = query(http_port, heaviest);
   if (!kernels.isOk()) return kernels.status();
-  std::vector<Json> rows((*kernels)["rows"].begin(), (*kernels)["rows"].end());
-  std::sort(rows.begin(), rows.end(), [](const Json& a, const Json& b) { return num(a[3]) > num(b[3]); });
-  std::printf("\nHeaviest kernels of rank %lld in step %s (GET /api/v1/scan?table=kernels, names from /api/v1/kernels):\n",
-              static_cast<long long>(slow), last.c_str());
+  printQuery("Heaviest kernels of rank " + slow + " in step " + last, heaviest);
   TablePrinter kernel_table({"kernel", "launches", "total", "p50", "p99"});
-  for (size_t i = 0; i < rows.size() && i < 8; ++i) {
-    const Json& r = rows[i];
-    Result<Json> name = getJson(http_port, "/api/v1/kernels?job=demo&signature=" + (r[0].is_string() ? r[0].get<std::string>() : r[0].dump()));
-    std::string text = name.isOk() ? (*name).value("name", std::string("?")) : name.status().toString();
-    if (text.size() > 60) text = text.substr(0, 57) + "...";
-    kernel_table.addRow({text, std::to_string(static_cast<int64_t>(num(r[2]))), formatDurationNs(num(r[3])),
-                         formatDurationNs(r[4]["p50"].get<double>()), formatDurationNs(r[4]["p99"].get<double>())});
+  for (const Json& r : *kernels) {
+    std::string name = r[0].is_string() ? r[0].get<std::string>() : "?";
+    if (name.size() > 60) name = name.substr(0, 57) + "...";
+    kernel_table.addRow({name, std::to_string(static_cast<int64_t>(num(r[1]))), formatDurationNs(num(r[2])), formatDurationNs(num(r[3])),
+                         formatDurationNs(num(r[4]))});
   }
   kernel_table.print(stdout);
   return Status::ok();
@@ -220,12 +220,16 @@ int runDemo(const DemoOptions& o) {
   int rc = argusd.stop();
   std::printf("\nargusd stopped (exit %d).\n", rc);
   if (!o.keep_dir.empty()) {
-    std::printf("The data stays in %s. Look inside with:\n  argus dump store --data %s\n"
-                "or serve it again with:\n  argusd --data %s --ingest 127.0.0.1:0 --http 127.0.0.1:7080\n"
-                "  curl 'http://127.0.0.1:7080/api/v1/scan?job=demo&table=steps&ranks=%u'\n",
-                argusd.dataDir().c_str(), argusd.dataDir().c_str(), argusd.dataDir().c_str(), o.slow_rank);
+    const char* data = argusd.dataDir().c_str();
+    std::printf("The data stays in %s. Ask it more in SQL (\\tables lists the tables, docs/query/language.md the language):\n"
+                "  argus shell --data %s\n"
+                "or serve it again, for the HTTP API and Grafana (docs/http/grafana.md):\n"
+                "  argusd --data %s --ingest 127.0.0.1:0 --http 127.0.0.1:7080\n"
+                "  curl -s --data '{\"q\": \"SELECT step, max(iter_ns) FROM steps GROUP BY step\"}' http://127.0.0.1:7080/api/v1/query\n",
+                data, data, data);
   } else {
-    std::printf("Run `argus demo --keep DIR` to keep the data and explore it with `argus dump` and argusd's HTTP API.\n");
+    std::printf("Run `argus demo --keep DIR` to keep the data and ask it more with `argus shell --data DIR/data` (SQL),\n"
+                "or serve it with argusd for its HTTP API and the Grafana datasource.\n");
   }
   return shown.isOk() && rc == 0 ? 0 : 1;
 }

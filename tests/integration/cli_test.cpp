@@ -24,7 +24,7 @@ bool contains(const std::string& text, const std::string& needle) { return text.
 
 }  // namespace
 
-TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank through HTTP") {
+TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank with SQL over HTTP") {
   std::string dir = cli::makeTempDir("argus-cli-demo");
   RunResult demo = runArgus("demo --ranks 8 --steps 12 --signatures 24 --keep " + dir);
   INFO(demo.output);
@@ -35,8 +35,16 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank thro
   REQUIRE(table != std::string::npos);
   size_t first_row = demo.output.find("\n", demo.output.find("-----", table)) + 1;
   CHECK(demo.output.substr(first_row, 8).find('5') != std::string::npos);
+  CHECK(contains(demo.output, "GROUP BY rank ORDER BY iter DESC"));  // each query printed above its answer
   CHECK(contains(demo.output, "Heaviest kernels of rank 5"));
+  // Named from the kernel dictionary: the first kernel row has a name, not '?'.
+  size_t kernels = demo.output.find("-----", demo.output.find("Heaviest kernels"));
+  REQUIRE(kernels != std::string::npos);
+  size_t kernel_row = demo.output.find("\n", kernels) + 1;
+  CHECK(demo.output.substr(kernel_row, 4) != "  ? ");
+  CHECK(contains(demo.output.substr(kernel_row), "ms"));
   CHECK(contains(demo.output, "argusd stopped (exit 0)"));
+  CHECK(contains(demo.output, "argus shell --data " + dir + "/data"));
 
   SUBCASE("dump store decodes what the demo left") {
     RunResult dump = runArgus("dump store --data " + dir + "/data");
