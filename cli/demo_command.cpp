@@ -15,6 +15,7 @@
 #include "cli/duration_text.h"
 #include "cli/http_client.h"
 #include "cli/table_printer.h"
+#include "cli/text_chart.h"
 #include "cli/argusd_process.h"
 #include "simulate/synthetic_steps.h"
 #include "wire/step_sender.h"
@@ -151,8 +152,35 @@ Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes
   return Status::ok();
 }
 
+// The slowest and the median rank's step time per step, as two sparklines on one scale: when
+// the run slowed down, and whether all ranks did or a few.
+Status printStepChart(uint16_t http_port) {
+  const std::string per_step =
+      "SELECT step, max(iter_ns) AS slowest, median(iter_ns) AS typical\n"
+      "FROM steps WHERE job = 'demo' GROUP BY step ORDER BY step";
+  Result<Json> rows = query(http_port, per_step);
+  if (!rows.isOk()) return rows.status();
+  if (rows->empty()) return Status::notFound("no steps stored for job 'demo'");
+  std::vector<double> slowest, typical;
+  for (const Json& r : *rows) slowest.push_back(num(r[1])), typical.push_back(num(r[2]));
+  constexpr size_t kWidth = 64;
+  const size_t per_column = (slowest.size() + kWidth - 1) / kWidth;
+  slowest = foldColumns(slowest, kWidth, Fold::kMax);
+  typical = foldColumns(typical, kWidth, Fold::kMean);
+  const double lo = std::min(*std::min_element(slowest.begin(), slowest.end()), *std::min_element(typical.begin(), typical.end()));
+  const double hi = std::max(*std::max_element(slowest.begin(), slowest.end()), *std::max_element(typical.begin(), typical.end()));
+  const std::string first = std::to_string(static_cast<int64_t>(num(rows->front()[0])));
+  const std::string last = std::to_string(static_cast<int64_t>(num(rows->back()[0])));
+  printQuery("Step time across ranks, steps " + first + "-" + last, per_step);
+  std::printf("  slowest rank  %s\n  median rank   %s\n", sparkline(slowest, lo, hi).c_str(), sparkline(typical, lo, hi).c_str());
+  std::printf("  (one column per %s; %s at the bottom, %s at the top)\n", per_column == 1 ? "step" : (std::to_string(per_column) + " steps").c_str(),
+              formatDurationNs(lo).c_str(), formatDurationNs(hi).c_str());
+  return Status::ok();
+}
+
 Status printFindings(const DemoOptions& o, uint16_t http_port) {
-  // 1. Per-rank means over the second half of the run: the slow rank stands out.
+  if (Status s = printStepChart(http_port); !s.isOk()) return s;
+  // Per-rank means over the second half of the run: the slow rank stands out.
   const uint32_t half = o.steps / 2;
   const std::string slowest =
       "SELECT rank, count(*) AS steps, avg(iter_ns) AS iter, avg(compute_ns) AS compute, avg(comm_exposed_ns) AS exposed\n"
@@ -169,7 +197,7 @@ Status printFindings(const DemoOptions& o, uint16_t http_port) {
   }
   ranks_table.print(stdout);
 
-  // 2. The slowest rank's heaviest kernels in its last step, named from the kernel dictionary.
+  // The slowest rank's heaviest kernels in its last step, named from the kernel dictionary.
   const std::string slow = std::to_string(static_cast<int64_t>(num((*ranks)[0][0])));
   const std::string last = std::to_string(o.steps - 1);
   const std::string heaviest =

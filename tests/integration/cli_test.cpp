@@ -36,6 +36,15 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank with
   size_t first_row = demo.output.find("\n", demo.output.find("-----", table)) + 1;
   CHECK(demo.output.substr(first_row, 8).find('5') != std::string::npos);
   CHECK(contains(demo.output, "GROUP BY rank ORDER BY iter DESC"));  // each query printed above its answer
+  // The step-time chart: the slowest rank's line reaches the top block once rank 5 slows
+  // down (from step 6 of 12), starting at the bottom; the median's stays at the bottom.
+  size_t chart = demo.output.find("  slowest rank  ");
+  REQUIRE(chart != std::string::npos);
+  std::string slowest_line = demo.output.substr(chart, demo.output.find('\n', chart) - chart);
+  CHECK(slowest_line.find("\u2581") < slowest_line.find("\u2588"));
+  size_t median = demo.output.find("  median rank   ");
+  REQUIRE(median != std::string::npos);
+  CHECK_FALSE(contains(demo.output.substr(median, demo.output.find('\n', median) - median), "\u2588"));
   CHECK(contains(demo.output, "Heaviest kernels of rank 5"));
   // Named from the kernel dictionary: the first kernel row has a name, not '?'.
   size_t kernels = demo.output.find("-----", demo.output.find("Heaviest kernels"));
