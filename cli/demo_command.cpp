@@ -248,7 +248,8 @@ int runDemo(const DemoOptions& o) {
   int rc = argusd.stop();
   std::printf("\nargusd stopped (exit %d).\n", rc);
   if (!o.keep_dir.empty()) {
-    const char* data = argusd.dataDir().c_str();
+    const std::string dir = argusd.dataDir();  // a temporary: its c_str() would dangle
+    const char* data = dir.c_str();
     std::printf("The data stays in %s. Ask it more in SQL (\\tables lists the tables, docs/query/language.md the language):\n"
                 "  argus shell --data %s\n"
                 "or serve it again, for the HTTP API and Grafana (docs/http/grafana.md):\n"
