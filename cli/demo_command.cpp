@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli/duration_text.h"
-#include "cli/http_client.h"
+#include "cli/query_target.h"
 #include "cli/table_printer.h"
 #include "cli/text_chart.h"
 #include "cli/argusd_process.h"
@@ -80,15 +80,12 @@ void slowDown(model::StepRecord& rec) {
   rec.end_ns += extra;
 }
 
-// Runs `sql` through argusd's query endpoint (POST /api/v1/query); the answer's rows.
-Result<Json> query(uint16_t port, const std::string& sql) {
-  Result<HttpReply> reply = httpRequest("127.0.0.1", port, "POST", "/api/v1/query", Json{{"q", sql}}.dump());
-  if (!reply.isOk()) return reply.status();
-  Json body = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::corruption("POST /api/v1/query: answer is not JSON");
-  if (reply->status != 200) {
-    return Status::ioError("POST /api/v1/query: HTTP " + std::to_string(reply->status) + ": " + body.value("error", std::string("?")));
-  }
+// Runs `sql` on argusd (`target`: its POST /api/v1/query); the answer's rows.
+Result<Json> query(QueryTarget& target, const std::string& sql) {
+  Result<std::string> answer = target.answerJson(sql, query::QueryOptions{});
+  if (!answer.isOk()) return answer.status();
+  Json body = Json::parse(*answer, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.contains("rows")) return Status::corruption("POST /api/v1/query: the answer has no rows");
   return body["rows"];
 }
 
@@ -154,17 +151,17 @@ Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes
 
 // The slowest and the median rank's step time per step, as two sparklines on one scale: when
 // the run slowed down, and whether all ranks did or a few.
-Status printStepChart(uint16_t http_port) {
+Status printStepChart(QueryTarget& argusd) {
   const std::string per_step =
       "SELECT step, max(iter_ns) AS slowest, median(iter_ns) AS typical\n"
       "FROM steps WHERE job = 'demo' GROUP BY step ORDER BY step";
-  Result<Json> rows = query(http_port, per_step);
+  Result<Json> rows = query(argusd, per_step);
   if (!rows.isOk()) return rows.status();
   if (rows->empty()) return Status::notFound("no steps stored for job 'demo'");
   std::vector<double> slowest, typical;
   for (const Json& r : *rows) slowest.push_back(num(r[1])), typical.push_back(num(r[2]));
   constexpr size_t kWidth = 64;
-  const size_t per_column = (slowest.size() + kWidth - 1) / kWidth;
+  const size_t per_column = columnRun(slowest.size(), kWidth);
   slowest = foldColumns(slowest, kWidth, Fold::kMax);
   typical = foldColumns(typical, kWidth, Fold::kMean);
   const double lo = std::min(*std::min_element(slowest.begin(), slowest.end()), *std::min_element(typical.begin(), typical.end()));
@@ -179,14 +176,17 @@ Status printStepChart(uint16_t http_port) {
 }
 
 Status printFindings(const DemoOptions& o, uint16_t http_port) {
-  if (Status s = printStepChart(http_port); !s.isOk()) return s;
+  Result<std::unique_ptr<QueryTarget>> argusd = QueryTarget::connect("127.0.0.1:" + std::to_string(http_port));
+  if (!argusd.isOk()) return argusd.status();
+  QueryTarget& target = **argusd;
+  if (Status s = printStepChart(target); !s.isOk()) return s;
   // Per-rank means over the second half of the run: the slow rank stands out.
   const uint32_t half = o.steps / 2;
   const std::string slowest =
       "SELECT rank, count(*) AS steps, avg(iter_ns) AS iter, avg(compute_ns) AS compute, avg(comm_exposed_ns) AS exposed\n"
       "FROM steps WHERE job = 'demo' AND step >= " + std::to_string(half) + "\n"
       "GROUP BY rank ORDER BY iter DESC, rank LIMIT 5";
-  Result<Json> ranks = query(http_port, slowest);
+  Result<Json> ranks = query(target, slowest);
   if (!ranks.isOk()) return ranks.status();
   if (ranks->empty()) return Status::notFound("no steps stored for job 'demo'");
   printQuery("Slowest ranks, steps " + std::to_string(half) + "-" + std::to_string(o.steps - 1), slowest);
@@ -205,7 +205,7 @@ Status printFindings(const DemoOptions& o, uint16_t http_port) {
       "FROM kernels k LEFT JOIN kernel_names n USING (job, signature)\n"
       "WHERE k.job = 'demo' AND k.rank = " + slow + " AND k.step = " + last + "\n"
       "ORDER BY k.total_ns DESC LIMIT 8";
-  Result<Json> kernels = query(http_port, heaviest);
+  Result<Json> kernels = query(target, heaviest);
   if (!kernels.isOk()) return kernels.status();
   printQuery("Heaviest kernels of rank " + slow + " in step " + last, heaviest);
   TablePrinter kernel_table({"kernel", "launches", "total", "p50", "p99"});

@@ -59,11 +59,11 @@ class EmbeddedTarget final : public QueryTarget {
     return Status::ok();
   }
 
-  Result<std::vector<ColumnInfo>> columns(std::string_view sql, const query::QueryOptions& options) override {
+  Result<std::string> answerJson(std::string_view sql, const query::QueryOptions& options) override {
     query::QueryResult r;
     ARGUS_RETURN_IF_ERROR(execute(sql, options, &r));
-    std::vector<ColumnInfo> out;
-    for (size_t i = 0; i < r.names.size(); ++i) out.push_back({r.names[i], query::typeName(r.types[i])});
+    std::string out;
+    query::writeJson(r, &out);
     return out;
   }
 
@@ -125,17 +125,10 @@ class ServerTarget final : public QueryTarget {
     return Status::ok();
   }
 
-  Result<std::vector<ColumnInfo>> columns(std::string_view sql, const query::QueryOptions& options) override {
+  Result<std::string> answerJson(std::string_view sql, const query::QueryOptions& options) override {
     std::string body;
     ARGUS_RETURN_IF_ERROR(post(sql, "json", options, &body));
-    std::vector<ColumnInfo> out;
-    try {
-      Json j = Json::parse(body);  // named: a temporary would die before the loop reads it
-      for (const auto& c : j["columns"]) out.push_back({c["name"].get<std::string>(), c["type"].get<std::string>()});
-    } catch (const Json::exception& e) {
-      return unreadable(e);
-    }
-    return out;
+    return body;
   }
 
  private:
@@ -180,6 +173,19 @@ class ServerTarget final : public QueryTarget {
 };
 
 }  // namespace
+
+Result<std::vector<ColumnInfo>> QueryTarget::columns(std::string_view sql, const query::QueryOptions& options) {
+  Result<std::string> answer = answerJson(sql, options);
+  if (!answer.isOk()) return answer.status();
+  std::vector<ColumnInfo> out;
+  try {
+    Json j = Json::parse(*answer);  // named: a temporary would die before the loop reads it
+    for (const auto& c : j["columns"]) out.push_back({c["name"].get<std::string>(), c["type"].get<std::string>()});
+  } catch (const Json::exception& e) {
+    return Status::corruption(std::string("a query answer this client cannot read: ") + e.what());
+  }
+  return out;
+}
 
 bool parseOutputFormat(std::string_view text, OutputFormat* out) {
   if (text == "table") *out = OutputFormat::kTable;

@@ -43,8 +43,12 @@ class QueryTarget {
   virtual Status run(std::string_view sql, OutputFormat format, const query::QueryOptions& options,
                      query::QueryStats* stats) = 0;
 
+  // The answer as JSON text (docs/http/api.md: `columns`, `rows`, `stats`), the same bytes
+  // from either target: for callers that read the rows themselves. Errors as run()'s.
+  virtual Result<std::string> answerJson(std::string_view sql, const query::QueryOptions& options) = 0;
+
   // The columns and types `sql` answers with, from the target itself (for `\describe`).
-  virtual Result<std::vector<ColumnInfo>> columns(std::string_view sql, const query::QueryOptions& options) = 0;
+  Result<std::vector<ColumnInfo>> columns(std::string_view sql, const query::QueryOptions& options);
 };
 
 }  // namespace argus::cli

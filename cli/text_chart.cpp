@@ -5,10 +5,12 @@
 
 namespace argus::cli {
 
+size_t columnRun(size_t count, size_t width) { return count <= width ? 1 : (count + width - 1) / width; }
+
 std::vector<double> foldColumns(std::span<const double> values, size_t width, Fold fold) {
   std::vector<double> out;
   if (values.empty() || width == 0) return out;
-  const size_t run = (values.size() + width - 1) / width;
+  const size_t run = columnRun(values.size(), width);
   for (size_t at = 0; at < values.size(); at += run) {
     std::span<const double> part = values.subspan(at, std::min(run, values.size() - at));
     double v = part[0];

@@ -11,8 +11,11 @@ namespace argus::cli {
 
 enum class Fold { kMax, kMean };
 
-// The series in at most `width` columns: each column folds a run of consecutive values
-// (all runs the same length but the last), by their max or their mean.
+// How many consecutive values of `count` share a column when they fold into `width` (> 0).
+size_t columnRun(size_t count, size_t width);
+
+// The series in at most `width` columns: each column folds a run of columnRun values (the
+// last run may be shorter) by their max or their mean.
 std::vector<double> foldColumns(std::span<const double> values, size_t width, Fold fold);
 
 // One block per value, its height linear in the value over [lo, hi]: the lowest block at or

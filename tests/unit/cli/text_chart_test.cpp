@@ -21,6 +21,8 @@ TEST_CASE("foldColumns: at most `width` columns, each the max or the mean of its
   CHECK(foldColumns(v, 10, Fold::kMax) == v);  // fits: unchanged
   CHECK(foldColumns(v, 3, Fold::kMax) == std::vector<double>{5, 9, 4});  // runs of 3: {1,5,2} {2,9,1} {4}
   CHECK(foldColumns(v, 3, Fold::kMean) == std::vector<double>{8.0 / 3, 4, 4});
+  CHECK(columnRun(7, 3) == 3);
+  CHECK(columnRun(7, 10) == 1);
   CHECK(foldColumns(v, 0, Fold::kMax).empty());
   CHECK(foldColumns({}, 5, Fold::kMean).empty());
 }
