@@ -388,7 +388,10 @@ uint64_t StepAssembler::copySignature(CopyKind kind, bool memset) {
 
 uint32_t StepAssembler::slotOf(uint64_t signature, bool* inserted) {
   uint32_t slot = slot_index_.findOrInsert({signature, 0}, static_cast<uint32_t>(slot_index_.size()), inserted);
-  if (*inserted) stat_cells_.resize(static_cast<size_t>(slot_index_.size()) * kPhaseSlots);
+  if (*inserted) {
+    stat_cells_.resize(static_cast<size_t>(slot_index_.size()) * kPhaseSlots);
+    slot_signatures_.push_back(signature);
+  }
   return slot;
 }
 

@@ -270,7 +270,14 @@ class StepAssembler {
   // A step without device activity: fills the phase columns from the CPU phase and
   // communication ranges in its window. Returns false (record untouched) when it has none.
   bool foldCpuPhases(const PendingStep& s);
-  void foldMember(const Act& a, const PendingStep& s);
+  // The fold's stamp and count of live statistics, kept in scanActs' registers (as members,
+  // every store through a uint32_t would reload them).
+  struct LiveStats {
+    uint32_t stamp;
+    uint32_t count;
+  };
+  void foldMember(const Act& a, const PendingStep& s, LiveStats& live);
+  void foldKernelStat(uint32_t cell_id, int64_t dur, LiveStats& live);
   // wait_ns: the call's time waiting for a late peer, -1 unknown (finishCollectiveWaits
   // scales an entry's known waits to its calls whose wait is unknown).
   void addCollective(model::CollectiveOp op, uint64_t comm, uint64_t bytes, uint32_t peer, int64_t dur, int64_t wait_ns = -1);
@@ -289,6 +296,10 @@ class StepAssembler {
   // calls in start order (a cursor into collective_spans_).
   bool coveredByCollective(const Act& k);
   void finishKernelStats();
+  // Lists the cells new to cell_order_ (new_cells_) in order, and fills stat_order_.
+  void orderKernelStats();
+  // Counts a duration outside accumulator `index`'s window.
+  void spillBucket(uint32_t index, int32_t bucket);
   // Drops work and ranges no later step can need (they ended by `end`): the dead prefix,
   // or with `full` (or when the buffer has doubled) every dead entry.
   void pruneAfter(int64_t end, bool full = false);
@@ -382,40 +393,45 @@ class StepAssembler {
   std::vector<uint32_t> uncovered_;
   size_t collective_cursor_ = 0;
   int64_t longest_collective_ = 0;
-  // Per-fold kernel statistics index: a cell is live when its stamp is fold_stamp_.
+  static constexpr uint32_t kListedFolds = 4;  // see cell_order_
+  // Kernel statistics of a fold, one per (signature slot, phase) cell in use: a cell is live
+  // when its stamp is fold_stamp_, its accumulator then stat_accs_[index].
   struct StatCell {
     uint32_t stamp = 0;
     uint32_t index = 0;
   };
   std::vector<StatCell> stat_cells_;
-  uint32_t fold_stamp_ = 0;
-  uint32_t kernel_stats_ = 0;  // live entries of record_.kernels in this fold
-  // Durations of each kernel statistic are counted per histogram bucket, in 8 slots per
-  // statistic indexed by the bucket's low bits (a kernel's durations fall in a few
-  // buckets); a colliding count spills to a per-statistic list. Each histogram is
-  // assigned once per fold, its buckets sorted: the same multiset of bucket counts as
-  // DurationHistogram::add per kernel, without a sorted insert per kernel.
-  static constexpr uint32_t kHistSlots = 8;
-  struct BucketCount {
-    int32_t bucket = -1;  // -1: empty slot
-    uint32_t n = 0;
-    uint32_t next = 0;    // spills: the statistic's next spill + 1 (0: none)
+  // Starts past kListedFolds: a cell never used (stamp 0) is never taken for a listed one.
+  uint32_t fold_stamp_ = kListedFolds;
+  uint32_t kernel_stats_ = 0;  // live accumulators in this fold
+  // A statistic's accumulator. finishKernelStats leaves it empty for the next fold. Its
+  // histogram counts the kStatWindow buckets from `base` (set by the first duration's
+  // bucket, centred) in place, in index order (`mask`: which are set), so the buckets need
+  // no sort; a duration outside the window (a kernel whose durations spread over more than
+  // +-17%) goes to a chain of spills. Its signature and phase are its cell's.
+  static constexpr int32_t kStatWindow = 16;
+  struct StatAcc {
+    int64_t total_ns = 0;
+    int32_t base = 0;
+    uint32_t spill_head = 0;  // first spill + 1 (0: none)
+    uint32_t mask = 0;
+    uint32_t counts[kStatWindow] = {};
   };
-  std::vector<BucketCount> hist_slots_;  // [statistic * kHistSlots + (bucket % kHistSlots)]
-  std::vector<BucketCount> spills_;
-  std::vector<uint32_t> spill_head_;  // per statistic: first spill + 1 (0: none)
-  // finishKernelStats writes the statistics in canonical order (StepRecord::canonicalize:
-  // signature, then phase; unique here), sorting these keys, not the records: canonicalize
-  // then finds them sorted, and each position keeps its histogram's capacity from one step
-  // to the next (sorting the records swapped histograms between positions, so they regrew).
-  struct StatOrder {
-    uint64_t signature;
-    uint64_t phase_index;  // phase << 32 | statistic
-    int64_t total_ns;
-    uint32_t count;
-    bool operator<(const StatOrder& o) const { return signature != o.signature ? signature < o.signature : phase_index < o.phase_index; }
+  struct Spill {
+    int32_t bucket;
+    uint32_t n;
+    uint32_t next;  // the statistic's next spill + 1 (0: none)
   };
-  std::vector<StatOrder> stat_order_;
+  std::vector<StatAcc> stat_accs_;
+  std::vector<Spill> spills_;
+  model::FlatIndex spill_index_;  // (accumulator, bucket) -> spills_ position
+  // The record lists statistics in canonical order (StepRecord::canonicalize: signature,
+  // then phase). Cells used in the last kListedFolds folds are listed in that order, so a
+  // fold walks the list instead of sorting its statistics; only cells new to the list are
+  // sorted, and merged in.
+  std::vector<uint32_t> cell_order_, new_cells_, merged_cells_;
+  std::vector<uint64_t> slot_signatures_;  // by slot
+  std::vector<uint32_t> stat_order_;       // live cells, in the record's order
   std::vector<model::KernelStat> spare_kernels_;  // record_.kernels past the last step's count
   static constexpr int kBucketMemoBits = 10;
   struct BucketMemo {

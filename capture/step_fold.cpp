@@ -7,6 +7,8 @@
 // start) or overlap a member's communication; ranges up to the step's end and its last
 // member launch. Each step costs its own work, not the buffer.
 #include <algorithm>
+#include <bit>
+#include <cassert>
 
 #include "capture/step_assembler.h"
 
@@ -26,9 +28,36 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
 
 }  // namespace
 
+// Forced inline into scanActs' loop, like foldMember.
+// Forced inline into scanActs' loop, like foldMember.
+[[gnu::always_inline]] inline void StepAssembler::foldKernelStat(uint32_t cell_id, int64_t dur, LiveStats& live) {
+  // Durations repeat (kernels of a kind take the same time, to the ns that traces round
+  // to): a small direct-mapped memo of duration -> bucket saves most bucketOf calls.
+  BucketMemo& memo = bucket_memo_[(static_cast<uint64_t>(dur) * 0x9e3779b97f4a7c15ull) >> (64 - kBucketMemoBits)];
+  if (memo.dur != dur) memo = {dur, model::DurationHistogram::bucketOf(dur)};
+  const int32_t bucket = memo.bucket;
+  StatCell& cell = stat_cells_[cell_id];
+  if (cell.stamp != live.stamp) {  // the statistic's first kernel in this fold
+    // Listed while used in the last kListedFolds folds (orderKernelStats drops the others).
+    if (live.stamp - cell.stamp > kListedFolds) new_cells_.push_back(cell_id);
+    cell = {live.stamp, live.count++};
+    if (cell.index >= stat_accs_.size()) stat_accs_.resize(std::max<size_t>(64, stat_accs_.size() * 2));
+    stat_accs_[cell.index].base = bucket - kStatWindow / 2;
+  }
+  StatAcc& acc = stat_accs_[cell.index];
+  acc.total_ns += dur;
+  const uint32_t offset = static_cast<uint32_t>(bucket - acc.base);
+  if (offset < kStatWindow) {
+    ++acc.counts[offset];
+    acc.mask |= 1u << offset;
+  } else {
+    spillBucket(cell.index, bucket);
+  }
+}
+
 // Forced inline: once per member, in the loop of scanActs (GCC's -O2 heuristics keep it
 // out of line, a call per kernel).
-[[gnu::always_inline]] inline void StepAssembler::foldMember(const Act& a, const PendingStep& s) {
+[[gnu::always_inline]] inline void StepAssembler::foldMember(const Act& a, const PendingStep& s, LiveStats& live) {
   int64_t dur = a.end - a.start;
   if (a.kind == ActKind::kCollective) {
     int64_t wait = a.slot == kNoSlot ? -1 : static_cast<int64_t>(static_cast<double>(dur) * a.slot / kWaitScale + 0.5);
@@ -42,51 +71,10 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
     if (a.launch != kNoTime && !timelines_.empty()) phase = timelines_.phaseAt(a.thread, s.thread, a.launch);
     if (phase == Phase::kUnknown) phase = a.name_phase;
   }
-  StatCell& cell = stat_cells_[static_cast<size_t>(a.slot) * kPhaseSlots + static_cast<size_t>(phase)];
-  model::StepRecord& rec = record_;
-  if (cell.stamp != fold_stamp_) {
-    cell = {fold_stamp_, kernel_stats_};
-    if (rec.kernels.size() <= kernel_stats_) {
-      if (spare_kernels_.empty()) {
-        rec.kernels.emplace_back();
-      } else {
-        rec.kernels.push_back(std::move(spare_kernels_.back()));
-        spare_kernels_.pop_back();
-      }
-    }
-    size_t slots = (size_t{kernel_stats_} + 1) * kHistSlots;
-    if (hist_slots_.size() < slots) hist_slots_.resize(slots), spill_head_.resize(kernel_stats_ + 1);
-    std::fill_n(hist_slots_.begin() + static_cast<std::ptrdiff_t>(slots - kHistSlots), kHistSlots, BucketCount{});
-    spill_head_[kernel_stats_] = 0;
-    model::KernelStat& k = rec.kernels[kernel_stats_++];
-    k.signature = a.id;
-    k.phase = phase;
-    k.count = 0;
-    k.total_ns = 0;
-  }
-  model::KernelStat& k = rec.kernels[cell.index];
-  ++k.count;
-  k.total_ns += dur;
-  {
-    // Durations repeat (kernels of a kind take the same time, to the ns that traces
-    // round to): a small direct-mapped memo of duration -> bucket saves most bucketOf calls.
-    BucketMemo& memo = bucket_memo_[(static_cast<uint64_t>(dur) * 0x9e3779b97f4a7c15ull) >> (64 - kBucketMemoBits)];
-    if (memo.dur != dur) memo = {dur, model::DurationHistogram::bucketOf(dur)};
-    int32_t bucket = memo.bucket;
-    BucketCount& slot = hist_slots_[size_t{cell.index} * kHistSlots + static_cast<uint32_t>(bucket) % kHistSlots];
-    if (slot.bucket == bucket) {
-      ++slot.n;
-    } else {
-      if (slot.n > 0) {
-        spills_.push_back({slot.bucket, slot.n, spill_head_[cell.index]});
-        spill_head_[cell.index] = static_cast<uint32_t>(spills_.size());
-      }
-      slot = {bucket, 1, 0};
-    }
-  }
+  foldKernelStat(a.slot * kPhaseSlots + static_cast<uint32_t>(phase), dur, live);
   // The first step's signatures are the session's starting set (their dictionary entries
   // say so); an event marks one that appears later: a JIT compile, a new code path.
-  if ((a.flags & kNewSignature) && stats_.steps_emitted > 0) rec.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
+  if ((a.flags & kNewSignature) && stats_.steps_emitted > 0) record_.events.push_back({model::EventKind::kNewKernelSignature, a.start, a.id, 0});
   switch (a.kind) {
     case ActKind::kComm:
       appendMerged(&comm_, a.start, a.end);
@@ -135,9 +123,9 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   buildTimelines(b - start_keyed_lead_, e > INT64_MAX - start_keyed_lag_ ? INT64_MAX : e - 1 + start_keyed_lag_, s);
   if (++fold_stamp_ == 0) {  // wrapped: forget every cell for real
     for (StatCell& c : stat_cells_) c.stamp = 0;
-    fold_stamp_ = 1;
+    cell_order_.clear();
+    fold_stamp_ = kListedFolds + 1;
   }
-  kernel_stats_ = 0;
   collective_index_.clear();
   comm_.clear();
   forward_ = backward_ = optimizer_ = compute_ = RunningUnion{};
@@ -227,6 +215,7 @@ void StepAssembler::scanActs(const PendingStep& s) {
   Act* const acts = acts_.begin();
   const size_t n = acts_.size();
   Interval busy{INT64_MIN, INT64_MIN}, compute{INT64_MIN, INT64_MIN};  // begin == INT64_MIN: none yet
+  LiveStats live{fold_stamp_, 0};
   size_t i = acts_head_;
   for (; i < n; ++i) {
     Act& a = acts[i];
@@ -236,7 +225,7 @@ void StepAssembler::scanActs(const PendingStep& s) {
     } else if (a.key() < e) {
       a.flags |= kConsumed;
       if (a.key() >= b) {
-        foldMember(a, s);
+        foldMember(a, s, live);
         if (a.kind == ActKind::kComm) {
           scan_end = std::max(scan_end, a.end);
           if (spans) uncovered_.push_back(static_cast<uint32_t>(i));
@@ -269,6 +258,7 @@ void StepAssembler::scanActs(const PendingStep& s) {
       }
     }
   }
+  kernel_stats_ = live.count;
   if (busy.begin != INT64_MIN) busy_.push_back(busy);
   if (compute.begin != INT64_MIN) compute_all_.push_back(compute);
   // When the device is idle at the window's end, the work that ends that gap (the first busy
@@ -434,64 +424,92 @@ void StepAssembler::finishCollectiveWaits() {
   }
 }
 
-void StepAssembler::finishKernelStats() {
-  model::StepRecord& rec = record_;
-  // Statistics past this step's count keep their histograms' buffers for later steps (a
-  // shrink would free them, and the next step with more statistics allocate them again).
-  for (; rec.kernels.size() > kernel_stats_; rec.kernels.pop_back()) spare_kernels_.push_back(std::move(rec.kernels.back()));
-  // Statistics take their indexes in the order the scan first meets them, which repeats from
-  // step to step in a steady job: the keys laid out in the previous step's sorted order of
-  // indexes (still in stat_order_), then the indexes it did not have, are nearly always
-  // sorted already, and checked in one pass.
-  auto key = [&](uint32_t i) {
-    const model::KernelStat& k = rec.kernels[i];
-    return StatOrder{k.signature, uint64_t{static_cast<uint8_t>(k.phase)} << 32 | i, k.total_ns, k.count};
-  };
-  const uint32_t before = static_cast<uint32_t>(stat_order_.size());
-  size_t m = 0;
-  for (size_t j = 0; j < before; ++j) {
-    const uint32_t i = static_cast<uint32_t>(stat_order_[j].phase_index);
-    if (i < kernel_stats_) stat_order_[m++] = key(i);
+void StepAssembler::spillBucket(uint32_t index, int32_t bucket) {
+  bool inserted = false;
+  const uint32_t at = spill_index_.findOrInsert({index, static_cast<uint64_t>(bucket)}, static_cast<uint32_t>(spills_.size()), &inserted);
+  if (!inserted) {
+    ++spills_[at].n;
+    return;
   }
-  stat_order_.resize(m);
-  for (uint32_t i = before; i < kernel_stats_; ++i) stat_order_.push_back(key(i));
-  if (!std::is_sorted(stat_order_.begin(), stat_order_.end())) std::sort(stat_order_.begin(), stat_order_.end());
+  StatAcc& acc = stat_accs_[index];
+  spills_.push_back({bucket, 1, acc.spill_head});
+  acc.spill_head = static_cast<uint32_t>(spills_.size());
+}
+
+void StepAssembler::orderKernelStats() {
+  if (!new_cells_.empty()) {
+    // Cell ids are slot * kPhaseSlots + phase: by signature, then phase.
+    auto before = [this](uint32_t x, uint32_t y) {
+      const uint64_t sx = slot_signatures_[x / kPhaseSlots], sy = slot_signatures_[y / kPhaseSlots];
+      return sx != sy ? sx < sy : x % kPhaseSlots < y % kPhaseSlots;
+    };
+    std::sort(new_cells_.begin(), new_cells_.end(), before);
+    merged_cells_.resize(cell_order_.size() + new_cells_.size());
+    std::merge(cell_order_.begin(), cell_order_.end(), new_cells_.begin(), new_cells_.end(), merged_cells_.begin(), before);
+    cell_order_.swap(merged_cells_);
+    new_cells_.clear();
+  }
+  // One pass, without branches: the live cells' statistics in order; cells unused in the
+  // last kListedFolds folds leave the list (foldKernelStat lists them again on their use).
+  stat_order_.resize(cell_order_.size());
+  size_t live = 0, kept = 0;
+  for (const uint32_t id : cell_order_) {
+    const uint32_t age = fold_stamp_ - stat_cells_[id].stamp;
+    stat_order_[live] = id;
+    live += age == 0;
+    cell_order_[kept] = id;
+    kept += age < kListedFolds;
+  }
+  cell_order_.resize(kept);
+  assert(live == kernel_stats_ && "BUG: a live kernel statistic is not listed");
+  stat_order_.resize(live);
+}
+
+void StepAssembler::finishKernelStats() {
+  orderKernelStats();
+  model::StepRecord& rec = record_;
+  // Each position keeps its histogram's buffer from step to step; statistics past this
+  // step's count keep theirs for later steps (a shrink would free them, and the next step
+  // with more statistics allocate them again).
+  for (; rec.kernels.size() > kernel_stats_; rec.kernels.pop_back()) spare_kernels_.push_back(std::move(rec.kernels.back()));
+  while (rec.kernels.size() < kernel_stats_) {
+    if (spare_kernels_.empty()) {
+      rec.kernels.emplace_back();
+    } else {
+      rec.kernels.push_back(std::move(spare_kernels_.back()));
+      spare_kernels_.pop_back();
+    }
+  }
   for (uint32_t out = 0; out < kernel_stats_; ++out) {
-    const StatOrder& o = stat_order_[out];
-    const uint32_t i = static_cast<uint32_t>(o.phase_index);
+    const uint32_t cell = stat_order_[out];
+    StatAcc& acc = stat_accs_[stat_cells_[cell].index];
     model::KernelStat& k = rec.kernels[out];
-    k.signature = o.signature, k.phase = static_cast<Phase>(o.phase_index >> 32), k.count = o.count, k.total_ns = o.total_ns;
+    k.signature = slot_signatures_[cell / kPhaseSlots];
+    k.phase = static_cast<Phase>(cell % kPhaseSlots);
+    k.total_ns = acc.total_ns;
+    uint32_t count = 0;
     k.hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
-      for (const BucketCount& c : std::span<const BucketCount>(hist_slots_).subspan(size_t{i} * kHistSlots, kHistSlots)) {
-        if (c.n > 0) h.push_back({c.bucket, c.n});
+      for (uint32_t m = acc.mask; m != 0; m &= m - 1) {
+        const int offset = std::countr_zero(m);
+        h.push_back({acc.base + offset, acc.counts[offset]});
+        count += acc.counts[offset];
+        acc.counts[offset] = 0;
       }
-      for (uint32_t j = spill_head_[i]; j != 0; j = spills_[j - 1].next) h.push_back({spills_[j - 1].bucket, spills_[j - 1].n});
-      // A handful: insertion sort by index, then merge repeats (a bucket that spilled and came
-      // back), saturating as DurationHistogram::add's counts do.
-      model::DurationHistogram::Bucket* p = h.data();
-      const size_t n = h.size();
-      for (size_t x = 1; x < n; ++x) {
-        const model::DurationHistogram::Bucket v = p[x];
-        size_t y = x;
-        for (; y > 0 && p[y - 1].index > v.index; --y) p[y] = p[y - 1];
-        p[y] = v;
+      if (acc.spill_head == 0) return true;
+      // Buckets outside the window: distinct from its buckets and from each other.
+      for (uint32_t j = acc.spill_head; j != 0; j = spills_[j - 1].next) {
+        h.push_back({spills_[j - 1].bucket, spills_[j - 1].n});
+        count += spills_[j - 1].n;
       }
-      size_t kept = n == 0 ? 0 : 1;
-      for (size_t x = 1; x < n; ++x) {
-        if (p[x].index == p[kept - 1].index) {
-          const uint32_t sum = p[kept - 1].count + p[x].count;
-          p[kept - 1].count = sum < p[x].count ? UINT32_MAX : sum;
-        } else {
-          p[kept++] = p[x];
-        }
-      }
-      h.resize(kept);
+      std::sort(h.begin(), h.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
       return true;
     });
+    k.count = count;
+    acc.total_ns = 0, acc.spill_head = 0, acc.mask = 0;
     if (!options_.exact_kernel_totals) k.total_ns = k.hist.sketchTotal();
   }
   spills_.clear();
+  spill_index_.clear();
 }
-
 
 }  // namespace argus::capture

@@ -1,6 +1,8 @@
 // StepAssembler on hand-built streams whose answers are worked out by hand, to the ns.
 #include "capture/step_assembler.h"
 
+#include <map>
+
 #include <doctest/doctest.h>
 
 #include "event_stream.h"
@@ -444,5 +446,56 @@ TEST_CASE("kernel statistics come out in the record's order (signature, phase) w
       CHECK(k->hist.count() == k->count);
       CHECK(k->total_ns == int64_t{k->count} * (1000 + i));
     }
+  }
+}
+
+TEST_CASE("kernel histograms equal DurationHistogram::add of every duration, while the kernel set changes from step to step") {
+  // 30 steps of 1 ms. Kernel k runs in step n when (n + k) % (k % 7 + 1) == 0: some every
+  // step, some every few (absent for more steps than the assembler keeps a statistic
+  // listed), with durations spread from a few ns to over 100x their smallest (buckets far
+  // apart) and repeated ones. Forward in the first half of a step, backward in the second.
+  EventStream s;
+  std::map<std::pair<int, std::pair<uint64_t, Phase>>, argus::model::DurationHistogram> want;
+  std::map<std::pair<int, std::pair<uint64_t, Phase>>, int64_t> want_total;
+  uint64_t lcg = 12345;
+  auto next = [&] { return (lcg = lcg * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int n = 0; n < 30; ++n) {
+    const int64_t t0 = int64_t{n} * 1'000'000;
+    s.range("ProfilerStep#" + std::to_string(n), t0, t0 + 1'000'000);
+    s.range("forward", t0, t0 + 500'000);
+    s.range("backward", t0 + 500'000, t0 + 1'000'000);
+    int64_t t = t0 + 100;
+    for (int rep = 0; rep < 60; ++rep) {
+      const int k = static_cast<int>(next() % 25);
+      if ((n + k) % (k % 7 + 1) != 0) continue;
+      const int64_t dur = k % 5 == 0 ? 1 + static_cast<int64_t>(next() % 6000) : 200 + k * 13 + static_cast<int64_t>(next() % 3) * (k % 4 == 0 ? 400 : 1);
+      const std::string name = "k" + std::to_string(k);
+      s.kernel(name, t, t + dur, 7, t - 50, 1);
+      const Phase phase = t - 50 < t0 + 500'000 ? Phase::kForward : Phase::kBackward;
+      want[{n, {s.sig(name), phase}}].add(dur);
+      want_total[{n, {s.sig(name), phase}}] += dur;
+      t += 16'000;
+    }
+  }
+  for (bool exact : {true, false}) {
+    StepAssemblerOptions options;
+    options.exact_kernel_totals = exact;
+    auto recs = assemble(s, nullptr, options);
+    REQUIRE(recs.size() == 30);
+    size_t seen = 0;
+    for (const StepRecord& r : recs) {
+      StepRecord sorted = r;
+      sorted.canonicalize();
+      CHECK(sorted.kernels == r.kernels);
+      for (const auto& k : r.kernels) {
+        auto it = want.find({static_cast<int>(r.step), {k.signature, k.phase}});
+        REQUIRE(it != want.end());
+        CHECK(k.hist == it->second);
+        CHECK(k.count == it->second.count());
+        CHECK(k.total_ns == (exact ? want_total[it->first] : it->second.sketchTotal()));
+        ++seen;
+      }
+    }
+    CHECK(seen == want.size());
   }
 }
