@@ -407,14 +407,15 @@ class StepAssembler {
   // A statistic's accumulator. finishKernelStats leaves it empty for the next fold. Its
   // histogram counts the kStatWindow buckets from `base` (set by the first duration's
   // bucket, centred) in place, in index order (`mask`: which are set), so the buckets need
-  // no sort; a duration outside the window (a kernel whose durations spread over more than
-  // +-17%) goes to a chain of spills. Its signature and phase are its cell's.
-  static constexpr int32_t kStatWindow = 16;
+  // no sort; a duration outside the window (beyond a factor of 1.9 from the first: copies,
+  // collectives, kernels sized by their input) goes to a chain of spills. 64 buckets: a
+  // third of a100-8rank's kernels fell outside 16. Its signature and phase are its cell's.
+  static constexpr int32_t kStatWindow = 64;
   struct StatAcc {
     int64_t total_ns = 0;
     int32_t base = 0;
     uint32_t spill_head = 0;  // first spill + 1 (0: none)
-    uint32_t mask = 0;
+    uint64_t mask = 0;
     uint32_t counts[kStatWindow] = {};
   };
   struct Spill {

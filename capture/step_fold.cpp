@@ -49,7 +49,7 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
   const uint32_t offset = static_cast<uint32_t>(bucket - acc.base);
   if (offset < kStatWindow) {
     ++acc.counts[offset];
-    acc.mask |= 1u << offset;
+    acc.mask |= uint64_t{1} << offset;
   } else {
     spillBucket(cell.index, bucket);
   }
@@ -489,7 +489,7 @@ void StepAssembler::finishKernelStats() {
     k.total_ns = acc.total_ns;
     uint32_t count = 0;
     k.hist.refill([&](std::vector<model::DurationHistogram::Bucket>& h) {
-      for (uint32_t m = acc.mask; m != 0; m &= m - 1) {
+      for (uint64_t m = acc.mask; m != 0; m &= m - 1) {
         const int offset = std::countr_zero(m);
         h.push_back({acc.base + offset, acc.counts[offset]});
         count += acc.counts[offset];
