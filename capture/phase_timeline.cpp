@@ -10,6 +10,7 @@ void PhaseTimelines::clear() {
   segments_.clear();
   threads_.clear();
   known_begin_ = INT64_MAX, known_end_ = INT64_MIN;
+  last_resolved_ = -1;
 }
 
 void PhaseTimelines::sortRanges() {
@@ -89,6 +90,7 @@ void PhaseTimelines::finish(std::span<const uint32_t> threads) {
     added = true;
   }
   if (added) std::sort(threads_.begin(), threads_.end(), [](const Thread& a, const Thread& b) { return a.thread < b.thread; });
+  last_resolved_ = -1;
 }
 
 void PhaseTimelines::flattenThread(std::span<const CpuRange> sorted) {
@@ -126,31 +128,47 @@ PhaseTimelines::Thread* PhaseTimelines::find(uint32_t thread) {
 }
 
 model::Phase PhaseTimelines::phaseAtSlow(uint32_t thread, uint32_t fallback_thread, int64_t t) {
-  Thread* th = find(thread);
-  if (th == nullptr) th = find(fallback_thread);
-  if (th == nullptr) {
-    if (threads_.empty()) return remember(thread, fallback_thread, INT64_MIN, INT64_MAX, model::Phase::kUnknown);
-    th = &threads_.front();
+  Thread* th = nullptr;
+  if (thread == last_thread_ && fallback_thread == last_fallback_ && last_resolved_ >= 0) {
+    th = &threads_[static_cast<size_t>(last_resolved_)];
+  } else {
+    th = find(thread);
+    if (th == nullptr) th = find(fallback_thread);
+    if (th == nullptr) {
+      if (threads_.empty()) return remember(thread, fallback_thread, INT64_MIN, INT64_MAX, model::Phase::kUnknown);
+      th = &threads_.front();
+    }
   }
+  last_resolved_ = static_cast<int32_t>(th - threads_.data());
   const Segment* segs = segments_.data() + th->first;
   const size_t n = th->count;
   // The answer is the last segment with begin <= t. Queries come in nearly increasing time:
+  // most fall in the last hit's segment or the gap after it, or in the next segment; else
   // from the last hit, probe 1, 2, 4, ... segments ahead to bracket it, then search the
   // bracket; a query before the last hit searches the segments before it.
-  size_t lo = 0, hi = n;  // the first segment with begin > t is in [lo, hi]
+  const Segment* next = nullptr;
   size_t c = th->cursor;
-  if (c < n && segs[c].begin <= t) {
-    size_t known = c, probe = c + 1;
-    for (size_t step = 2; probe < n && segs[probe].begin <= t; step *= 2) {
-      known = probe;
-      probe = known + step;
+  for (size_t k = c; k < c + 2 && k < n && segs[k].begin <= t; ++k) {
+    if (k + 1 == n || t < segs[k + 1].begin) {
+      next = segs + k + 1;
+      break;
     }
-    lo = known + 1;
-    hi = std::min(probe, n);
-  } else if (c < n) {
-    hi = c;
   }
-  const Segment* next = std::upper_bound(segs + lo, segs + hi, t, [](int64_t v, const Segment& s) { return v < s.begin; });
+  if (next == nullptr) {
+    size_t lo = 0, hi = n;  // the first segment with begin > t is in [lo, hi]
+    if (c < n && segs[c].begin <= t) {
+      size_t known = c, probe = c + 1;
+      for (size_t step = 2; probe < n && segs[probe].begin <= t; step *= 2) {
+        known = probe;
+        probe = known + step;
+      }
+      lo = known + 1;
+      hi = std::min(probe, n);
+    } else if (c < n) {
+      hi = c;
+    }
+    next = std::upper_bound(segs + lo, segs + hi, t, [](int64_t v, const Segment& s) { return v < s.begin; });
+  }
   int64_t gap_end = next == segs + n ? INT64_MAX : next->begin;
   if (next == segs) return remember(thread, fallback_thread, INT64_MIN, gap_end, model::Phase::kUnknown);
   const Segment* it = next - 1;

@@ -84,6 +84,7 @@ class PhaseTimelines {
   // The last answer of phaseAtSlow: for these query threads, `known_phase_` over
   // [known_begin_, known_end_) (empty: none since clear()).
   uint32_t last_thread_ = 0, last_fallback_ = 0;
+  int32_t last_resolved_ = -1;  // threads_ index those query threads resolved to (-1: none since finish())
   int64_t known_begin_ = INT64_MAX, known_end_ = INT64_MIN;
   model::Phase known_phase_ = model::Phase::kUnknown;
 };
