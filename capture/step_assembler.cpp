@@ -576,12 +576,16 @@ namespace {
 template <typename T, typename Dead, typename Start>
 void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead dead, Start start, int64_t end, bool sorted,
                  bool full) {
-  while (*head < v.size() && dead(v[*head])) ++*head;
-  size_t live = v.size() - *head;
-  bool may_hide = live > 0 && (!sorted || start(v[*head]) < end);
+  // Locals: the entries' stores may alias the counts, which would be reloaded per entry.
+  const size_t n = v.size();
+  size_t h = *head;
+  while (h < n && dead(v[h])) ++h;
+  *head = h;
+  size_t live = n - h;
+  bool may_hide = live > 0 && (!sorted || start(v[h]) < end);
   if (full || (may_hide && live > 2 * *live_after_full + kFullPruneSlack)) {
     size_t kept = 0;
-    for (size_t i = *head; i < v.size(); ++i) {
+    for (size_t i = h; i < n; ++i) {
       if (!dead(v[i])) v[kept++] = v[i];
     }
     v.shrink(kept);

@@ -29,7 +29,6 @@ int64_t hostBound(int64_t g0, int64_t g1, int64_t launch) {
 }  // namespace
 
 // Forced inline into scanActs' loop, like foldMember.
-// Forced inline into scanActs' loop, like foldMember.
 [[gnu::always_inline]] inline void StepAssembler::foldKernelStat(uint32_t cell_id, int64_t dur, LiveStats& live) {
   // Durations repeat (kernels of a kind take the same time, to the ns that traces round
   // to): a small direct-mapped memo of duration -> bucket saves most bucketOf calls.
