@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "model/duration_histogram.h"
 #include "storage/column_codec.h"
+#include "tests/fuzz/fuzz_util.h"
 
 namespace argus::fuzz {
 
@@ -65,5 +67,25 @@ struct SynthContext {
 
 // Input header of the codec targets: codec byte, u16 rows, flags, group count - 1, run - 1.
 inline constexpr size_t kCodecHeaderBytes = 6;
+
+// A codec target's input: the header read, the payload after it, and the context the
+// header's parameters synthesize. Rows are taken modulo max_rows + 1.
+struct CodecFuzzCase {
+  CodecFuzzCase(ParamReader in, size_t max_rows)
+      : codec(in.u8()),
+        rows(in.u16() % (max_rows + 1)),
+        flags(in.u8()),
+        group_count(in.u8() + 1u),
+        run(in.u8() + 1u),
+        payload(in.rest()),
+        synth(rows, flags, group_count, run) {}
+
+  const uint8_t codec;
+  const size_t rows;
+  const uint8_t flags;
+  const uint32_t group_count, run;
+  const std::string_view payload;
+  const SynthContext synth;
+};
 
 }  // namespace argus::fuzz

@@ -21,16 +21,11 @@ using namespace argus::storage;
 using argus::model::DurationHistogram;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  argus::fuzz::ParamReader in(argus::fuzz::asView(data, size));
-  uint8_t codec = in.u8();
-  size_t rows = in.u16() % 4097;
-  uint8_t flags = in.u8();
-  uint32_t group_count = in.u8() + 1u;
-  uint32_t run = in.u8() + 1u;
-  std::string_view payload = in.rest();
-
-  argus::fuzz::SynthContext synth(rows, flags, group_count, run);
-  const RowContext* ctx_ptr = synth.get();
+  const argus::fuzz::CodecFuzzCase in(argus::fuzz::ParamReader(argus::fuzz::asView(data, size)), 4096);
+  const uint8_t codec = in.codec;
+  const size_t rows = in.rows;
+  const std::string_view payload = in.payload;
+  const RowContext* ctx_ptr = in.synth.get();
 
   std::vector<int64_t> values = {42, -1};  // stale contents the decoder must replace
   if (!decodeInts(codec, payload, rows, ctx_ptr, &values).isOk()) return 0;

@@ -62,8 +62,15 @@ class ParamReader {
     in_.remove_prefix(1);
     return v;
   }
-  uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
-  uint32_t u32() { return static_cast<uint32_t>(u16()) | (static_cast<uint32_t>(u16()) << 16); }
+  // Low byte first: named, since the operands of | are evaluated in no fixed order.
+  uint16_t u16() {
+    const uint8_t lo = u8();
+    return static_cast<uint16_t>(lo | (u8() << 8));
+  }
+  uint32_t u32() {
+    const uint16_t lo = u16();
+    return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(u16()) << 16);
+  }
   std::string_view rest() const { return in_; }
 
  private:

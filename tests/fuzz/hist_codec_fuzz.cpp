@@ -22,16 +22,11 @@ using namespace argus::storage;
 using argus::model::DurationHistogram;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  argus::fuzz::ParamReader in(argus::fuzz::asView(data, size));
-  uint8_t codec = in.u8();
-  size_t rows = in.u16() % 2049;
-  uint8_t flags = in.u8();
-  uint32_t group_count = in.u8() + 1u;
-  uint32_t run = in.u8() + 1u;
-  std::string_view payload = in.rest();
-
-  argus::fuzz::SynthContext synth(rows, flags, group_count, run);
-  const RowContext* ctx_ptr = synth.get();
+  const argus::fuzz::CodecFuzzCase in(argus::fuzz::ParamReader(argus::fuzz::asView(data, size)), 2048);
+  const uint8_t codec = in.codec;
+  const size_t rows = in.rows;
+  const std::string_view payload = in.payload;
+  const RowContext* ctx_ptr = in.synth.get();
 
   HistColumn hists;
   hists.resize(3);
@@ -43,14 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // kHistWindow's flag byte (uncompressed, first in the payload): bit 1 = counts implied.
   bool implied = codec == static_cast<uint8_t>(CodecId::kHistWindow) && !payload.empty() && (payload[0] & 2);
   if (implied) {
-    for (size_t i = 0; i < rows; ++i) FUZZ_CHECK(hists[i].count() == static_cast<uint64_t>(synth.counts[i]));
+    for (size_t i = 0; i < rows; ++i) FUZZ_CHECK(hists[i].count() == static_cast<uint64_t>(in.synth.counts[i]));
   }
 
   // Re-encode against the counts the histograms really hold (the count column of a real
   // block agrees with them; the encoder checks that before it implies a count).
   RowContext ctx2;
-  ctx2.ids = synth.ctx.ids;
-  ctx2.count = synth.ctx.count;
+  ctx2.ids = in.synth.ctx.ids;
+  ctx2.count = in.synth.ctx.count;
   std::vector<int64_t> real_counts;
   for (const DurationHistogram& h : hists) real_counts.push_back(static_cast<int64_t>(h.count()));
   ctx2.counts = real_counts;
