@@ -73,10 +73,15 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &out) ? (b > 0 ? INT64_MAX : INT64_MIN) : out;
 }
 
+StepAssemblerOptions bounded(StepAssemblerOptions options) {
+  options.max_buffered_events = std::min<size_t>(options.max_buffered_events, UINT32_MAX - 1);
+  return options;
+}
+
 }  // namespace
 
 StepAssembler::StepAssembler(const NameTable& names, StepAssemblerOptions options, Callback on_step)
-    : names_(names), options_(std::move(options)), classifier_(options_.rules), on_step_(std::move(on_step)), detector_(options_.inference) {
+    : names_(names), options_(bounded(std::move(options))), classifier_(options_.rules), on_step_(std::move(on_step)), detector_(options_.inference) {
   launches_.resize(kLaunchSlots, Launch{0, 0, 0});
   for (auto& row : copy_slots_) std::fill(std::begin(row), std::end(row), kNoSlot);
   next_step_ = options_.first_counted_step;

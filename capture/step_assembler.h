@@ -51,6 +51,7 @@ struct StepAssemblerOptions {
   uint64_t first_counted_step = 0;  // step number of the first counted / inferred step
   // Bounds: buffered GPU activities and CPU ranges (beyond: events dropped and counted),
   // marker events kept per record, nesting depth of push/pop ranges per thread.
+  // max_buffered_events is clamped below 2^32: a step's per-bucket kernel counts are uint32.
   size_t max_buffered_events = 1 << 21;
   size_t max_markers_per_step = 64;
   int max_range_depth = 128;
