@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/cpu_clones.h"
 #include "storage/hist_codec.h"
 
 namespace argus::storage {
@@ -27,13 +28,6 @@ Status decodeParsed(const ChunkView& v, ColumnType type, size_t expected_rows, c
   col->hists.clear();
   return decodeInts(v.codec, v.payload, v.stats.rows, groups, &col->ints);
 }
-
-// Where the compiler and loader can pick a function's version by the CPU (x86-64 ELF ifuncs).
-#if defined(__x86_64__) && defined(__ELF__)
-#define ARGUS_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
-#else
-#define ARGUS_AVX2_CLONES
-#endif
 
 // Writes first, first + 1, ... to p[0, n): eight at a time in 32-byte lanes, one AVX2
 // store each where the CPU has it (two SSE2 stores otherwise). std::iota's scalar loop took

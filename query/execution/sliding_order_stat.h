@@ -17,6 +17,16 @@
 
 namespace argus::query {
 
+// Both places of a slide in a small frame of n sorted values (NaN above every number): how
+// many are below x, the value leaving, and how many are not above y, the value entering.
+// Every value is compared, four at a time, with no branch per value: each step of a binary
+// search waits on the last one's load (21-row rolling median: ~5% less time than searches).
+struct SlidePlaces {
+  size_t below_x, upto_y;
+};
+SlidePlaces countPlaces(const int64_t* values, size_t n, int64_t x, int64_t y);
+SlidePlaces countPlaces(const double* values, size_t n, double x, double y);
+
 template <typename T>
 class SlidingOrderStat {
  public:
@@ -105,12 +115,19 @@ class SlidingOrderStat {
   // y's move by one toward x's. x's place is i (the values below x); y's follows from j (the
   // values up to y): y < x puts every value up to y before i, y > x every value up to x.
   void replace(T x, T y) {
-    // Binary searches whose steps are conditional moves, not branches: std::lower_bound's
-    // mispredicted about half their steps, and counting over the values (branch-free, but
-    // every value twice) cost ~110 instructions a row of a 21-row rolling median.
-    size_t i = countBelow(values_, [x](T v) { return less(v, x); });
-    const size_t j = countBelow(values_, [y](T v) { return !less(y, v); });
-    if (less(y, x)) {
+    // A loop would move the few values between the places of a small frame's slide without a
+    // call, but its exit mispredicts: the memmove call GCC makes of it is faster.
+    if (values_.size() <= kSmallFrame) {
+      const SlidePlaces p = countPlaces(values_.data(), values_.size(), x, y);
+      shiftInto(p.below_x, p.upto_y, y);
+      return;
+    }
+    shiftInto(countBelow(values_, [x](T v) { return less(v, x); }), countBelow(values_, [y](T v) { return !less(y, v); }), y);
+  }
+  // Replaces the value at i by y, where j values are not above y: the values between move by
+  // one toward i. y below the value at i (j <= i) goes to j, above it to j - 1.
+  void shiftInto(size_t i, size_t j, T y) {
+    if (j <= i) {
       for (; i > j; --i) values_[i] = values_[i - 1];
       values_[j] = y;
     } else {
@@ -118,7 +135,11 @@ class SlidingOrderStat {
       values_[j - 1] = y;
     }
   }
-  // How many leading values satisfy `below` (true on a prefix of the sorted values).
+  // Frames up to this size find a slide's places by countPlaces, larger ones by searches.
+  static constexpr size_t kSmallFrame = 64;
+  // How many leading values satisfy `below` (true on a prefix of the sorted values):
+  // a binary search whose steps are conditional moves, not branches (std::lower_bound's
+  // mispredicted about half their steps).
   template <typename Below>
   static size_t countBelow(const std::vector<T>& values, Below below) {
     if (values.empty()) return 0;
