@@ -111,7 +111,8 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
     plan->leads.emplace_back(leadBlockBytes(spec_.plan_bytes));
     size_t keep_bytes = spec_.plan_bytes;
-    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, maxListedSets(), &keep_bytes, out, &plan->leads[0]));
+    std::atomic<size_t> sets_left{maxListedSets()};
+    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]));
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }
@@ -133,12 +134,13 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
   std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
   for (size_t i = 0; i < parts; ++i) plan->leads.emplace_back(leadBlockBytes(keep_bytes[i]));
-  if (parts == 1) return listRanks(0, kAllRanks, maxListedSets(), &keep_bytes[0], out, &plan->leads[0]);
+  std::atomic<size_t> sets_left{maxListedSets()};
+  if (parts == 1) return listRanks(0, kAllRanks, &sets_left, &keep_bytes[0], out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
   std::vector<Status> status(parts);
   auto work = [&](size_t i) {
-    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts,
-                          maxListedSets() / parts, &keep_bytes[i], &listed[i], &plan->leads[i]);
+    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &sets_left,
+                          &keep_bytes[i], &listed[i], &plan->leads[i]);
   };
   runOnThreads(parts, work);
   size_t total = out->size();
@@ -156,8 +158,21 @@ size_t RocksScanCursor::maxListedSets() const {
   return spec_.max_plan_bytes / (sizeof(Listed) + sizeof(ChunkSet));
 }
 
-Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t max_sets, size_t* keep_bytes, std::vector<Listed>* out,
+Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>* sets_left, size_t* keep_bytes, std::vector<Listed>* out,
                                   ByteArena* leads) const {
+  size_t quota = 0;  // sets taken from *sets_left and not listed yet
+  struct GiveBack {  // what this thread took and did not list, for the others
+    std::atomic<size_t>* left;
+    const size_t& quota;
+    ~GiveBack() { left->fetch_add(quota, std::memory_order_relaxed); }
+  } give_back{sets_left, quota};
+  auto takeQuota = [&] {
+    size_t left = sets_left->load(std::memory_order_relaxed);
+    do {
+      quota = std::min(left, kListingQuota);
+    } while (quota > 0 && !sets_left->compare_exchange_weak(left, left - quota, std::memory_order_relaxed));
+    return quota > 0;
+  };
   std::vector<size_t> runs;  // where each block's sets begin in *out (each run by rank)
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, last_base));
@@ -183,7 +198,7 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t max_sets, siz
     bool more = true;
     runs.push_back(out->size());
     while (more && k.step_base == base && k.rank < hi) {
-      if (out->size() >= max_sets) {
+      if (quota == 0 && !takeQuota()) {
         return Status::resourceExhausted("scan: the chunk sets in the step range pass the plan's bound of " + std::to_string(spec_.max_plan_bytes) +
                                          " bytes: narrow the steps or the ranks");
       }
@@ -192,6 +207,7 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, size_t max_sets, siz
       const char* kept = keep ? leads->copy(view(v)).data() : nullptr;
       *keep_bytes -= keep ? v.size() : 0;
       out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, kept != nullptr ? static_cast<uint32_t>(v.size()) : 0, kept}});
+      --quota;
       it->Next();
       more = at(&error);
     }

@@ -15,6 +15,7 @@
 // REQUIRES: the store outlives the cursor.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <span>
@@ -92,8 +93,13 @@ class RocksScanCursor final : public ScanCursor {
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
   // copying their lead values into *leads while they fit in *keep_bytes (less what it copies).
-  // ResourceExhausted rather than let *out pass max_sets entries.
-  Status listRanks(uint32_t lo, uint64_t hi, size_t max_sets, size_t* keep_bytes, std::vector<Listed>* out, ByteArena* leads) const;
+  // Each set is taken from *sets_left, which the listing threads share (in quotas of
+  // kListingQuota, the unused part given back): ResourceExhausted once it is spent, so the
+  // plan's bound holds for the threads' sets together, not for an even share of it per
+  // thread (one range of ranks can hold far more sets than another).
+  Status listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>* sets_left, size_t* keep_bytes, std::vector<Listed>* out,
+                   ByteArena* leads) const;
+  static constexpr size_t kListingQuota = 64;
   // How many chunk sets a plan within ScanSpec::max_plan_bytes can list.
   size_t maxListedSets() const;
   // Listing threads each take at least this many ranks (fewer: one thread lists them).

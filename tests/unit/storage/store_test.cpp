@@ -326,6 +326,43 @@ TEST_CASE("a steps scan lists chunk sets by the first column it reads: gaps, att
   }
 }
 
+TEST_CASE("the plan's bound holds for the listing threads' chunk sets together, however the ranks spread them") {
+  // Ranks 1024-2047 have steps in block 0 only. The last block's ranks (0-1023) cut the
+  // ranges two listing threads take, so the second lists 2,048 sets and the first 1,024:
+  // an even share of the bound per thread refused a plan that one thread lists.
+  TempDir dir;
+  auto store = openStore(dir.path());
+  JobId job = store->ensureJob("job-a").value();
+  std::vector<model::StepRecord> all;
+  for (uint32_t rank = 0; rank < 2048; ++rank) {
+    for (auto& r : synth(rank, rank < 1024 ? 32 : 16, 1)) all.push_back(std::move(r));
+  }
+  REQUIRE(writeRecords(*store, job, all).isOk());
+  REQUIRE(store->sealAll().isOk());
+  auto listWith = [&](size_t threads, size_t bound) {
+    ScanSpec s = spec(Table::kSteps, 0, 32);
+    s.columns = {"rank", "iter_ns"};
+    s.threads = threads;
+    s.max_plan_bytes = bound;
+    ColumnBatch b;
+    Status st = scanAll(*store, s, &b);
+    if (st.isOk()) CHECK(b.rows == all.size());
+    return st;
+  };
+  // The least bound one thread lists the 3,072 sets within.
+  size_t lo = 0, hi = size_t{1} << 24;
+  while (lo + 1 < hi) {
+    const size_t mid = (lo + hi) / 2;
+    Status st = listWith(1, mid);
+    REQUIRE((st.isOk() || st.code() == Status::Code::kResourceExhausted));
+    (st.isOk() ? hi : lo) = mid;
+  }
+  CHECK(listWith(2, hi + hi / 16).isOk());  // the slack: a thread's unused quota while it lists
+  Status st = listWith(2, hi - hi / 16);
+  CHECK(st.code() == Status::Code::kResourceExhausted);
+  CHECK(st.message().find("pass the plan's bound") != std::string::npos);
+}
+
 TEST_CASE("a steps chunk set missing a column the scan reads is Corruption, in whichever order the columns are named") {
   TempDir dir;
   auto store = openStore(dir.path());
