@@ -1,7 +1,7 @@
 // bench_query_vs_duckdb: Argus's query engine and DuckDB side by side on the same rows
 // (issue 5). Run it through bench/query_vs_duckdb.sh, which builds it and installs DuckDB.
 //
-//   bench_query_vs_duckdb duckdb="node .../run_queries.mjs" [ranks=10240] [steps=1000] [runs=3]
+//   bench_query_vs_duckdb duckdb="node .../run_queries.mjs" [ranks=10240] [steps=1000] [runs=7]
 //       [kernel_steps=K] [signatures=4] [dir=/tmp/argus-vs-duckdb] [keep=0]
 //
 // 1. Generates a store (simulate/synthetic_steps, fixed seed): `steps` rows for ranks x
@@ -337,7 +337,7 @@ nlohmann::json runDuckdb(const std::string& command, const std::string& plan_pat
 
 int main(int argc, char** argv) {
   bench::Args args(argc, argv,
-                   "bench_query_vs_duckdb duckdb=<command> [ranks=10240] [steps=1000] [runs=3] [kernel_steps=K] [signatures=4] "
+                   "bench_query_vs_duckdb duckdb=<command> [ranks=10240] [steps=1000] [runs=7] [kernel_steps=K] [signatures=4] "
                    "[dir=/tmp/argus-vs-duckdb] [keep=0]");
   const std::string duckdb = args.str("duckdb", "");
   if (duckdb.empty()) {
@@ -353,7 +353,7 @@ int main(int argc, char** argv) {
   shape.kernels_from_step = shape.steps - kernel_steps;
   shape.gen.signatures = static_cast<int>(args.num("signatures", 4));
   shape.threads = 2;
-  const int runs = static_cast<int>(std::max(1L, args.num("runs", 3)));
+  const int runs = static_cast<int>(std::max(1L, args.num("runs", 7)));
   const std::string dir = args.str("dir", "/tmp/argus-vs-duckdb");
   const std::string store_dir = dir + "/store";
   const bool keep = args.num("keep", 0) != 0;

@@ -7,7 +7,7 @@
 # targets; exits 1 when the engines' answers differ. A query Argus does not support yet
 # prints "unsupported: <error>" and does not fail.
 #
-# Usage: bench/query_vs_duckdb.sh [ranks=10240] [steps=1000] [runs=3]
+# Usage: bench/query_vs_duckdb.sh [ranks=10240] [steps=1000] [runs=7]
 # BUILD=DIR (default build) is configured and bench_query_vs_duckdb built there if needed;
 # @duckdb/node-api (version pinned in bench/duckdb/package.json) is installed by npm under
 # $BUILD/duckdb. DATA=DIR (default /tmp/argus-vs-duckdb) holds the store and the CSV files
@@ -16,7 +16,7 @@
 set -euo pipefail
 ranks=${1:-10240}
 steps=${2:-1000}
-runs=${3:-3}
+runs=${3:-7}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
 data=${DATA:-/tmp/argus-vs-duckdb}
