@@ -99,22 +99,22 @@ Status decodeBitPack(std::string_view raw, size_t rows, std::vector<int64_t>* ou
   const uint64_t mask = (uint64_t{1} << width) - 1;  // width <= 56
   end = std::min(end, rows);
   begin = std::min(begin, end);
-  out->resize(rows);  // the rows outside [begin, end) keep what they held: no reader looks at them
+  out->resize(rows);  // the rows outside [begin, end) hold anything: no reader looks at them
   int64_t* o = out->data();
+  if (begin == end) return Status::ok();
   if (width == 0) {
     std::fill(o + begin, o + end, lo);
     return Status::ok();
   }
-  // Whole blocks of eight values inside [begin, end) whose loads stay inside the payload
-  // through the unrolled decoder of their width; the rows around them one at a time.
+  // The blocks of eight values that cover [begin, end), as far as their loads stay inside
+  // the payload, through the unrolled decoder of their width (a few rows around [begin, end)
+  // too: cheaper than one at a time, ~15 instructions a row); the rows past them one at a time.
   const size_t reach = static_cast<size_t>(7 * width / 8 + 8);  // a block's bytes read past its start
-  const size_t safe_blocks = bytes >= reach ? (bytes - reach) / width + 1 : 0;
-  const size_t first_block = (begin + 7) / 8;
-  const size_t last_block = std::max(first_block, std::min(end / 8, safe_blocks));
-  const size_t head_end = std::min(end, first_block * 8);
-  for (size_t i = begin; i < head_end; ++i) o[i] = unpackOne(d, bytes, i, width, static_cast<uint64_t>(lo), mask);
+  const size_t safe_blocks = bytes >= reach ? (bytes - reach) / width + 1 : 0;  // none writes past `rows`
+  const size_t first_block = std::min(begin / 8, safe_blocks);
+  const size_t last_block = std::max(first_block, std::min((end + 7) / 8, safe_blocks));
   kUnpackBlocks[width](d, static_cast<uint64_t>(lo), o, first_block, last_block);
-  for (size_t i = std::max(head_end, last_block * 8); i < end; ++i) o[i] = unpackOne(d, bytes, i, width, static_cast<uint64_t>(lo), mask);
+  for (size_t i = std::max(begin, last_block * 8); i < end; ++i) o[i] = unpackOne(d, bytes, i, width, static_cast<uint64_t>(lo), mask);
   return Status::ok();
 }
 
