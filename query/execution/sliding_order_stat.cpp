@@ -12,7 +12,7 @@ using IntLanes = int64_t __attribute__((vector_size(32)));
 using DoubleLanes = double __attribute__((vector_size(32)));
 
 // A true lane compares to -1: the masks' sums count down.
-size_t negatedSum(IntLanes masks) { return static_cast<size_t>(-(masks[0] + masks[1] + masks[2] + masks[3])); }
+size_t negatedSum(const IntLanes& masks) { return static_cast<size_t>(-(masks[0] + masks[1] + masks[2] + masks[3])); }
 
 // x's place counts the values below x, y's those not above y. NaN sorts above every number:
 // below a NaN x lie all numbers, and every value is not above a NaN y; a NaN value compares
