@@ -13,9 +13,6 @@ namespace {
 
 using K = FrameBoundKind;
 
-// Frame bounds for offset 0..n rows away, clamped to the partition.
-uint32_t clampRows(int64_t p, uint32_t lo, uint32_t hi) { return static_cast<uint32_t>(std::clamp<int64_t>(p, lo, hi)); }
-
 // The single ORDER BY key as a number ascending in window order (negated when DESC; NaN,
 // the largest value, at the matching end), for RANGE offsets.
 double rangeKey(const Vector& v, uint32_t row, bool desc) {
@@ -24,25 +21,47 @@ double rangeKey(const Vector& v, uint32_t row, bool desc) {
   return desc ? -x : x;
 }
 
+// A ROWS bound at a fixed distance from its row: the distance (an end is past its row);
+// false for a partition edge (UNBOUNDED).
+bool rowsDelta(const FrameBound& b, bool is_end, int64_t* delta) {
+  switch (b.kind) {
+    case K::kUnboundedPreceding:
+    case K::kUnboundedFollowing: return false;
+    case K::kPreceding: *delta = -static_cast<int64_t>(b.offset); break;  // the parser bounds offsets by 1e15
+    case K::kFollowing: *delta = static_cast<int64_t>(b.offset); break;
+    case K::kCurrentRow: *delta = 0; break;
+  }
+  if (is_end) ++*delta;
+  return true;
+}
+
+// One bound of every row's ROWS frame in [ps, pe): row + delta clamped to the partition, in
+// three runs (clamped low, row + delta, clamped high) rather than a clamp per row.
+void rowsBound(const FrameBound& b, bool is_end, uint32_t ps, uint32_t pe, uint32_t* out) {
+  int64_t delta = 0;
+  if (!rowsDelta(b, is_end, &delta)) {
+    std::fill(out + ps, out + pe, b.kind == K::kUnboundedPreceding ? ps : pe);
+    return;
+  }
+  const int64_t lo = ps, hi = pe;
+  const auto low_end = static_cast<uint32_t>(std::clamp(lo - delta, lo, hi));       // first row not clamped to ps
+  const auto high_start = static_cast<uint32_t>(std::clamp(hi - delta + 1, lo, hi));  // first row clamped to pe
+  std::fill(out + ps, out + low_end, ps);
+  const auto shift = static_cast<uint32_t>(delta);  // modulo 2^32: row + shift lies in [ps, pe] here
+  for (uint32_t p = low_end; p < high_start; ++p) out[p] = p + shift;
+  std::fill(out + std::max(low_end, high_start), out + pe, pe);
+}
+
 void rowsFrames(const WindowFrame& f, uint32_t ps, uint32_t pe, WindowLayout* l) {
-  auto offset = [](const FrameBound& b) { return static_cast<int64_t>(b.offset); };
-  for (uint32_t p = ps; p < pe; ++p) {
-    const int64_t i = p;
-    uint32_t s = ps, e = pe;
-    switch (f.start.kind) {
-      case K::kPreceding: s = clampRows(i - offset(f.start), ps, pe); break;
-      case K::kCurrentRow: s = p; break;
-      case K::kFollowing: s = clampRows(i + offset(f.start), ps, pe); break;
-      default: break;
-    }
-    switch (f.end.kind) {
-      case K::kPreceding: e = clampRows(i - offset(f.end) + 1, ps, pe); break;
-      case K::kCurrentRow: e = p + 1; break;
-      case K::kFollowing: e = clampRows(i + offset(f.end) + 1, ps, pe); break;
-      default: break;
-    }
-    l->frame_start[p] = s;
-    l->frame_end[p] = std::max(s, e);
+  uint32_t* const start = l->frame_start.data();
+  uint32_t* const end = l->frame_end.data();
+  rowsBound(f.start, false, ps, pe, start);
+  rowsBound(f.end, true, ps, pe, end);
+  // An end can fall before its start only when it lies fewer rows ahead (1 PRECEDING AND
+  // 3 PRECEDING): clamping keeps the order of bounds of the same row.
+  int64_t ds = 0, de = 0;
+  if (rowsDelta(f.start, false, &ds) && rowsDelta(f.end, true, &de) && de < ds) {
+    for (uint32_t p = ps; p < pe; ++p) end[p] = std::max(start[p], end[p]);
   }
 }
 
@@ -85,12 +104,47 @@ void rangeFrames(const WindowFrame& f, const WindowKeys& keys, uint32_t ps, uint
   }
 }
 
+// Whether buffered rows a and b hold the same key, as their sort codes would say (NULLs
+// alike, NaNs alike, -0 = 0): the partition test of presorted rows, which then need no codes.
+bool sameKey(const Vector& v, uint32_t a, uint32_t b) {
+  const bool va = v.isValid(a);
+  if (va != v.isValid(b)) return false;
+  if (!va) return true;
+  switch (v.type) {
+    case LogicalType::kBigInt:
+    case LogicalType::kId: return v.i64[a] == v.i64[b];
+    case LogicalType::kDouble: return v.f64[a] == v.f64[b] || (std::isnan(v.f64[a]) && std::isnan(v.f64[b]));
+    case LogicalType::kBoolean: return v.b8[a] == v.b8[b];
+    case LogicalType::kVarchar: return v.str[a] == v.str[b];
+    case LogicalType::kNull:
+    case LogicalType::kHistogram: break;
+  }
+  return true;
+}
+
+// The end of the run of presorted rows from `from` (< to) on whose key v agrees.
+uint32_t keyRunEnd(const Vector& v, uint32_t from, uint32_t to) {
+  uint32_t p = from + 1;
+  if ((v.type == LogicalType::kBigInt || v.type == LogicalType::kId) && v.allValid()) {
+    // The common case (rank, job): against the run's first value, four rows a test.
+    const int64_t* x = v.i64.data();
+    const int64_t first = x[from];
+    while (p + 4 <= to && ((x[p] ^ first) | (x[p + 1] ^ first) | (x[p + 2] ^ first) | (x[p + 3] ^ first)) == 0) p += 4;
+    while (p < to && x[p] == first) ++p;
+    return p;
+  }
+  while (p < to && sameKey(v, p - 1, p)) ++p;
+  return p;
+}
+
 }  // namespace
 
 void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool presorted, bool peers, size_t rows, WindowLayout* l) {
   peers = peers || frame.unit == FrameUnit::kRange;
   std::vector<SortKeyColumn> part, ord;
-  for (const Vector* v : keys.partitions) part.push_back(encodeSortKey(*v, rows, false, false));
+  if (!presorted) {
+    for (const Vector* v : keys.partitions) part.push_back(encodeSortKey(*v, rows, false, false));
+  }
   if (peers || !presorted) {
     for (size_t i = 0; i < keys.orders.size(); ++i) ord.push_back(encodeSortKey(*keys.orders[i], rows, keys.desc[i], keys.nulls_first[i]));
   }
@@ -114,16 +168,25 @@ void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool pr
     }
     return true;
   };
+  // Where the partition starting at position ps ends.
+  auto partitionEnd = [&](uint32_t ps) {
+    const uint32_t n = static_cast<uint32_t>(rows);
+    if (presorted) {  // positions are rows: each key's run from ps, the shortest wins
+      uint32_t pe = n;
+      for (const Vector* v : keys.partitions) pe = std::min(pe, keyRunEnd(*v, ps, pe));
+      return keys.partitions.empty() ? n : pe;
+    }
+    uint32_t pe = ps + 1;
+    while (pe < n && same(part, l->order[pe - 1], l->order[pe])) ++pe;
+    return pe;
+  };
   for (auto* v : {&l->partition_start, &l->partition_end, &l->frame_start, &l->frame_end}) v->resize(rows);
   for (auto* v : {&l->peer_start, &l->peer_end}) v->resize(peers ? rows : 0);
   uint32_t ps = 0;
   while (ps < rows) {
-    uint32_t pe = ps + 1;
-    while (pe < rows && same(part, l->order[pe - 1], l->order[pe])) ++pe;
-    for (uint32_t p = ps; p < pe; ++p) {
-      l->partition_start[p] = ps;
-      l->partition_end[p] = pe;
-    }
+    const uint32_t pe = partitionEnd(ps);
+    std::fill(l->partition_start.begin() + ps, l->partition_start.begin() + pe, ps);
+    std::fill(l->partition_end.begin() + ps, l->partition_end.begin() + pe, pe);
     if (peers) {
       uint32_t gs = ps;
       for (uint32_t p = ps; p < pe; ++p) {
