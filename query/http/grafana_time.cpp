@@ -43,7 +43,7 @@ bool expect(std::string_view s, size_t* pos, char c) {
 
 std::optional<int64_t> parseRfc3339Ns(std::string_view s) {
   size_t p = 0;
-  int64_t year, month, day, hour, minute, second;
+  int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;  // (GCC 12 at -O3 cannot see digits() set them)
   if (!digits(s, &p, 4, &year) || !expect(s, &p, '-') || !digits(s, &p, 2, &month) || !expect(s, &p, '-') || !digits(s, &p, 2, &day)) {
     return std::nullopt;
   }
