@@ -66,4 +66,20 @@ SortKeyColumn encodeSortKey(const Vector& v, size_t rows, bool desc, bool nulls_
   return k;
 }
 
+bool sameSortKey(const Vector& v, size_t a, size_t b) {
+  const bool valid = v.isValid(a);
+  if (valid != v.isValid(b)) return false;
+  if (!valid) return true;
+  switch (v.type) {
+    case L::kBigInt:
+    case L::kId: return v.i64[a] == v.i64[b];
+    case L::kDouble: return doubleCode(v.f64[a]) == doubleCode(v.f64[b]);
+    case L::kBoolean: return v.b8[a] == v.b8[b];
+    case L::kVarchar: return v.str[a] == v.str[b];
+    case L::kNull:
+    case L::kHistogram: break;
+  }
+  return true;
+}
+
 }  // namespace argus::query

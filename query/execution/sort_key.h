@@ -25,4 +25,8 @@ struct SortKeyColumn {
 // Codes for the first `rows` rows of the flat vector v.
 SortKeyColumn encodeSortKey(const Vector& v, size_t rows, bool desc, bool nulls_first);
 
+// Whether rows a and b of the flat vector v would get equal codes (NULLs alike, NaNs alike,
+// -0 = 0), without encoding: what finding key changes in rows already in order needs.
+bool sameSortKey(const Vector& v, size_t a, size_t b);
+
 }  // namespace argus::query

@@ -104,24 +104,6 @@ void rangeFrames(const WindowFrame& f, const WindowKeys& keys, uint32_t ps, uint
   }
 }
 
-// Whether buffered rows a and b hold the same key, as their sort codes would say (NULLs
-// alike, NaNs alike, -0 = 0): the partition test of presorted rows, which then need no codes.
-bool sameKey(const Vector& v, uint32_t a, uint32_t b) {
-  const bool va = v.isValid(a);
-  if (va != v.isValid(b)) return false;
-  if (!va) return true;
-  switch (v.type) {
-    case LogicalType::kBigInt:
-    case LogicalType::kId: return v.i64[a] == v.i64[b];
-    case LogicalType::kDouble: return v.f64[a] == v.f64[b] || (std::isnan(v.f64[a]) && std::isnan(v.f64[b]));
-    case LogicalType::kBoolean: return v.b8[a] == v.b8[b];
-    case LogicalType::kVarchar: return v.str[a] == v.str[b];
-    case LogicalType::kNull:
-    case LogicalType::kHistogram: break;
-  }
-  return true;
-}
-
 // The end of the run of presorted rows from `from` (< to) on whose key v agrees.
 uint32_t keyRunEnd(const Vector& v, uint32_t from, uint32_t to) {
   uint32_t p = from + 1;
@@ -133,7 +115,7 @@ uint32_t keyRunEnd(const Vector& v, uint32_t from, uint32_t to) {
     while (p < to && x[p] == first) ++p;
     return p;
   }
-  while (p < to && sameKey(v, p - 1, p)) ++p;
+  while (p < to && sameSortKey(v, p - 1, p)) ++p;
   return p;
 }
 
@@ -174,7 +156,7 @@ void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool pr
     if (presorted) {  // positions are rows: each key's run from ps, the shortest wins
       uint32_t pe = n;
       for (const Vector* v : keys.partitions) pe = std::min(pe, keyRunEnd(*v, ps, pe));
-      return keys.partitions.empty() ? n : pe;
+      return pe;
     }
     uint32_t pe = ps + 1;
     while (pe < n && same(part, l->order[pe - 1], l->order[pe])) ++pe;
