@@ -10,6 +10,7 @@
 #include "cli/jobs_command.h"
 #include "cli/query_command.h"
 #include "cli/shell_command.h"
+#include "cli/verify_command.h"
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   argus::cli::addJobsCommand(app, &exit_code);
   argus::cli::addQueryCommand(app, &exit_code);
   argus::cli::addShellCommand(app, &exit_code);
+  argus::cli::addVerifyCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
   argus::cli::addCaptureCommand(app, &exit_code);

@@ -1,10 +1,11 @@
-// The argus command line as a user runs it: the demo end to end, and `argus dump` on a
-// data directory and on wire frames, good and truncated.
+// The argus command line as a user runs it: the demo end to end, `argus verify` and
+// `argus dump` on a data directory, and `argus dump` on wire frames, good and truncated.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -87,6 +88,31 @@ TEST_CASE("argus demo streams a cluster into argusd and finds the slow rank with
     RunResult after = runArgus("dump store " + data + " --cf chunk");
     CHECK(after.exit_code == 0);
     CHECK_FALSE(contains(after.output, "chunk job=1"));
+  }
+  SUBCASE("verify reads the demo's store clean, and names the damage of a flipped SST byte") {
+    const std::string data = dir + "/data";
+    RunResult clean = runArgus("verify --data " + data);
+    INFO(clean.output);
+    CHECK(clean.exit_code == 0);
+    CHECK(contains(clean.output, "1 jobs"));
+    CHECK(contains(clean.output, "no problems"));
+    // The largest SST holds chunk values: a flipped byte there fails RocksDB's block checksum.
+    std::string largest;
+    uintmax_t largest_bytes = 0;
+    for (const auto& e : std::filesystem::directory_iterator(data)) {
+      if (e.path().extension() == ".sst" && e.file_size() > largest_bytes) largest = e.path(), largest_bytes = e.file_size();
+    }
+    REQUIRE(largest_bytes > 4096);
+    {
+      std::fstream f(largest, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(largest_bytes / 3));
+      f.put('\x5a').put('\xa5').put('\x5a');
+    }
+    RunResult damaged = runArgus("verify --data " + data);
+    INFO(damaged.output);
+    CHECK(damaged.exit_code == 1);
+    CHECK(contains(damaged.output, "argus verify"));
+    CHECK(contains(damaged.output, "Corruption"));
   }
   SUBCASE("dump store on a directory that is no store fails cleanly") {
     RunResult bad = runArgus("dump store --data " + dir + "/nothing-here");

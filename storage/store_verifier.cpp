@@ -1,0 +1,227 @@
+#include "storage/store_verifier.h"
+
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "storage/chunk_format.h"
+#include "storage/chunk_reader.h"
+#include "storage/db_handles.h"
+#include "storage/head_entry.h"
+#include "storage/keys.h"
+#include "storage/table_block.h"
+
+namespace argus::storage {
+
+namespace {
+
+class Verifier {
+ public:
+  Verifier(const RocksStore& store, const std::function<void(const std::string&)>& on_problem)
+      : store_(store), h_(store.handles()), on_problem_(on_problem) {}
+
+  Result<VerifyCounts> run() {
+    for (const JobInfo& j : store_.listJobs()) jobs_.emplace(j.id, j.name);
+    counts_.jobs = jobs_.size();
+    for (const auto& [id, name] : jobs_) verifyMeta(name);
+    ARGUS_RETURN_IF_ERROR(verifyHead());
+    ARGUS_RETURN_IF_ERROR(listChunks());
+    for (const SetKey& s : sets_) {
+      if (!damaged_.contains(s)) ARGUS_RETURN_IF_ERROR(verifySet(s));
+    }
+    counts_.chunk_sets = sets_.size();
+    return counts_;
+  }
+
+ private:
+  // A chunk set: (job, table, block, rank, attempt).
+  using SetKey = std::tuple<uint32_t, Table, uint64_t, uint32_t, uint16_t>;
+  // A chunk readBlock fetched: its key and header (pointing into a copy of its value).
+  struct Header {
+    std::string key;
+    ChunkView view;
+  };
+
+  void problem(const std::string& text) {
+    ++counts_.problems;
+    on_problem_(text);
+  }
+
+  // Whether a key's job id is one meta names; an unnamed one is a problem once per id.
+  bool knownJob(uint32_t job, const char* cf) {
+    if (jobs_.contains(job)) return true;
+    if (unnamed_jobs_.insert(job).second) problem(std::string(cf) + " entries of job id " + std::to_string(job) + ", which no job in meta names");
+    return false;
+  }
+
+  void verifyMeta(const std::string& job) {
+    auto check = [&](const char* what, const Status& s) {
+      if (!s.isOk()) problem("job " + job + ": " + what + ": " + s.toString());
+    };
+    check("topology", store_.topology(job).status());
+    check("kernel names", store_.kernelNames(job).status());
+    check("stack names", store_.stackNames(job).status());
+    check("names", store_.names(job).status());
+  }
+
+  // Every entry through the decoder scans use, per (job, rank) in key order (delta chains
+  // run across the entries of a session and block).
+  Status verifyHead() {
+    HeadDecoder decoder(h_.block_steps);
+    bool open = false;
+    uint32_t job = 0, rank = 0;
+    auto close = [&] {
+      counts_.head_records += decoder.decoded();
+      counts_.head_orphaned += decoder.orphaned();
+      decoder.clear();
+    };
+    Status s = store_.forEachRaw(kHeadCf, [&](std::string_view key, std::string_view value) {
+      ++counts_.head_entries;
+      HeadKey k;
+      if (!decodeHeadKey(key, &k)) {
+        problem(describeKey(kHeadCf, key) + ": not a head key");
+        return true;
+      }
+      knownJob(k.job, "head");
+      if (!open || k.job != job || k.rank != rank) {
+        if (open) close();
+        open = true, job = k.job, rank = k.rank;
+      }
+      // Nothing kept (from > to): only decoded and checked.
+      if (Status d = decoder.add(k, value, UINT64_MAX, 0); !d.isOk()) problem(d.toString());
+      return true;
+    });
+    if (open) close();
+    return s;
+  }
+
+  // Whether `column` is one the table stores: a schema column past the key columns, or a
+  // layout column (_steps; _rows for nested tables).
+  static bool storedColumn(Table t, uint8_t column) {
+    if (column == kStepsColumnId) return true;
+    if (column == kRowCountColumnId) return isNestedTable(t);
+    for (const ColumnDef& c : tableColumns(t)) {
+      if (c.id == column) return column >= kFirstStoredColumnId;
+    }
+    return false;
+  }
+
+  // One pass over the chunk keys: each value's checksum and header, and the sets they form.
+  Status listChunks() {
+    return store_.forEachRaw(kChunkCf, [&](std::string_view key, std::string_view value) {
+      ++counts_.chunks;
+      counts_.chunk_bytes += key.size() + value.size();
+      ChunkKey k;
+      if (!decodeChunkKey(key, &k)) {
+        problem(describeKey(kChunkCf, key) + ": not a chunk key");
+        return true;
+      }
+      if (!knownJob(k.job, "chunk")) return true;
+      const SetKey set{k.job, k.table, k.step_base, k.rank, k.attempt};
+      sets_.insert(set);
+      if (!storedColumn(k.table, k.column) || k.step_base % h_.block_steps != 0) {
+        problem(describeKey(kChunkCf, key) + ": no such column in table " + tableName(k.table) + ", or not a block's first step");
+        damaged_.insert(set);
+        return true;
+      }
+      ChunkView view;
+      if (Status s = ChunkReader::verify(key, value, &view); !s.isOk()) {
+        problem(s.toString());
+        damaged_.insert(set);
+      }
+      return true;
+    });
+  }
+
+  // The whole set decoded (every stored column), and every chunk's header against the
+  // decoded steps. The headers are taken from the chunks readBlock fetches.
+  Status verifySet(const SetKey& set) {
+    const auto& [job, table, base, rank, attempt] = set;
+    const ChunkKey at{job, table, kStepsColumnId, base, rank, attempt};
+    std::vector<Header> headers;
+    std::deque<std::string> values;  // copies of the fetched values, which the views point into
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    ChunkGetter get = [&](const std::string& key, std::string* buffer, std::string_view* value) {
+      rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, buffer);
+      if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
+      ARGUS_RETURN_IF_ERROR(fromRocks(s, "verify: reading chunk"));
+      *value = *buffer;
+      values.push_back(*buffer);
+      Header h{key, {}};
+      if (parseChunk(values.back(), &h.view).isOk()) headers.push_back(std::move(h));
+      return Status::ok();
+    };
+    TableBlock block;
+    uint64_t read = 0;
+    Status s = ChunkReader::readBlock(at, nullptr, get, &block, &read);
+    if (s.isNotFound()) {
+      // Only the steps table answers NotFound, for a set without _steps: its other chunks
+      // exist (the listing saw them), so a block lost its layout.
+      problem(describeKey(kChunkCf, encodeChunkKey(at)) + ": missing, while other chunks of its set exist");
+      return Status::ok();
+    }
+    if (!s.isOk()) {
+      if (s.code() == Status::Code::kIoError) return s;
+      problem(s.toString());
+      return Status::ok();
+    }
+    checkSteps(at, block, headers);
+    return Status::ok();
+  }
+
+  void checkSteps(const ChunkKey& at, const TableBlock& block, const std::vector<Header>& headers) {
+    const std::vector<int64_t>& steps = block.steps;
+    const std::string layout_key = describeKey(kChunkCf, encodeChunkKey(at));
+    if (steps.empty()) {
+      problem(layout_key + ": a block of no steps");
+      return;
+    }
+    const uint64_t first = static_cast<uint64_t>(steps.front()), last = static_cast<uint64_t>(steps.back());
+    if (last - at.step_base >= h_.block_steps) {
+      problem(layout_key + ": step " + std::to_string(last) + " past its block of " + std::to_string(h_.block_steps) + " steps");
+    }
+    for (const Header& h : headers) {
+      const ChunkStats& st = h.view.stats;
+      ChunkKey k;
+      decodeChunkKey(h.key, &k);
+      if (k.column == kStepsColumnId) checkLayoutPayload(h, steps);
+      const bool rows_differ = !isNestedTable(at.table) && st.rows != steps.size();
+      if (st.first_step != first || st.last_step != last || rows_differ) {
+        problem(describeKey(kChunkCf, h.key) + ": header says steps " + std::to_string(st.first_step) + ".." + std::to_string(st.last_step) +
+                " in " + std::to_string(st.rows) + " rows; the block's _steps hold " + std::to_string(steps.size()) + " steps " +
+                std::to_string(first) + ".." + std::to_string(last));
+      }
+    }
+  }
+
+  // readBlock takes a gapless _steps from its header alone; here its payload must say the same.
+  void checkLayoutPayload(const Header& h, const std::vector<int64_t>& steps) {
+    Column c;
+    c.type = ColumnType::kUInt64;
+    Status s = ChunkReader::decodeVerified(h.key, h.view, ColumnType::kUInt64, SIZE_MAX, nullptr, &c);
+    if (!s.isOk()) {
+      problem(s.toString());
+    } else if (c.ints != steps) {
+      problem(describeKey(kChunkCf, h.key) + ": its payload's steps differ from its header's");
+    }
+  }
+
+  const RocksStore& store_;
+  const DbHandles& h_;
+  const std::function<void(const std::string&)>& on_problem_;
+  VerifyCounts counts_;
+  std::map<uint32_t, std::string> jobs_;
+  std::set<uint32_t> unnamed_jobs_;
+  std::set<SetKey> sets_, damaged_;
+};
+
+}  // namespace
+
+Result<VerifyCounts> verifyStore(const RocksStore& store, const std::function<void(const std::string&)>& on_problem) {
+  return Verifier(store, on_problem).run();
+}
+
+}  // namespace argus::storage
