@@ -16,9 +16,6 @@ bool startsWith(const rocksdb::Slice& s, std::string_view prefix) {
 
 std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
-// The blocks of an arena for lead values up to `budget` bytes: no larger than the budget,
-// so a small plan (a query with a small memory cap) holds no more than it keeps.
-size_t leadBlockBytes(size_t budget) { return std::clamp<size_t>(budget, 1024, 64 * 1024); }
 
 }  // namespace
 
@@ -41,6 +38,9 @@ RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec
 }
 
 RocksScanCursor::~RocksScanCursor() {
+  // Iterators under the snapshot first: the plan's (pinning lead values) and the fetcher's.
+  plan_.reset();
+  chunks_.reset();
   if (snapshot_ && owns_snapshot_) h_.db->ReleaseSnapshot(snapshot_);
 }
 
@@ -101,7 +101,7 @@ Status RocksScanCursor::init(size_t threads) {
     plan->ranks.push_back(rp);
   }
   stats_.plan_bytes = plan->ranks.capacity() * sizeof(RankPlan) + plan->sets.capacity() * sizeof(ChunkSet);
-  for (const ByteArena& a : plan->leads) stats_.plan_bytes += a.bytes();
+  for (const LeadValues& l : plan->leads) stats_.plan_bytes += l.bytes;
   plan_ = std::move(plan);
   last_rank_ix_ = plan_->ranks.size();
   return Status::ok();
@@ -109,7 +109,7 @@ Status RocksScanCursor::init(size_t threads) {
 
 Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan) {
   if (!spec_.ranks.empty()) {  // few ranks wanted: seek to each instead of reading every rank's keys
-    plan->leads.emplace_back(leadBlockBytes(spec_.plan_bytes));
+    plan->leads.emplace_back();
     size_t keep_bytes = spec_.plan_bytes;
     std::atomic<size_t> sets_left{maxListedSets()};
     for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]));
@@ -133,7 +133,7 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, std::max<size_t>(threads, 1));
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
   std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
-  for (size_t i = 0; i < parts; ++i) plan->leads.emplace_back(leadBlockBytes(keep_bytes[i]));
+  plan->leads.resize(parts);
   std::atomic<size_t> sets_left{maxListedSets()};
   if (parts == 1) return listRanks(0, kAllRanks, &sets_left, &keep_bytes[0], out, &plan->leads[0]);
   std::vector<std::vector<Listed>> listed(parts);
@@ -159,7 +159,7 @@ size_t RocksScanCursor::maxListedSets() const {
 }
 
 Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>* sets_left, size_t* keep_bytes, std::vector<Listed>* out,
-                                  ByteArena* leads) const {
+                                  LeadValues* leads) const {
   size_t quota = 0;  // sets taken from *sets_left and not listed yet
   struct GiveBack {  // what this thread took and did not list, for the others
     std::atomic<size_t>* left;
@@ -176,7 +176,31 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>*
   std::vector<size_t> runs;  // where each block's sets begin in *out (each run by rank)
   const uint64_t last_base = h_.blockBase(spec_.to_step - 1);
   const std::string end = prefixSuccessor(chunkPrefix(job_, spec_.table, lead_column_, last_base));
-  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro_, h_.chunk));
+  // Values are kept by pinning their blocks while *keep_bytes lasts; from the first that does
+  // not fit, the listing goes on with an iterator that pins nothing.
+  rocksdb::ReadOptions pinned_ro = ro_;
+  pinned_ro.pin_data = *keep_bytes > 0;
+  bool pinning = pinned_ro.pin_data;
+  size_t pinned_values = 0;  // kept through `it`
+  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(pinned_ro, h_.chunk));
+  // Whatever the exit: a pinning iterator that kept values joins the plan (one that kept
+  // nothing pins nothing of use).
+  struct KeepPinned {
+    std::unique_ptr<rocksdb::Iterator>& it;
+    const bool& pinning;
+    const size_t& values;
+    LeadValues* leads;
+    ~KeepPinned() {
+      if (pinning && values > 0) leads->pinning.push_back(std::move(it));
+    }
+  } keep_pinned{it, pinning, pinned_values, leads};
+  auto stopPinning = [&] {
+    const std::string key(view(it->key()));
+    if (pinned_values > 0) leads->pinning.push_back(std::move(it));
+    it.reset(h_.db->NewIterator(ro_, h_.chunk));
+    it->Seek(key);
+    pinning = false;
+  };
   auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
   ChunkKey k;
   // Decodes the key at it into k; false at the end of the range.
@@ -203,10 +227,14 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>*
                                          " bytes: narrow the steps or the ranks");
       }
       const rocksdb::Slice v = it->value();
-      const bool keep = v.size() <= UINT32_MAX && v.size() <= *keep_bytes;
-      const char* kept = keep ? leads->copy(view(v)).data() : nullptr;
-      *keep_bytes -= keep ? v.size() : 0;
-      out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, kept != nullptr ? static_cast<uint32_t>(v.size()) : 0, kept}});
+      const bool keep = pinning && v.size() > 0 && v.size() <= UINT32_MAX && v.size() <= *keep_bytes;
+      if (keep) {
+        *keep_bytes -= v.size();
+        leads->bytes += v.size();
+        ++pinned_values;
+      }
+      out->push_back(Listed{k.rank, ChunkSet{k.step_base, k.attempt, keep ? static_cast<uint32_t>(v.size()) : 0, keep ? v.data() : nullptr}});
+      if (pinning && !keep) stopPinning();  // positioned at the same key
       --quota;
       it->Next();
       more = at(&error);

@@ -21,7 +21,6 @@
 #include <span>
 #include <vector>
 
-#include "base/byte_arena.h"
 #include "storage/chunk_fetcher.h"
 #include "storage/db_handles.h"
 #include "storage/head_entry.h"
@@ -75,12 +74,20 @@ class RocksScanCursor final : public ScanCursor {
     uint32_t first_set = 0, set_count = 0;  // its sets in ScanPlan::sets
     bool in_head = false;                   // the head index listed the rank in range (head_index.h)
   };
+  // The lead chunk values one listing thread kept: views into the data blocks its iterators
+  // pinned (ReadOptions::pin_data keeps the block of a plain value, as every chunk is, alive
+  // as long as the iterator), so none is copied (a copy of each cost ~13% of a short scan
+  // over many ranks). Blocks cost about the values they hold: `bytes`, within plan_bytes.
+  struct LeadValues {
+    std::vector<std::unique_ptr<rocksdb::Iterator>> pinning;
+    size_t bytes = 0;
+  };
   // Flat, a few allocations in all: a map of ranks with a vector and a string each cost
   // ~3,000 instructions per rank-block listed, on the thread that plans before any reads.
   struct ScanPlan {
     std::vector<RankPlan> ranks;  // ascending
     std::vector<ChunkSet> sets;   // by rank, then (base, attempt)
-    std::vector<ByteArena> leads;  // the sets' kept lead chunk values, an arena per listing thread
+    std::vector<LeadValues> leads;  // the sets' kept lead chunk values, one per listing thread
   };
   struct Listed {  // a chunk set as the listing meets it: by (base, rank, attempt)
     uint32_t rank;
@@ -92,13 +99,13 @@ class RocksScanCursor final : public ScanCursor {
   // into plan->leads.
   Status discoverChunkSets(size_t threads, std::vector<Listed>* out, ScanPlan* plan);
   // Appends the chunk sets of ranks [lo, hi) in range to *out, by (rank, base, attempt),
-  // copying their lead values into *leads while they fit in *keep_bytes (less what it copies).
+  // keeping their lead values in *leads while they fit in *keep_bytes (less what it keeps).
   // Each set is taken from *sets_left, which the listing threads share (in quotas of
   // kListingQuota, the unused part given back): ResourceExhausted once it is spent, so the
   // plan's bound holds for the threads' sets together, not for an even share of it per
   // thread (one range of ranks can hold far more sets than another).
   Status listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>* sets_left, size_t* keep_bytes, std::vector<Listed>* out,
-                   ByteArena* leads) const;
+                   LeadValues* leads) const;
   static constexpr size_t kListingQuota = 64;
   // How many chunk sets a plan within ScanSpec::max_plan_bytes can list.
   size_t maxListedSets() const;
