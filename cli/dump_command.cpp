@@ -26,10 +26,7 @@ struct StoreDumpOptions {
 };
 
 int dumpStore(const StoreDumpOptions& o) {
-  storage::StoreOptions options;
-  options.read_only = true;
-  options.create_if_missing = false;
-  Result<std::unique_ptr<storage::RocksStore>> store = storage::RocksStore::openRocks(o.data_dir, options);
+  Result<std::unique_ptr<storage::RocksStore>> store = storage::RocksStore::openReadOnly(o.data_dir);
   if (!store.isOk()) {
     std::fprintf(stderr, "argus dump: cannot open %s: %s\n", o.data_dir.c_str(), store.status().toString().c_str());
     return 1;

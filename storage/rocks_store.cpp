@@ -83,6 +83,13 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, const StoreOp
   return std::unique_ptr<Store>(std::move(r).value());
 }
 
+Result<std::unique_ptr<RocksStore>> RocksStore::openReadOnly(const std::string& dir) {
+  StoreOptions options;
+  options.read_only = true;
+  options.create_if_missing = false;
+  return openRocks(dir, options);
+}
+
 Result<std::unique_ptr<RocksStore>> RocksStore::openRocks(const std::string& dir, const StoreOptions& options) {
   std::unique_ptr<RocksStore> s(new RocksStore());
   Status st = s->openImpl(dir, options);

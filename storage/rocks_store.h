@@ -31,6 +31,8 @@ inline constexpr uint32_t kFormatVersion = 2;
 class RocksStore final : public Store {
  public:
   static Result<std::unique_ptr<RocksStore>> openRocks(const std::string& dir, const StoreOptions& options);
+  // An existing store, read-only (beside a live argusd): for tools that inspect a directory.
+  static Result<std::unique_ptr<RocksStore>> openReadOnly(const std::string& dir);
   ~RocksStore() override;
 
   Result<JobId> ensureJob(std::string_view job) override;
