@@ -7,7 +7,7 @@
 #include "cli/http_client.h"
 #include "cli/table_printer.h"
 #include "query/result_writer.h"
-#include "storage/store.h"
+#include "storage/rocks_store.h"
 #include "wire/tcp.h"
 
 namespace argus::cli {
@@ -196,12 +196,9 @@ bool parseOutputFormat(std::string_view text, OutputFormat* out) {
 }
 
 Result<std::unique_ptr<QueryTarget>> QueryTarget::openData(const std::string& data_dir) {
-  storage::StoreOptions so;
-  so.create_if_missing = false;
-  so.read_only = true;
-  auto store = storage::Store::open(data_dir, so);
+  auto store = storage::RocksStore::openReadOnly(data_dir);
   if (!store.isOk()) return Status::unavailable("cannot open " + data_dir + ": " + store.status().toString());
-  return std::unique_ptr<QueryTarget>(std::make_unique<EmbeddedTarget>(std::move(*store)));
+  return std::unique_ptr<QueryTarget>(std::make_unique<EmbeddedTarget>(std::move(store).value()));
 }
 
 Result<std::unique_ptr<QueryTarget>> QueryTarget::connect(const std::string& host_port, const std::string& token) {

@@ -16,7 +16,6 @@ bool startsWith(const rocksdb::Slice& s, std::string_view prefix) {
 
 std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
-
 }  // namespace
 
 RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
