@@ -1,6 +1,5 @@
 #include "storage/store_verifier.h"
 
-#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
@@ -38,10 +37,11 @@ class Verifier {
  private:
   // A chunk set: (job, table, block, rank, attempt).
   using SetKey = std::tuple<uint32_t, Table, uint64_t, uint32_t, uint16_t>;
-  // A chunk readBlock fetched: its key and header (pointing into a copy of its value).
+  // A chunk readBlock fetched: its key, column and header stats.
   struct Header {
     std::string key;
-    ChunkView view;
+    uint8_t column = 0;
+    ChunkStats stats;
   };
 
   void problem(const std::string& text) {
@@ -141,17 +141,21 @@ class Verifier {
     const auto& [job, table, base, rank, attempt] = set;
     const ChunkKey at{job, table, kStepsColumnId, base, rank, attempt};
     std::vector<Header> headers;
-    std::deque<std::string> values;  // copies of the fetched values, which the views point into
+    std::string layout_value;  // the _steps chunk, whose payload checkSteps decodes again
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
+    // listChunks verified every value; only its header is parsed here.
     ChunkGetter get = [&](const std::string& key, std::string* buffer, std::string_view* value) {
       rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, buffer);
       if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
       ARGUS_RETURN_IF_ERROR(fromRocks(s, "verify: reading chunk"));
       *value = *buffer;
-      values.push_back(*buffer);
-      Header h{key, {}};
-      if (parseChunk(values.back(), &h.view).isOk()) headers.push_back(std::move(h));
+      ChunkKey k;
+      ChunkView view;
+      if (decodeChunkKey(key, &k) && parseChunk(*buffer, &view).isOk()) {
+        if (k.column == kStepsColumnId) layout_value = *buffer;
+        headers.push_back(Header{key, k.column, view.stats});
+      }
       return Status::ok();
     };
     TableBlock block;
@@ -168,11 +172,11 @@ class Verifier {
       problem(s.toString());
       return Status::ok();
     }
-    checkSteps(at, block, headers);
+    checkSteps(at, block, headers, layout_value);
     return Status::ok();
   }
 
-  void checkSteps(const ChunkKey& at, const TableBlock& block, const std::vector<Header>& headers) {
+  void checkSteps(const ChunkKey& at, const TableBlock& block, const std::vector<Header>& headers, std::string_view layout_value) {
     const std::vector<int64_t>& steps = block.steps;
     const std::string layout_key = describeKey(kChunkCf, encodeChunkKey(at));
     if (steps.empty()) {
@@ -184,10 +188,8 @@ class Verifier {
       problem(layout_key + ": step " + std::to_string(last) + " past its block of " + std::to_string(h_.block_steps) + " steps");
     }
     for (const Header& h : headers) {
-      const ChunkStats& st = h.view.stats;
-      ChunkKey k;
-      decodeChunkKey(h.key, &k);
-      if (k.column == kStepsColumnId) checkLayoutPayload(h, steps);
+      const ChunkStats& st = h.stats;
+      if (h.column == kStepsColumnId) checkLayoutPayload(h.key, layout_value, steps);
       const bool rows_differ = !isNestedTable(at.table) && st.rows != steps.size();
       if (st.first_step != first || st.last_step != last || rows_differ) {
         problem(describeKey(kChunkCf, h.key) + ": header says steps " + std::to_string(st.first_step) + ".." + std::to_string(st.last_step) +
@@ -198,14 +200,16 @@ class Verifier {
   }
 
   // readBlock takes a gapless _steps from its header alone; here its payload must say the same.
-  void checkLayoutPayload(const Header& h, const std::vector<int64_t>& steps) {
+  void checkLayoutPayload(const std::string& key, std::string_view value, const std::vector<int64_t>& steps) {
     Column c;
     c.type = ColumnType::kUInt64;
-    Status s = ChunkReader::decodeVerified(h.key, h.view, ColumnType::kUInt64, SIZE_MAX, nullptr, &c);
+    ChunkView view;
+    Status s = parseChunk(value, &view);
+    if (s.isOk()) s = ChunkReader::decodeVerified(key, view, ColumnType::kUInt64, SIZE_MAX, nullptr, &c);
     if (!s.isOk()) {
       problem(s.toString());
     } else if (c.ints != steps) {
-      problem(describeKey(kChunkCf, h.key) + ": its payload's steps differ from its header's");
+      problem(describeKey(kChunkCf, key) + ": its payload's steps differ from its header's");
     }
   }
 
