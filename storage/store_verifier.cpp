@@ -1,9 +1,12 @@
 #include "storage/store_verifier.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 #include <vector>
+
+#include <rocksdb/sst_file_reader.h>
 
 #include "storage/chunk_format.h"
 #include "storage/chunk_reader.h"
@@ -37,6 +40,10 @@ class Verifier {
  private:
   // A chunk set: (job, table, block, rank, attempt).
   using SetKey = std::tuple<uint32_t, Table, uint64_t, uint32_t, uint16_t>;
+  // A live SST file that failed its checksums; iterations skip its keys.
+  struct DamagedFile {
+    std::string cf, name, smallest, largest;
+  };
   // A chunk readBlock fetched: its key, column and header stats.
   struct Header {
     std::string key;
@@ -77,12 +84,12 @@ class Verifier {
       counts_.head_orphaned += decoder.orphaned();
       decoder.clear();
     };
-    Status s = store_.forEachRaw(kHeadCf, [&](std::string_view key, std::string_view value) {
+    Status s = forEach(kHeadCf, h_.head, [&](std::string_view key, std::string_view value) {
       ++counts_.head_entries;
       HeadKey k;
       if (!decodeHeadKey(key, &k)) {
         problem(describeKey(kHeadCf, key) + ": not a head key");
-        return true;
+        return;
       }
       knownJob(k.job, "head");
       if (!open || k.job != job || k.rank != rank) {
@@ -91,10 +98,66 @@ class Verifier {
       }
       // Nothing kept (from > to): only decoded and checked.
       if (Status d = decoder.add(k, value, UINT64_MAX, 0); !d.isOk()) problem(d.toString());
-      return true;
     });
     if (open) close();
     return s;
+  }
+
+  // Every entry of `cf` in key order. A read error (a block failing its checksum) is reported;
+  // then every live SST file is checked (checkFiles) and the iteration goes on past the key
+  // range of the damaged file it ran into, reporting the range it could not read. Only an
+  // error no damaged file explains ends it, as the returned Status.
+  Status forEach(const char* cf_name, rocksdb::ColumnFamilyHandle* cf, const std::function<void(std::string_view, std::string_view)>& fn) {
+    std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(rocksdb::ReadOptions(), cf));
+    std::string last;  // the last key read, or the end of the last range skipped
+    bool any = false;
+    it->SeekToFirst();
+    while (true) {
+      for (; it->Valid(); it->Next()) {
+        const std::string_view key(it->key().data(), it->key().size());
+        fn(key, std::string_view(it->value().data(), it->value().size()));
+        last.assign(key), any = true;
+      }
+      if (it->status().ok()) return Status::ok();
+      const Status error = fromRocks(it->status(), std::string("verify: reading ") + cf_name);
+      checkFiles();
+      const DamagedFile* skip = nextDamaged(cf_name, last, any);
+      if (skip == nullptr) return error;
+      const std::string from = any ? "after " + describeKey(cf_name, last) : "from " + describeKey(cf_name, skip->smallest);
+      problem(std::string(cf_name) + " entries " + from + " to " + describeKey(cf_name, skip->largest) + " (the end of damaged file " + skip->name +
+              ") not checked: " + error.toString());
+      last = skip->largest, any = true;
+      it->Seek(last + '\0');  // the next key after it
+    }
+  }
+
+  // The damaged file of `cf` whose key range ends first past `after` (anywhere when !any).
+  const DamagedFile* nextDamaged(std::string_view cf, const std::string& after, bool any) const {
+    const DamagedFile* next = nullptr;
+    for (const DamagedFile& f : damaged_files_) {
+      if (f.cf != cf || (any && f.largest <= after)) continue;
+      if (next == nullptr || f.largest < next->largest) next = &f;
+    }
+    return next;
+  }
+
+  // Each live SST file's block checksums, once: a damaged file is reported by name, level
+  // and key range.
+  void checkFiles() {
+    if (files_checked_) return;
+    files_checked_ = true;
+    std::vector<rocksdb::LiveFileMetaData> files;
+    h_.db->GetLiveFilesMetaData(&files);
+    for (const rocksdb::LiveFileMetaData& f : files) {
+      rocksdb::ColumnFamilyHandle* cf = f.column_family_name == kChunkCf ? h_.chunk : f.column_family_name == kHeadCf ? h_.head : h_.meta;
+      rocksdb::SstFileReader reader(h_.db->GetOptions(cf));
+      rocksdb::Status s = reader.Open(f.db_path + f.name);
+      if (s.ok()) s = reader.VerifyChecksum();
+      if (s.ok()) continue;
+      const std::string name = f.name.substr(f.name.find_first_not_of('/'));
+      problem("file " + name + " (" + f.column_family_name + ", level " + std::to_string(f.level) + "): " + s.ToString());
+      damaged_files_.push_back({f.column_family_name, name, f.smallestkey, f.largestkey});
+    }
   }
 
   // Whether `column` is one the table stores: a schema column past the key columns, or a
@@ -110,28 +173,27 @@ class Verifier {
 
   // One pass over the chunk keys: each value's checksum and header, and the sets they form.
   Status listChunks() {
-    return store_.forEachRaw(kChunkCf, [&](std::string_view key, std::string_view value) {
+    return forEach(kChunkCf, h_.chunk, [&](std::string_view key, std::string_view value) {
       ++counts_.chunks;
       counts_.chunk_bytes += key.size() + value.size();
       ChunkKey k;
       if (!decodeChunkKey(key, &k)) {
         problem(describeKey(kChunkCf, key) + ": not a chunk key");
-        return true;
+        return;
       }
-      if (!knownJob(k.job, "chunk")) return true;
+      if (!knownJob(k.job, "chunk")) return;
       const SetKey set{k.job, k.table, k.step_base, k.rank, k.attempt};
       sets_.insert(set);
       if (!storedColumn(k.table, k.column) || k.step_base % h_.block_steps != 0) {
         problem(describeKey(kChunkCf, key) + ": no such column in table " + tableName(k.table) + ", or not a block's first step");
         damaged_.insert(set);
-        return true;
+        return;
       }
       ChunkView view;
       if (Status s = ChunkReader::verify(key, value, &view); !s.isOk()) {
         problem(s.toString());
         damaged_.insert(set);
       }
-      return true;
     });
   }
 
@@ -148,7 +210,7 @@ class Verifier {
     ChunkGetter get = [&](const std::string& key, std::string* buffer, std::string_view* value) {
       rocksdb::Status s = h_.db->Get(ro, h_.chunk, key, buffer);
       if (s.IsNotFound()) return Status::notFound(describeKey(kChunkCf, key));
-      ARGUS_RETURN_IF_ERROR(fromRocks(s, "verify: reading chunk"));
+      ARGUS_RETURN_IF_ERROR(fromRocks(s, "reading " + describeKey(kChunkCf, key)));
       *value = *buffer;
       ChunkKey k;
       ChunkView view;
@@ -220,6 +282,8 @@ class Verifier {
   std::map<uint32_t, std::string> jobs_;
   std::set<uint32_t> unnamed_jobs_;
   std::set<SetKey> sets_, damaged_;
+  bool files_checked_ = false;
+  std::vector<DamagedFile> damaged_files_;
 };
 
 }  // namespace

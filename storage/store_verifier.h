@@ -13,6 +13,9 @@
 //   set (job, table, block, rank, attempt) decodes whole (ChunkReader::readBlock, every
 //   stored column), and every chunk's header agrees with the set's `_steps` (first and last
 //   step; rows in the steps table).
+// - files: when a read fails (a block failing RocksDB's checksum), every live SST file's
+//   checksums, each damaged file reported by name, level and key range; the checks then go
+//   on past that range (reported as not checked).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +39,7 @@ struct VerifyCounts {
 };
 
 // Calls on_problem once per problem found (the text names the key or job); returns the
-// counts. A failure to read the store at all (an I/O error) is the returned Status.
+// counts. A read failure that no damaged file explains is the returned Status.
 Result<VerifyCounts> verifyStore(const RocksStore& store, const std::function<void(const std::string&)>& on_problem);
 
 }  // namespace argus::storage

@@ -78,7 +78,7 @@ TEST_CASE("SlidingOrderStat: mad of one value and of two") {
 }
 
 TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, counted (<= 64) and searched (> 64), with ties and NaN") {
-  for (size_t width : {2, 21, 64, 65, 100}) {
+  for (size_t width : {2, 3, 7, 21, 64, 65, 100}) {
     std::mt19937 rng(static_cast<uint32_t>(width));
     std::vector<int64_t> ints(600);
     std::vector<double> doubles(600);

@@ -3,7 +3,10 @@
 // set without its lead chunk, a header at odds with the block's steps).
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <rocksdb/db.h>
+#include <rocksdb/metadata.h>
 
 #include "storage/chunk_format.h"
 #include "storage/keys.h"
@@ -154,4 +157,46 @@ TEST_CASE("a garbled head entry, and chunks of a job no meta entry names") {
   CHECK(p.size() == 2);
   CHECK(reported(p, {describeKey(kHeadCf, head_key)}));
   CHECK(reported(p, {"chunk entries of job id " + std::to_string(f.job + 7), "no job"}));
+}
+
+TEST_CASE("a damaged SST file: named, its key range skipped, the files after it still checked") {
+  Fixture f;
+  // job-a's chunks in one SST file, job-b's (a later job id: later keys) in another, which no
+  // compaction merges.
+  REQUIRE(f.h().db->SetOptions(f.h().chunk, {{"disable_auto_compactions", "true"}}).ok());
+  REQUIRE(f.h().db->Flush(rocksdb::FlushOptions(), f.h().chunk).ok());
+  const JobId job_b = f.store->ensureJob("job-b").value();
+  std::vector<model::StepRecord> records;
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    simulate::SyntheticSteps gen(r, 8);
+    for (int s = 0; s < kSealedSteps; ++s) records.push_back(gen.next());
+  }
+  REQUIRE(writeRecords(*f.store, job_b, records).isOk());
+  REQUIRE(f.store->sealAll().isOk());
+  const std::string lost_steps = encodeChunkKey(ChunkKey{job_b, Table::kSteps, kStepsColumnId, 16, 1, 0});
+  f.erase(lost_steps);  // damage the checks past the bad file must still find
+  REQUIRE(f.h().db->Flush(rocksdb::FlushOptions(), f.h().chunk).ok());
+  std::vector<rocksdb::LiveFileMetaData> files;
+  f.h().db->GetLiveFilesMetaData(&files);
+  std::string job_a_file;
+  for (const rocksdb::LiveFileMetaData& m : files) {
+    ChunkKey k;
+    if (m.column_family_name == kChunkCf && decodeChunkKey(m.largestkey, &k) && k.job == f.job) job_a_file = m.db_path + m.name;
+  }
+  REQUIRE_FALSE(job_a_file.empty());
+  f.store.reset();
+  {
+    std::fstream file(job_a_file, std::ios::in | std::ios::out | std::ios::binary);
+    REQUIRE_MESSAGE(file.is_open(), job_a_file);
+    file.seekp(40);  // inside the first data block
+    file.put('\x5a').put('\xa5').put('\x5a');
+  }
+  f.store = RocksStore::openReadOnly(f.dir.path()).value();
+  VerifyCounts counts;
+  const auto p = f.problems(&counts);
+  const std::string name = job_a_file.substr(job_a_file.rfind('/') + 1);
+  CHECK(reported(p, {"file " + name + " (chunk, level 0)", "Corruption"}));
+  CHECK(reported(p, {"(the end of damaged file " + name + ") not checked", "job=" + std::to_string(f.job)}));
+  CHECK(reported(p, {describe(lost_steps), "missing, while other chunks of its set exist"}));
+  CHECK(counts.chunk_sets >= 2 * kRanks);  // job-b's: 3 blocks of each rank
 }
