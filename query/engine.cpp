@@ -8,6 +8,24 @@
 
 namespace argus::query {
 
+namespace {
+
+// A one-column VARCHAR result `plan`, one row per line (EXPLAIN).
+QueryResult planResult(const std::vector<std::string>& lines, QueryContext& ctx) {
+  QueryResult result;
+  result.names = {"plan"};
+  result.types = {LogicalType::kVarchar};
+  result.columns.resize(1);
+  result.columns[0].reset(LogicalType::kVarchar, lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) result.columns[0].str[i] = result.arena->copy(lines[i]);
+  result.rows = lines.size();
+  result.stats.rows = result.rows;
+  result.stats.elapsed_ns = ctx.elapsedNs();
+  return result;
+}
+
+}  // namespace
+
 QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) const {
   QueryContext ctx(options);
   Statement statement = parse(sql, options.max_query_bytes);
@@ -15,21 +33,22 @@ QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) 
   LogicalOperatorPtr logical = planSelect(*bound, options);
   PhysicalOperatorPtr root = createPhysicalPlan(*logical, ctx, store_);
 
-  QueryResult result;
-  if (statement.explain) {
-    std::vector<std::string> lines = explainLines(*root);
-    result.names = {"plan"};
-    result.types = {LogicalType::kVarchar};
-    result.columns.resize(1);
-    result.columns[0].reset(LogicalType::kVarchar, lines.size());
-    for (size_t i = 0; i < lines.size(); ++i) result.columns[0].str[i] = result.arena->copy(lines[i]);
-    result.rows = lines.size();
-    result.stats.rows = result.rows;
-    result.stats.elapsed_ns = ctx.elapsedNs();
-    return result;
-  }
+  if (statement.explain && !statement.analyze) return planResult(explainLines(*root), ctx);
 
   root = gathered(ctx, std::move(root));
+  if (statement.analyze) {
+    // The rows are counted, not kept: the answer is the plan.
+    root->enableProfiles();
+    DataChunk chunk;
+    while (root->next(chunk)) ctx.check();
+    QueryResult plan = planResult(explainLines(*root, true), ctx);
+    root.reset();
+    plan.stats = ctx.stats();
+    plan.stats.rows = plan.rows;
+    plan.stats.elapsed_ns = ctx.elapsedNs();
+    return plan;
+  }
+  QueryResult result;
   result.names = root->names;
   result.types = root->types;
   result.columns.resize(result.types.size());

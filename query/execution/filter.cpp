@@ -9,7 +9,7 @@ Filter::Filter(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr predic
   children_.push_back(std::move(child));
 }
 
-bool Filter::next(DataChunk& chunk) {
+bool Filter::produce(DataChunk& chunk) {
   while (children_[0]->next(chunk)) {
     const size_t n = executor_.select(chunk, sel_);
     if (n == 0) continue;
@@ -23,7 +23,7 @@ bool Filter::next(DataChunk& chunk) {
 
 std::vector<PhysicalOperatorPtr> Filter::split(size_t threads, SplitOrder order) {
   std::vector<PhysicalOperatorPtr> parts = children_[0]->split(threads, order);
-  for (auto& p : parts) p = std::make_unique<Filter>(ctx_, std::move(p), copyExpr(*predicate_));
+  for (auto& p : parts) p = countedAsThis(std::make_unique<Filter>(ctx_, std::move(p), copyExpr(*predicate_)));
   return parts;
 }
 

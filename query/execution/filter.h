@@ -10,7 +10,7 @@ namespace argus::query {
 class Filter final : public PhysicalOperator {
  public:
   Filter(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr predicate);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
   // A filter over each of the child's copies.
   std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;

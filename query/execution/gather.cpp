@@ -100,7 +100,7 @@ void Gather::run(Copy& c) {
   }
 }
 
-bool Gather::next(DataChunk& out) {
+bool Gather::produce(DataChunk& out) {
   if (!started_) start();
   if (copies_.empty()) return children_[0]->next(out);
   std::unique_lock<std::mutex> lock(mu_);

@@ -35,7 +35,7 @@ class Gather final : public PhysicalOperator {
   Gather(QueryContext& ctx, PhysicalOperatorPtr child);
   ~Gather() override;
 
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   // Empty: EXPLAIN shows the input as planned (whether it splits depends on the machine).
   std::string describe() const override { return {}; }
 

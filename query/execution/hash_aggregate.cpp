@@ -252,7 +252,7 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::merge(std::vector<std::un
   return out;
 }
 
-bool HashAggregate::next(DataChunk& out) {
+bool HashAggregate::produce(DataChunk& out) {
   if (!built_) build();
   if (emitted_ >= ngroups_) return false;
   ctx_.check();

@@ -22,7 +22,7 @@ class HashAggregate final : public PhysicalOperator {
   HashAggregate(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> groups, std::vector<BoundAggregate> aggregates,
                 std::vector<std::string> out_names, bool distinct);
   ~HashAggregate() override;
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

@@ -13,7 +13,7 @@ HopExpand::HopExpand(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr 
   children_.push_back(std::move(child));
 }
 
-bool HopExpand::next(DataChunk& out) {
+bool HopExpand::produce(DataChunk& out) {
   const size_t width = children_[0]->types.size();
   const int64_t copies = size_ / slide_;
   for (;;) {

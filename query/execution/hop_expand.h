@@ -15,7 +15,7 @@ namespace argus::query {
 class HopExpand final : public PhysicalOperator {
  public:
   HopExpand(QueryContext& ctx, PhysicalOperatorPtr child, BoundExprPtr step, int64_t size, int64_t slide, std::string name);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

@@ -31,7 +31,7 @@ void Join::buildRight() {
   }
 }
 
-bool Join::next(DataChunk& out) {
+bool Join::produce(DataChunk& out) {
   if (!built_) buildRight();
   for (;;) {
     ctx_.check();

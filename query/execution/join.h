@@ -15,7 +15,7 @@ namespace argus::query {
 
 class Join : public PhysicalOperator {
  public:
-  bool next(DataChunk& out) override;
+  bool produce(DataChunk& out) override;
 
  protected:
   // residual: over [left..., right...] (null: none). what: the memory cap's name for it.

@@ -13,7 +13,7 @@ Limit::Limit(QueryContext& ctx, PhysicalOperatorPtr child, int64_t limit, int64_
   children_.push_back(std::move(child));
 }
 
-bool Limit::next(DataChunk& chunk) {
+bool Limit::produce(DataChunk& chunk) {
   while (take_left_ > 0 && children_[0]->next(chunk)) {
     size_t n = chunk.size();
     size_t skip = static_cast<size_t>(std::min<uint64_t>(skip_left_, n));

@@ -9,7 +9,7 @@ namespace argus::query {
 class Limit final : public PhysicalOperator {
  public:
   Limit(QueryContext& ctx, PhysicalOperatorPtr child, int64_t limit, int64_t offset);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

@@ -25,7 +25,7 @@ Projection::Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector
   for (const auto& e : exprs_) moved_from_.push_back(e->kind == BoundExprKind::kColumnRef && uses[e->column] == 1 ? static_cast<int>(e->column) : -1);
 }
 
-bool Projection::next(DataChunk& out) {
+bool Projection::produce(DataChunk& out) {
   if (!children_[0]->next(input_)) return false;
   out.reset(exprs_.size());
   out.rows = input_.size();
@@ -50,7 +50,7 @@ std::vector<PhysicalOperatorPtr> Projection::split(size_t threads, SplitOrder or
   for (auto& p : parts) {
     std::vector<BoundExprPtr> exprs;
     for (const auto& e : exprs_) exprs.push_back(copyExpr(*e));
-    p = std::make_unique<Projection>(ctx_, std::move(p), std::move(exprs), names);
+    p = countedAsThis(std::make_unique<Projection>(ctx_, std::move(p), std::move(exprs), names));
   }
   return parts;
 }

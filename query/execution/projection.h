@@ -9,7 +9,7 @@ namespace argus::query {
 class Projection final : public PhysicalOperator {
  public:
   Projection(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundExprPtr> exprs, std::vector<std::string> out_names);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
   // A projection over each of the child's copies.
   std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;

@@ -22,7 +22,7 @@ RowsSource::RowsSource(QueryContext& ctx, std::string label, const std::vector<s
   memory_.set(bytes);
 }
 
-bool RowsSource::next(DataChunk& out) {
+bool RowsSource::produce(DataChunk& out) {
   ctx_.check();
   if (next_row_ >= rows_.size()) return false;
   const size_t n = std::min(kVectorSize, rows_.size() - next_row_);

@@ -13,7 +13,7 @@ class RowsSource final : public PhysicalOperator {
   // rows[r][c] has type types[c] or is NULL.
   RowsSource(QueryContext& ctx, std::string label, const std::vector<std::string>& names, const std::vector<LogicalType>& types,
              std::vector<std::vector<Value>> rows, const std::vector<size_t>& column_ids);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

@@ -77,7 +77,7 @@ void Sort::consume() {
   emit_end_ = order_.size();
 }
 
-bool Sort::next(DataChunk& out) {
+bool Sort::produce(DataChunk& out) {
   if (!consumed_) consume();
   if (emit_pos_ >= emit_end_) return false;
   size_t n = std::min(kVectorSize, emit_end_ - emit_pos_);

@@ -14,7 +14,7 @@ class Sort final : public PhysicalOperator {
  public:
   // limit -1: sort everything.
   Sort(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<OrderKey> keys, int64_t limit, int64_t offset);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

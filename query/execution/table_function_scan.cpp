@@ -16,7 +16,7 @@ TableFunctionScan::TableFunctionScan(QueryContext& ctx, const storage::Store& st
   }
 }
 
-bool TableFunctionScan::next(DataChunk& chunk) { return children_[0]->next(chunk); }
+bool TableFunctionScan::produce(DataChunk& chunk) { return children_[0]->next(chunk); }
 
 std::string TableFunctionScan::describe() const {
   std::string out = "TABLE_FUNCTION " + function_.name() + "(";

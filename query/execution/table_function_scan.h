@@ -14,7 +14,7 @@ class TableFunctionScan final : public PhysicalOperator {
   // REQUIRES: function, args and binding outlive the operator.
   TableFunctionScan(QueryContext& ctx, const storage::Store& store, const TableFunction& function, const TableFunctionArguments& args,
                     const TableFunctionBinding& binding, std::vector<size_t> column_ids, ScanPredicates pushed);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:

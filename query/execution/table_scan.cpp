@@ -99,6 +99,7 @@ bool TableScan::openNextJob() {
 }
 
 std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads, SplitOrder order) {
+  const ProfileTimer timer(profileToUpdate());  // opening the parts lists their chunk sets
   listJobs();
   size_t parts = 1, plan_bytes = 0;
   for (const std::string& job : jobs_) {
@@ -115,9 +116,9 @@ std::vector<PhysicalOperatorPtr> TableScan::split(size_t threads, SplitOrder ord
   }
   std::vector<PhysicalOperatorPtr> out;
   for (size_t i = 0; i < parts; ++i) {
-    auto* part = new TableScanPart(*this, i);
-    out.push_back(PhysicalOperatorPtr(part));
-    parts_.push_back(part);
+    auto part = countedAsThis(std::unique_ptr<TableScanPart>(new TableScanPart(*this, i)));
+    parts_.push_back(part.get());
+    out.push_back(std::move(part));
   }
   return out;
 }
@@ -144,7 +145,7 @@ void TableScan::countScanned(size_t rows) {
   q.values_scanned += rows * storage_columns_.size();
 }
 
-bool TableScan::next(DataChunk& out) {
+bool TableScan::produce(DataChunk& out) {
   for (;;) {
     ctx_.check();
     if (!cursor_ && !openNextJob()) return false;
@@ -197,7 +198,7 @@ TableScanPart::TableScanPart(const TableScan& scan, size_t index) : PhysicalOper
 
 std::string TableScanPart::describe() const { return "TABLE_SCAN_PART " + std::to_string(index_); }
 
-bool TableScanPart::next(DataChunk& out) {
+bool TableScanPart::produce(DataChunk& out) {
   const auto& jobs = scan_.job_parts_;
   for (;;) {
     ctx_.check();
@@ -237,7 +238,7 @@ std::string TableScan::describe() const {
   return out;
 }
 
-bool DummyScan::next(DataChunk& out) {
+bool DummyScan::produce(DataChunk& out) {
   if (done_) return false;
   done_ = true;
   out.reset(0);

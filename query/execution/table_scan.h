@@ -21,7 +21,7 @@ class TableScan;
 // its storage::ScanPart holds. A chunk's order is (job, stripe): one stripe's rows in order.
 class TableScanPart final : public PhysicalOperator {
  public:
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
  private:
@@ -40,7 +40,7 @@ class TableScan final : public PhysicalOperator {
  public:
   TableScan(QueryContext& ctx, const storage::Store& store, const TableInfo& table, std::vector<size_t> column_ids, ScanPredicates predicates);
   ~TableScan() override;
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
 
   // One TableScanPart per part (at least one). finishSplit() adds their figures to the
@@ -87,7 +87,7 @@ class TableScan final : public PhysicalOperator {
 class DummyScan final : public PhysicalOperator {
  public:
   explicit DummyScan(QueryContext& ctx) : PhysicalOperator(ctx) {}
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override { return "DUMMY_SCAN (one row)"; }
 
  private:

@@ -155,7 +155,7 @@ void WindowOperator::dropEmitted() {
   memory_.set(heldBytes());
 }
 
-bool WindowOperator::next(DataChunk& out) {
+bool WindowOperator::produce(DataChunk& out) {
   // A batch of rows worth computing windows for; doubled while one partition fills it.
   constexpr size_t kStreamBatch = 16 * kVectorSize;
   while (emitted_ >= ready_) {
@@ -214,7 +214,7 @@ std::vector<PhysicalOperatorPtr> WindowOperator::split(size_t threads, SplitOrde
       c.text = w.text;
       windows.push_back(std::move(c));
     }
-    auto copy = std::make_unique<WindowOperator>(ctx_, std::move(p), std::move(windows), names);
+    auto copy = countedAsThis(std::make_unique<WindowOperator>(ctx_, std::move(p), std::move(windows), names));
     copy->keep_order_ = true;
     p = std::move(copy);
   }

@@ -27,7 +27,7 @@ namespace argus::query {
 class WindowOperator final : public PhysicalOperator {
  public:
   WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundWindow> windows, std::vector<std::string> out_names);
-  bool next(DataChunk& chunk) override;
+  bool produce(DataChunk& chunk) override;
   std::string describe() const override;
   std::vector<PhysicalOperatorPtr> split(size_t threads, SplitOrder order) override;
 

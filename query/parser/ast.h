@@ -137,6 +137,7 @@ struct SelectStatement {
 
 struct Statement {
   bool explain = false;
+  bool analyze = false;  // EXPLAIN ANALYZE: run the query, then the plan with what each operator produced
   std::unique_ptr<SelectStatement> select;
 };
 

@@ -40,6 +40,10 @@ class Parser {
     if (isKeyword("EXPLAIN")) {
       next();
       st.explain = true;
+      if (isKeyword("ANALYZE") && (keywordIs(peekTok(), "SELECT") || keywordIs(peekTok(), "WITH"))) {
+        next();
+        st.analyze = true;
+      }
     }
     if (!isKeyword("SELECT") && !isKeyword("WITH")) fail("expected SELECT, WITH or EXPLAIN");
     st.select = parseQuery();

@@ -19,7 +19,7 @@ class SeriesSource final : public PhysicalOperator {
     }
   }
 
-  bool next(DataChunk& out) override {
+  bool produce(DataChunk& out) override {
     ctx_.check();
     if (done_ >= count_) return false;
     const size_t n = static_cast<size_t>(std::min<unsigned __int128>(kVectorSize, count_ - done_));

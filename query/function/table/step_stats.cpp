@@ -32,7 +32,7 @@ class StepStatsSource final : public PhysicalOperator {
     children_.push_back(std::move(scan));  // columns rank, step, iter_ns
   }
 
-  bool next(DataChunk& out) override {
+  bool produce(DataChunk& out) override {
     ctx_.check();
     if (!computed_) compute();
     if (emitted_ >= steps_) return false;

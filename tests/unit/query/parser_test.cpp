@@ -95,6 +95,9 @@ TEST_CASE("statement forms") {
   CHECK(canon("SELECT 1 OFFSET 3") == "SELECT 1 OFFSET 3");
   CHECK(canon("SELECT ALL 1;;") == "SELECT 1");
   CHECK(parse("EXPLAIN SELECT 1").explain);
+  CHECK_FALSE(parse("EXPLAIN SELECT 1").analyze);
+  CHECK(parse("EXPLAIN ANALYZE SELECT 1").analyze);
+  CHECK(parse("explain analyze with t AS (SELECT 1) SELECT * FROM t").analyze);
   CHECK_FALSE(parse("SELECT 1").explain);
   Statement s = parse("SELECT a FROM t ORDER BY a DESC NULLS LAST, b");
   CHECK(s.select->order_by[0].desc);
