@@ -17,6 +17,8 @@ namespace argus::cli {
 namespace {
 
 constexpr const char* kHelp = R"(Statements end with ';' and may span lines; several may share a line.
+EXPLAIN SELECT ... shows the plan; EXPLAIN ANALYZE SELECT ... runs the query and shows what
+each operator produced and the time it took.
 Meta-commands (one line, no ';'):
   \timing [on|off]            print the time each statement took
   \format table|csv|json      how results print
