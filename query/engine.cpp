@@ -10,9 +10,10 @@ namespace argus::query {
 
 namespace {
 
-// A one-column VARCHAR result `plan`, one row per line (EXPLAIN).
-QueryResult planResult(const std::vector<std::string>& lines, QueryContext& ctx) {
+// A one-column VARCHAR result `plan`, one row per line (EXPLAIN), with the query's `stats`.
+QueryResult planResult(const std::vector<std::string>& lines, const QueryStats& stats, QueryContext& ctx) {
   QueryResult result;
+  result.stats = stats;
   result.names = {"plan"};
   result.types = {LogicalType::kVarchar};
   result.columns.resize(1);
@@ -33,7 +34,7 @@ QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) 
   LogicalOperatorPtr logical = planSelect(*bound, options);
   PhysicalOperatorPtr root = createPhysicalPlan(*logical, ctx, store_);
 
-  if (statement.explain && !statement.analyze) return planResult(explainLines(*root), ctx);
+  if (statement.explain && !statement.analyze) return planResult(explainLines(*root), QueryStats{}, ctx);
 
   root = gathered(ctx, std::move(root));
   if (statement.analyze) {
@@ -41,12 +42,9 @@ QueryResult QueryEngine::run(std::string_view sql, const QueryOptions& options) 
     root->enableProfiles();
     DataChunk chunk;
     while (root->next(chunk)) ctx.check();
-    QueryResult plan = planResult(explainLines(*root, true), ctx);
-    root.reset();
-    plan.stats = ctx.stats();
-    plan.stats.rows = plan.rows;
-    plan.stats.elapsed_ns = ctx.elapsedNs();
-    return plan;
+    const std::vector<std::string> lines = explainLines(*root, true);
+    root.reset();  // operators report their last statistics as they go
+    return planResult(lines, ctx.stats(), ctx);
   }
   QueryResult result;
   result.names = root->names;

@@ -109,33 +109,32 @@ class Verifier {
   // error no damaged file explains ends it, as the returned Status.
   Status forEach(const char* cf_name, rocksdb::ColumnFamilyHandle* cf, const std::function<void(std::string_view, std::string_view)>& fn) {
     std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(rocksdb::ReadOptions(), cf));
-    std::string last;  // the last key read, or the end of the last range skipped
-    bool any = false;
+    std::string last;  // the last key read, or the end of the last range skipped (keys are never empty)
     it->SeekToFirst();
     while (true) {
       for (; it->Valid(); it->Next()) {
         const std::string_view key(it->key().data(), it->key().size());
         fn(key, std::string_view(it->value().data(), it->value().size()));
-        last.assign(key), any = true;
+        last.assign(key);
       }
       if (it->status().ok()) return Status::ok();
       const Status error = fromRocks(it->status(), std::string("verify: reading ") + cf_name);
       checkFiles();
-      const DamagedFile* skip = nextDamaged(cf_name, last, any);
+      const DamagedFile* skip = nextDamaged(cf_name, last);
       if (skip == nullptr) return error;
-      const std::string from = any ? "after " + describeKey(cf_name, last) : "from " + describeKey(cf_name, skip->smallest);
+      const std::string from = last.empty() ? "from " + describeKey(cf_name, skip->smallest) : "after " + describeKey(cf_name, last);
       problem(std::string(cf_name) + " entries " + from + " to " + describeKey(cf_name, skip->largest) + " (the end of damaged file " + skip->name +
               ") not checked: " + error.toString());
-      last = skip->largest, any = true;
+      last = skip->largest;
       it->Seek(last + '\0');  // the next key after it
     }
   }
 
-  // The damaged file of `cf` whose key range ends first past `after` (anywhere when !any).
-  const DamagedFile* nextDamaged(std::string_view cf, const std::string& after, bool any) const {
+  // The damaged file of `cf` whose key range ends first past `after` (empty: any).
+  const DamagedFile* nextDamaged(std::string_view cf, const std::string& after) const {
     const DamagedFile* next = nullptr;
     for (const DamagedFile& f : damaged_files_) {
-      if (f.cf != cf || (any && f.largest <= after)) continue;
+      if (f.cf != cf || f.largest <= after) continue;
       if (next == nullptr || f.largest < next->largest) next = &f;
     }
     return next;

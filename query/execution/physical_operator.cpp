@@ -24,7 +24,7 @@ bool PhysicalOperator::nextProfiled(DataChunk& chunk) {
 
 namespace {
 
-// "  (rows=N chunks=C time=T ms)", " on K threads" when split copies ran in its place.
+// "  (rows=N chunks=C time=T ms)", with " in K parts" when K split copies ran in its place.
 std::string profileText(const OperatorProfile& p) {
   char buf[160];
   const uint32_t copies = p.copies.load();
