@@ -85,6 +85,7 @@ namespace {
 
 constexpr uint8_t kWindowGrouped = 1;
 constexpr uint8_t kWindowImplied = 2;
+constexpr uint8_t kWindowSegments = 4;
 
 size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
 
@@ -229,67 +230,15 @@ Status slotStatus(SlotFault f, size_t row) {
   return Status::ok();
 }
 
-}  // namespace
-
-void summarizeHists(std::span<const DurationHistogram> values, std::vector<HistRow>* rows, std::vector<Bucket>* buckets) {
-  rows->resize(values.size());
-  buckets->clear();
-  // Each row's buckets are a heap block of their own: fetch a few rows ahead.
-  constexpr size_t kAhead = 8;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i + kAhead < values.size()) __builtin_prefetch(values[i + kAhead].buckets().data());
-    const auto& h = values[i].buckets();
-    HistRow& row = (*rows)[i];
-    row = HistRow{};
-    row.begin = buckets->size();
-    if (h.empty()) continue;
-    row.first = h.front().index;
-    row.last = h.back().index;
-    row.mode = modeOf(h);
-    row.buckets = static_cast<uint32_t>(h.size());
-    for (const Bucket& b : h) row.count += b.count;
-    row.prediction = histPrediction(values[i]);
-    buckets->insert(buckets->end(), h.begin(), h.end());
-  }
-}
-
-bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
-  std::span<const HistRow> rows;
-  std::span<const Bucket> flat;
-  thread_local std::vector<HistRow> own_rows;
-  thread_local std::vector<Bucket> own_buckets;
-  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
-    rows = ctx->hist_rows;
-    flat = ctx->hist_buckets;
-  } else {
-    summarizeHists(values, &own_rows, &own_buckets);
-    rows = own_rows;
-    flat = own_buckets;
-  }
-  uint8_t flags = 0;
-  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kWindowGrouped;
-  if (ctx != nullptr && ctx->counts.size() == values.size()) {
-    bool consistent = true;
-    for (size_t i = 0; i < values.size() && consistent; ++i) {
-      consistent = ctx->counts[i] >= 0 && rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
-    }
-    if (consistent) flags |= kWindowImplied;
-  }
-  const bool implied = flags & kWindowImplied;
-  // Streams and the group table are per-thread scratch: sealing reuses their capacity.
-  thread_local std::string sa, sb, sd;
-  thread_local std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
-  sa.clear();
-  sb.clear();
-  sd.clear();
-  VarintWriter a(&sa), b(&sb), d(&sd);
-  if (flags & kWindowGrouped) prev.assign(ctx->count, -1);
-  // Loop-invariant pointers in locals: the byte stores below may alias anything in memory,
-  // which would otherwise make the compiler reload these after every store.
+// Rows [from, to) into streams a, b and d, each row against the previous histogram of its
+// group in the range (a range's first row of a group has none).
+void encodeWindowRows(std::span<const HistRow> rows, const Bucket* const flat_buckets, const uint32_t* const ids, std::vector<int64_t>& prev,
+                      bool implied, size_t from, size_t to, VarintWriter& a, VarintWriter& b, VarintWriter& d) {
+  std::fill(prev.begin(), prev.end(), -1);
+  // A loop-invariant pointer in a local: the byte stores below may alias anything in
+  // memory, which would otherwise make the compiler reload it after every store.
   int64_t* const prev_of = prev.data();
-  const uint32_t* const ids = (flags & kWindowGrouped) ? ctx->ids.data() : nullptr;
-  const Bucket* const flat_buckets = flat.data();
-  for (size_t i = 0; i < values.size(); ++i) {
+  for (size_t i = from; i < to; ++i) {
     const HistRow& row = rows[i];
     int64_t ref_first = 0, ref_width = 0;
     const int32_t* ref_mode = nullptr;
@@ -322,14 +271,83 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
     }
     d.commit(p);
   }
-  a.finish();
-  b.finish();
-  d.finish();
+}
+
+}  // namespace
+
+void summarizeHists(std::span<const DurationHistogram> values, std::vector<HistRow>* rows, std::vector<Bucket>* buckets) {
+  rows->resize(values.size());
+  buckets->clear();
+  // Each row's buckets are a heap block of their own: fetch a few rows ahead.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i + kAhead < values.size()) __builtin_prefetch(values[i + kAhead].buckets().data());
+    const auto& h = values[i].buckets();
+    HistRow& row = (*rows)[i];
+    row = HistRow{};
+    row.begin = buckets->size();
+    if (h.empty()) continue;
+    row.first = h.front().index;
+    row.last = h.back().index;
+    row.mode = modeOf(h);
+    row.buckets = static_cast<uint32_t>(h.size());
+    for (const Bucket& b : h) row.count += b.count;
+    row.prediction = histPrediction(values[i]);
+    buckets->insert(buckets->end(), h.begin(), h.end());
+  }
+}
+
+size_t histWindowSegmentRows(uint32_t groups) { return std::max(kHistWindowMinSegmentRows, size_t{kHistWindowSegmentSteps} * groups); }
+
+bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+  std::span<const HistRow> rows;
+  std::span<const Bucket> flat;
+  thread_local std::vector<HistRow> own_rows;
+  thread_local std::vector<Bucket> own_buckets;
+  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
+    rows = ctx->hist_rows;
+    flat = ctx->hist_buckets;
+  } else {
+    summarizeHists(values, &own_rows, &own_buckets);
+    rows = own_rows;
+    flat = own_buckets;
+  }
+  uint8_t flags = 0;
+  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kWindowGrouped;
+  if (ctx != nullptr && ctx->counts.size() == values.size()) {
+    bool consistent = true;
+    for (size_t i = 0; i < values.size() && consistent; ++i) {
+      consistent = ctx->counts[i] >= 0 && rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
+    }
+    if (consistent) flags |= kWindowImplied;
+  }
+  const bool grouped = flags & kWindowGrouped;
+  const size_t per_segment = histWindowSegmentRows(grouped ? ctx->count : 0);
+  if (values.size() > per_segment) flags |= kWindowSegments;
+  // Streams and the group table are per-thread scratch: sealing reuses their capacity.
+  thread_local std::string sa, sb, sd;
+  thread_local std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
+  prev.resize(grouped ? ctx->count : 0);
+  const uint32_t* const ids = grouped ? ctx->ids.data() : nullptr;
   ByteWriter w(out);
   w.putU8(flags);
-  putStream(w, sa);
-  putStream(w, sb);
-  putStream(w, sd);
+  const size_t segments = (flags & kWindowSegments) ? (values.size() + per_segment - 1) / per_segment : 1;
+  if (flags & kWindowSegments) w.putVarint(segments);
+  for (size_t k = 0; k < segments; ++k) {
+    const size_t from = k * per_segment, to = std::min(values.size(), from + per_segment);
+    if (flags & kWindowSegments) w.putVarint(to - from);
+    sa.clear();
+    sb.clear();
+    sd.clear();
+    VarintWriter a(&sa), b(&sb), d(&sd);
+    encodeWindowRows(rows, flat.data(), ids, prev, flags & kWindowImplied, from, to, a, b, d);
+    a.finish();
+    b.finish();
+    d.finish();
+    putStream(w, sa);
+    putStream(w, sb);
+    putStream(w, sd);
+  }
   return true;
 }
 
@@ -445,14 +463,23 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
   return Status::ok();
 }
 
-// Rows before the wanted ones are decoded only as far as the next row of their group needs
-// (window and mode, no buckets); rows past them not at all. The chunk's checksum has
-// vouched for the bytes left unread.
+// Rows of a segment starting at `from`: those before the wanted ones are decoded only as
+// far as the next row of their group needs (window and mode, no buckets); rows past them
+// not at all. The chunk's checksum has vouched for the bytes left unread.
 template <bool kGrouped, bool kImplied>
-Status decodeWindowRows(size_t wanted_begin, size_t wanted_end, VarintCursor& a, VarintCursor& b, VarintCursor& d,
+Status decodeWindowRows(size_t from, size_t wanted_begin, size_t wanted_end, VarintCursor& a, VarintCursor& b, VarintCursor& d,
                         const RowContext* ctx, WindowRef* refs, HistColumn* out) {
-  ARGUS_RETURN_IF_ERROR((decodeWindowRows<kGrouped, kImplied, false>(0, wanted_begin, a, b, d, ctx, refs, out)));
+  ARGUS_RETURN_IF_ERROR((decodeWindowRows<kGrouped, kImplied, false>(from, wanted_begin, a, b, d, ctx, refs, out)));
   return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, a, b, d, ctx, refs, out);
+}
+
+// Past a stream without reading it.
+Status skipStream(ByteReader& r) {
+  uint64_t raw_len = 0, stored_len = 0;
+  std::string_view stored;
+  ARGUS_RETURN_IF_ERROR(r.getVarint(&raw_len));
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&stored_len, r.remaining(), "stream stored length"));
+  return r.getBytes(stored_len, &stored);
 }
 
 }  // namespace
@@ -462,7 +489,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   ByteReader r(payload, "hist-window payload");
   uint8_t flags = 0;
   ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
-  if (flags & ~(kWindowGrouped | kWindowImplied)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
+  if (flags & ~(kWindowGrouped | kWindowImplied | kWindowSegments)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
   bool grouped = flags & kWindowGrouped, implied = flags & kWindowImplied;
   if (grouped && (ctx == nullptr || ctx->ids.size() != rows)) return Status::corruption("hist-window without matching row groups");
   if (implied && (ctx == nullptr || ctx->counts.size() != rows)) return Status::corruption("hist-window without the count column");
@@ -478,25 +505,50 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       if (refs.capacity() > (size_t{1} << 16)) std::vector<WindowRef>().swap(refs);
     }
   } release_large;
-  std::string_view va, vb, vd;
-  // A row costs at least one byte of stream A; windows are bounded by stream D below.
-  ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sa_buf, &va));
-  ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sb_buf, &vb));
-  ARGUS_RETURN_IF_ERROR(getStream(r, 256u << 20, &sd_buf, &vd));
-  if (!r.atEnd()) return Status::corruption("hist-window: trailing bytes");
-  // Unchecked cursors: a bucket count per slot through ByteReader's Status was a third of a
-  // histogram scan's time.
-  VarintCursor a(va), b(vb), d(vd);
 
   out->clear();
   out->resize(rows);
-  if (grouped) refs.assign(ctx->count, WindowRef{});
   const size_t wanted_end = ctx != nullptr ? std::min(ctx->wanted_end, rows) : rows;
   const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, wanted_end) : 0;
   auto decode = grouped ? (implied ? decodeWindowRows<true, true> : decodeWindowRows<true, false>)
                         : (implied ? decodeWindowRows<false, true> : decodeWindowRows<false, false>);
-  ARGUS_RETURN_IF_ERROR(decode(wanted_begin, wanted_end, a, b, d, ctx, refs.data(), out));
-  if (wanted_end == rows && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
+  // Rows [begin, end), coded alone: their three streams, then the wanted ones among them.
+  auto segment = [&](size_t begin, size_t end) -> Status {
+    std::string_view va, vb, vd;
+    // A row costs at least one byte of stream A; windows are bounded by stream D below.
+    ARGUS_RETURN_IF_ERROR(getStream(r, (end - begin) * 10 + 16, &sa_buf, &va));
+    ARGUS_RETURN_IF_ERROR(getStream(r, (end - begin) * 10 + 16, &sb_buf, &vb));
+    ARGUS_RETURN_IF_ERROR(getStream(r, 256u << 20, &sd_buf, &vd));
+    // Unchecked cursors: a bucket count per slot through ByteReader's Status was a third of
+    // a histogram scan's time.
+    VarintCursor a(va), b(vb), d(vd);
+    if (grouped) refs.assign(ctx->count, WindowRef{});
+    const size_t stored_end = std::clamp(wanted_end, begin, end);
+    ARGUS_RETURN_IF_ERROR(decode(begin, std::clamp(wanted_begin, begin, stored_end), stored_end, a, b, d, ctx, refs.data(), out));
+    if (stored_end == end && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
+    return Status::ok();
+  };
+  if (!(flags & kWindowSegments)) {
+    ARGUS_RETURN_IF_ERROR(segment(0, rows));
+  } else {
+    uint64_t segments = 0;
+    ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&segments, std::max<size_t>(rows, 1), "segment count"));
+    size_t begin = 0;
+    for (uint64_t k = 0; k < segments; ++k) {
+      uint64_t n = 0;
+      ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, rows - begin, "segment rows"));
+      if (n == 0) return Status::corruption("hist-window: segment " + std::to_string(k) + " holds no rows");
+      const size_t end = begin + n;
+      if (end > wanted_begin && begin < wanted_end) {
+        ARGUS_RETURN_IF_ERROR(segment(begin, end));
+      } else {
+        for (int stream = 0; stream < 3; ++stream) ARGUS_RETURN_IF_ERROR(skipStream(r));
+      }
+      begin = end;
+    }
+    if (begin != rows) return Status::corruption("hist-window: segments hold " + std::to_string(begin) + " of " + std::to_string(rows) + " rows");
+  }
+  if (!r.atEnd()) return Status::corruption("hist-window: trailing bytes");
   return Status::ok();
 }
 

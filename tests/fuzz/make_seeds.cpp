@@ -224,14 +224,25 @@ void codecSeeds() {
   put("column_codec_fuzz", "analysis_no_ctx", codecHeader(best.codec, repetitive.size(), fuzz::kCtxNone, 1, 1) + best.bytes);
 
   // Histograms: counts as the synthesized count column says, so implied counts apply.
+  auto histsFor = [](const SynthContext& synth, size_t n) {
+    std::vector<DurationHistogram> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t c = static_cast<uint32_t>(synth.counts[i]);
+      if (c == 0) continue;
+      out[i].add(static_cast<int64_t>(2000 + 37 * (i % 4)), c - c / 3);
+      if (c / 3 > 0) out[i].add(static_cast<int64_t>(9000 * (i % 4 + 1)), c / 3);
+    }
+    return out;
+  };
   SynthContext hsynth(rows, fuzz::kCtxGroups | fuzz::kCtxCounts, groups, run);
-  std::vector<DurationHistogram> hists(rows);
-  for (size_t i = 0; i < rows; ++i) {
-    uint32_t c = static_cast<uint32_t>(hsynth.counts[i]);
-    if (c == 0) continue;
-    hists[i].add(static_cast<int64_t>(2000 + 37 * (i % 4)), c - c / 3);
-    if (c / 3 > 0) hists[i].add(static_cast<int64_t>(9000 * (i % 4 + 1)), c / 3);
-  }
+  std::vector<DurationHistogram> hists = histsFor(hsynth, rows);
+  // More rows than a hist-window segment holds: the segmented layout.
+  const size_t long_rows = 2 * histWindowSegmentRows(groups) + 5;
+  SynthContext lsynth(long_rows, fuzz::kCtxGroups | fuzz::kCtxCounts, groups, run);
+  std::string segmented;
+  encodeHistWindow(histsFor(lsynth, long_rows), lsynth.get(), &segmented);
+  put("hist_codec_fuzz", "window_segments",
+      codecHeader(static_cast<uint8_t>(CodecId::kHistWindow), long_rows, fuzz::kCtxGroups | fuzz::kCtxCounts, groups, run) + segmented);
   for (CodecId codec : {CodecId::kHistSparse, CodecId::kHistSparseGrouped, CodecId::kHistWindow}) {
     std::string payload;
     if (!encodeHistsWith(codec, hists, hsynth.get(), &payload)) continue;

@@ -594,3 +594,86 @@ TEST_CASE("hist-window: implied counts out of range and damage before the wanted
     CHECK(s.message().find(message) != std::string::npos);
   }
 }
+
+TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments, and a wanted range reads only its own") {
+  using model::DurationHistogram;
+  const uint8_t codec = static_cast<uint8_t>(CodecId::kHistWindow);
+  // 4 groups (a segment holds 64 steps' rows, 256), 300 steps: segments of 256 rows and a
+  // last one of 176.
+  const uint32_t kGroups = 4;
+  REQUIRE(histWindowSegmentRows(kGroups) == 256);
+  std::mt19937_64 rng(5);
+  std::vector<DurationHistogram> hists;
+  RowContext ctx;
+  ctx.count = kGroups;
+  for (int step = 0; step < 300; ++step) {
+    for (uint32_t k = 0; k < kGroups; ++k) {
+      DurationHistogram h;
+      std::normal_distribution<double> d(1000.0 * (k + 1), 30.0 * (k + 1));
+      for (int i = 0; i < 1 + step % 7; ++i) h.add(static_cast<int64_t>(d(rng)));
+      if (step % 50 == 0 && k == 1) h = DurationHistogram();  // an empty row inside a group
+      hists.push_back(h);
+      ctx.ids.push_back(k);
+    }
+  }
+  std::vector<int64_t> counts;
+  for (const auto& h : hists) counts.push_back(static_cast<int64_t>(h.count()));
+  ctx.counts = counts;
+  const size_t n = hists.size();
+
+  std::string bytes;
+  REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
+  CHECK((bytes[0] & 4) != 0);  // segmented
+  std::string one_segment;
+  REQUIRE(encodeHistWindow(std::span(hists).first(256), nullptr, &one_segment));
+  CHECK((one_segment[0] & 4) == 0);  // a chunk that fits one segment keeps the plain layout
+  // Every range, within a segment, across boundaries, or none: those rows decode as in
+  // full (the references restart at each segment), the others stay empty.
+  for (auto [begin, end] : {std::pair<size_t, size_t>{0, n}, {255, 257}, {256, 512}, {300, 301}, {700, n}, {n - 1, n}, {0, 0}, {512, 512}}) {
+    RowContext windowed = ctx;
+    windowed.wanted_begin = begin;
+    windowed.wanted_end = end;
+    HistColumn part;
+    Status s = decodeHists(codec, bytes, n, &windowed, &part);
+    REQUIRE_MESSAGE(s.isOk(), s.toString());
+    REQUIRE(part.size() == n);
+    for (size_t i = 0; i < n; ++i) {
+      INFO("window [" << begin << ", " << end << ") row " << i);
+      CHECK(part[i] == (i >= begin && i < end ? hists[i] : DurationHistogram()));
+    }
+  }
+
+  // By hand, ungrouped (flags 4: segments only): two segments of one row each, bucket 5 and
+  // bucket 6. Segment 0's count is a truncated varint.
+  auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
+  auto segment = [&](const std::string& rows, const std::string& first, const std::string& d) { return rows + stream("\x02") + stream(first) + stream(d); };
+  const std::string damaged_first = "\x04\x02" + segment("\x01", "\x0a", "\x83") + segment("\x01", "\x0c", "\x05");
+  {
+    RowContext second;  // only row 1: segment 0 is not read, so its damage goes unseen
+    second.wanted_begin = 1;
+    second.wanted_end = 2;
+    HistColumn out;
+    Status s = decodeHists(codec, damaged_first, 2, &second, &out);
+    REQUIRE_MESSAGE(s.isOk(), s.toString());
+    CHECK(out[0] == DurationHistogram());
+    REQUIRE(out[1].buckets().size() == 1);
+    CHECK(out[1].buckets()[0].index == 6);
+    CHECK(out[1].buckets()[0].count == 5);
+  }
+  const std::string ok_first = segment("\x01", "\x0a", "\x03");
+  for (auto [payload, message] : {
+           std::pair<std::string, const char*>{damaged_first, "hist-window stream D: truncated or overlong varint at row 0"},
+           {"\x04\x03" + ok_first + ok_first + ok_first, "segment count"},  // 3 segments of 2 rows
+           {"\x04\x02" + segment(std::string(1, '\0'), "\x0a", "\x03") + ok_first, "segment 0 holds no rows"},
+           {"\x04\x01" + ok_first, "segments hold 1 of 2 rows"},
+           {"\x04\x02" + ok_first + segment("\x02", "\x0a", "\x03"), "segment rows"},  // past the rows left
+           {"\x04\x02" + ok_first + ok_first + std::string(1, '\0'), "hist-window: trailing bytes"},
+           {"\x08\x01" + ok_first, "unknown flags 8"},
+       }) {
+    HistColumn out;
+    Status s = decodeHists(codec, payload, 2, nullptr, &out);
+    INFO(s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(message) != std::string::npos);
+  }
+}
