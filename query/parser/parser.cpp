@@ -37,15 +37,18 @@ class Parser {
 
   Statement parseStatement() {
     Statement st;
+    const char* expected = "expected SELECT, WITH or EXPLAIN";
     if (isKeyword("EXPLAIN")) {
       next();
       st.explain = true;
-      if (isKeyword("ANALYZE") && (keywordIs(peekTok(), "SELECT") || keywordIs(peekTok(), "WITH"))) {
+      expected = "expected SELECT, WITH or ANALYZE after EXPLAIN";
+      if (isKeyword("ANALYZE")) {
         next();
         st.analyze = true;
+        expected = "expected SELECT or WITH after EXPLAIN ANALYZE";
       }
     }
-    if (!isKeyword("SELECT") && !isKeyword("WITH")) fail("expected SELECT, WITH or EXPLAIN");
+    if (!isKeyword("SELECT") && !isKeyword("WITH")) fail(expected);
     st.select = parseQuery();
     while (isSymbol(";")) next();
     if (cur().kind != TokenKind::kEnd) {

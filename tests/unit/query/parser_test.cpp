@@ -170,6 +170,10 @@ TEST_CASE("syntax errors name line:column and what was expected") {
   CHECK(error("SELECT a FROM (t)") == "parser error at 1:16: expected a query (SELECT ...) in parentheses after FROM, found 't'");
   CHECK(error("SELECT a AS") == "parser error at 1:12: expected a column alias after AS, found the end of the query");
   CHECK(error("SELECT 1 2") == "parser error at 1:10: expected the end of the query (one statement at a time), found '2'");
+  CHECK(error("EXPLAIN") == "parser error at 1:8: expected SELECT, WITH or ANALYZE after EXPLAIN, found the end of the query");
+  CHECK(error("EXPLAIN EXPLAIN SELECT 1") == "parser error at 1:9: expected SELECT, WITH or ANALYZE after EXPLAIN, found keyword EXPLAIN");
+  CHECK(error("EXPLAIN ANALYZE") == "parser error at 1:16: expected SELECT or WITH after EXPLAIN ANALYZE, found the end of the query");
+  CHECK(error("EXPLAIN ANALYZE FROM steps") == "parser error at 1:17: expected SELECT or WITH after EXPLAIN ANALYZE, found keyword FROM");
 }
 
 TEST_CASE("limits: text length, nesting depth, expression height") {
