@@ -518,6 +518,43 @@ TEST_CASE("chunk statistics let a scan skip blocks outside the step range") {
   CHECK(b.rows == want);
 }
 
+TEST_CASE("a step range inside a sealed kernels block reads its histograms from the segments that hold it") {
+  TempDir dir;
+  auto store = openStore(dir.path(), 256);
+  JobId job = store->ensureJob("job-a").value();
+  // One block of 256 steps x 8 signatures: its hist chunk is cut into several segments
+  // (hist-window, docs/format/codecs.md).
+  std::vector<model::StepRecord> all;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    auto v = synth(rank, 256, 8);
+    REQUIRE(writeRecords(*store, job, v).isOk());
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  REQUIRE(store->sealAll().isOk());
+  all = ordered(all);
+  for (auto [from, to] : {std::pair<uint64_t, uint64_t>{0, 256}, {150, 170}, {63, 65}, {200, 256}, {255, 256}}) {
+    ScanSpec s = spec(Table::kKernels, from, to);
+    s.columns = {"rank", "step", "hist", "total_ns"};
+    ColumnBatch b;
+    REQUIRE(scanAll(*store, s, &b).isOk());
+    size_t i = 0;
+    for (const auto& r : all) {
+      if (r.step < from || r.step >= to) continue;
+      for (const auto& k : r.kernels) {
+        REQUIRE(i < b.rows);
+        CAPTURE(from);
+        CAPTURE(i);
+        CHECK(col(b, "rank").ints[i] == r.rank);
+        CHECK(col(b, "step").ints[i] == static_cast<int64_t>(r.step));
+        CHECK(col(b, "hist").hists[i] == k.hist);
+        CHECK(col(b, "total_ns").ints[i] == k.total_ns);
+        ++i;
+      }
+    }
+    CHECK(i == b.rows);
+  }
+}
+
 TEST_CASE("topology and dictionaries are stored once and read back") {
   TempDir dir;
   auto store = openStore(dir.path());
