@@ -27,7 +27,7 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
 // A chunk of more rows than histWindowSegmentRows is cut into segments of that many, each
 // with streams of its own and coded as if alone: a decoder wanting some rows (a step range
 // of the block) inflates and reads only the segments that hold them, from their starts.
-inline constexpr size_t kHistWindowSegmentSteps = 64;  // a segment's rows when every group has one per step
+inline constexpr size_t kHistWindowSegmentSteps = 128;  // a segment's rows when every group has one per step
 inline constexpr size_t kHistWindowMinSegmentRows = 256;
 size_t histWindowSegmentRows(uint32_t groups);
 bool encodeHistWindow(std::span<const model::DurationHistogram> values, const RowContext* ctx, std::string* out);

@@ -598,10 +598,10 @@ TEST_CASE("hist-window: implied counts out of range and damage before the wanted
 TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments, and a wanted range reads only its own") {
   using model::DurationHistogram;
   const uint8_t codec = static_cast<uint8_t>(CodecId::kHistWindow);
-  // 4 groups (a segment holds 64 steps' rows, 256), 300 steps: segments of 256 rows and a
+  // 4 groups (a segment holds 128 steps' rows, 512), 300 steps: segments of 512 rows and a
   // last one of 176.
   const uint32_t kGroups = 4;
-  REQUIRE(histWindowSegmentRows(kGroups) == 256);
+  REQUIRE(histWindowSegmentRows(kGroups) == 512);
   std::mt19937_64 rng(5);
   std::vector<DurationHistogram> hists;
   RowContext ctx;
@@ -625,11 +625,11 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
   REQUIRE(encodeHistsWith(CodecId::kHistWindow, hists, &ctx, &bytes));
   CHECK((bytes[0] & 4) != 0);  // segmented
   std::string one_segment;
-  REQUIRE(encodeHistWindow(std::span(hists).first(256), nullptr, &one_segment));
+  REQUIRE(encodeHistWindow(std::span(hists).first(histWindowSegmentRows(0)), nullptr, &one_segment));
   CHECK((one_segment[0] & 4) == 0);  // a chunk that fits one segment keeps the plain layout
   // Every range, within a segment, across boundaries, or none: those rows decode as in
   // full (the references restart at each segment), the others stay empty.
-  for (auto [begin, end] : {std::pair<size_t, size_t>{0, n}, {255, 257}, {256, 512}, {300, 301}, {700, n}, {n - 1, n}, {0, 0}, {512, 512}}) {
+  for (auto [begin, end] : {std::pair<size_t, size_t>{0, n}, {511, 513}, {512, 1024}, {300, 301}, {700, n}, {1024, n}, {n - 1, n}, {0, 0}, {512, 512}}) {
     RowContext windowed = ctx;
     windowed.wanted_begin = begin;
     windowed.wanted_end = end;
@@ -644,9 +644,10 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
   }
 
   // By hand, ungrouped (flags 4: segments only): two segments of one row each, bucket 5 and
-  // bucket 6. Segment 0's count is a truncated varint.
+  // bucket 6. Segment 0's count is a truncated varint. A segment: its rows, the length of
+  // stream A, A and B in one stream, then D.
   auto stream = [](const std::string& raw) { return std::string(1, static_cast<char>(raw.size())) + static_cast<char>(raw.size()) + raw; };
-  auto segment = [&](const std::string& rows, const std::string& first, const std::string& d) { return rows + stream("\x02") + stream(first) + stream(d); };
+  auto segment = [&](const std::string& rows, const std::string& first, const std::string& d) { return rows + '\x01' + stream("\x02" + first) + stream(d); };
   const std::string damaged_first = "\x04\x02" + segment("\x01", "\x0a", "\x83") + segment("\x01", "\x0c", "\x05");
   {
     RowContext second;  // only row 1: segment 0 is not read, so its damage goes unseen
@@ -668,6 +669,7 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
            {"\x04\x01" + ok_first, "segments hold 1 of 2 rows"},
            {"\x04\x02" + ok_first + segment("\x02", "\x0a", "\x03"), "segment rows"},  // past the rows left
            {"\x04\x02" + ok_first + ok_first + std::string(1, '\0'), "hist-window: trailing bytes"},
+           {"\x04\x01\x02\x05" + stream("\x02\x02") + stream("\x03\x03"), "segment 0 stream A (5 bytes) longer than streams A and B (2)"},
            {"\x08\x01" + ok_first, "unknown flags 8"},
        }) {
     HistColumn out;
