@@ -9,6 +9,7 @@
 #include "storage/chunk_reader.h"
 #include "storage/column_codec.h"
 #include "storage/head_entry.h"
+#include "storage/hist_codec.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
 
@@ -51,7 +52,7 @@ std::string describeChunk(std::string_view key, std::string_view value, size_t m
   auto codec = static_cast<CodecId>(v.codec & kCodecIdMask);
   bool zstd = v.codec & kCodecZstdFlag;
   bool needs_context = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || codec == CodecId::kHistResidual ||
-                       codec == CodecId::kSumResidual || (codec == CodecId::kHistWindow && !zstd && !v.payload.empty() && (v.payload[0] & 3) != 0);
+                       codec == CodecId::kSumResidual || (codec == CodecId::kHistWindow && !zstd && !v.payload.empty() && (v.payload[0] & (kHistWindowGrouped | kHistWindowImplied)) != 0);
   if (needs_context) {
     const char* what = codec == CodecId::kHistResidual ? "the block's histograms"
                        : codec == CodecId::kSumResidual ? "its predictor columns"

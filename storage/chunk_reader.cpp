@@ -155,8 +155,8 @@ class BlockLoader {
     auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
     bool zstd = view.codec & kCodecZstdFlag;
     uint8_t window_flags = (codec == CodecId::kHistWindow && !zstd && !view.payload.empty()) ? static_cast<uint8_t>(view.payload[0]) : 0;
-    bool need_groups = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || (window_flags & 1);
-    bool need_counts = window_flags & 2;
+    bool need_groups = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || (window_flags & kHistWindowGrouped);
+    bool need_counts = window_flags & kHistWindowImplied;
     bool need_hists = codec == CodecId::kHistResidual;
     bool need_prediction = codec == CodecId::kSumResidual;
     RowContext ctx;

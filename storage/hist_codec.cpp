@@ -83,9 +83,6 @@ bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, c
 
 namespace {
 
-constexpr uint8_t kWindowGrouped = 1;
-constexpr uint8_t kWindowImplied = 2;
-constexpr uint8_t kWindowSegments = 4;
 
 size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
 
@@ -120,13 +117,19 @@ void putStream(ByteWriter& w, const std::string& raw) {
   w.putBytes(z ? std::string_view(frame) : std::string_view(raw));
 }
 
-Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::string_view* out) {
-  uint64_t raw_len = 0, stored_len = 0;
-  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&raw_len, max_raw, "stream raw length"));
+// A stream's raw length and its stored bytes, r past them.
+Status readStream(ByteReader& r, size_t max_raw, uint64_t* raw_len, std::string_view* stored) {
+  uint64_t stored_len = 0;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(raw_len, max_raw, "stream raw length"));
   ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&stored_len, r.remaining(), "stream stored length"));
+  return r.getBytes(stored_len, stored);
+}
+
+Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::string_view* out) {
+  uint64_t raw_len = 0;
   std::string_view stored;
-  ARGUS_RETURN_IF_ERROR(r.getBytes(stored_len, &stored));
-  if (stored_len == raw_len) {
+  ARGUS_RETURN_IF_ERROR(readStream(r, max_raw, &raw_len, &stored));
+  if (stored.size() == raw_len) {
     *out = stored;
     return Status::ok();
   }
@@ -313,17 +316,17 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
     flat = own_buckets;
   }
   uint8_t flags = 0;
-  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kWindowGrouped;
+  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kHistWindowGrouped;
   if (ctx != nullptr && ctx->counts.size() == values.size()) {
     bool consistent = true;
     for (size_t i = 0; i < values.size() && consistent; ++i) {
       consistent = ctx->counts[i] >= 0 && rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
     }
-    if (consistent) flags |= kWindowImplied;
+    if (consistent) flags |= kHistWindowImplied;
   }
-  const bool grouped = flags & kWindowGrouped;
+  const bool grouped = flags & kHistWindowGrouped;
   const size_t per_segment = histWindowSegmentRows(grouped ? ctx->count : 0);
-  if (values.size() > per_segment) flags |= kWindowSegments;
+  if (values.size() > per_segment) flags |= kHistWindowSegments;
   // Streams and the group table are per-thread scratch: sealing reuses their capacity.
   thread_local std::string sa, sb, sd;
   thread_local std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
@@ -331,19 +334,19 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
   const uint32_t* const ids = grouped ? ctx->ids.data() : nullptr;
   ByteWriter w(out);
   w.putU8(flags);
-  const size_t segments = (flags & kWindowSegments) ? (values.size() + per_segment - 1) / per_segment : 1;
-  if (flags & kWindowSegments) w.putVarint(segments);
+  const size_t segments = (flags & kHistWindowSegments) ? (values.size() + per_segment - 1) / per_segment : 1;
+  if (flags & kHistWindowSegments) w.putVarint(segments);
   for (size_t k = 0; k < segments; ++k) {
     const size_t from = k * per_segment, to = std::min(values.size(), from + per_segment);
     sa.clear();
     sb.clear();
     sd.clear();
     VarintWriter a(&sa), b(&sb), d(&sd);
-    encodeWindowRows(rows, flat.data(), ids, prev, flags & kWindowImplied, from, to, a, b, d);
+    encodeWindowRows(rows, flat.data(), ids, prev, flags & kHistWindowImplied, from, to, a, b, d);
     a.finish();
     b.finish();
     d.finish();
-    if (!(flags & kWindowSegments)) {
+    if (!(flags & kHistWindowSegments)) {
       putStream(w, sa);
       putStream(w, sb);
       putStream(w, sd);
@@ -484,14 +487,6 @@ Status decodeWindowRows(size_t from, size_t wanted_begin, size_t wanted_end, Var
   return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, a, b, d, ctx, refs, out);
 }
 
-// Past a stream without reading it.
-Status skipStream(ByteReader& r) {
-  uint64_t raw_len = 0, stored_len = 0;
-  std::string_view stored;
-  ARGUS_RETURN_IF_ERROR(r.getVarint(&raw_len));
-  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&stored_len, r.remaining(), "stream stored length"));
-  return r.getBytes(stored_len, &stored);
-}
 
 }  // namespace
 
@@ -500,8 +495,8 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   ByteReader r(payload, "hist-window payload");
   uint8_t flags = 0;
   ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
-  if (flags & ~(kWindowGrouped | kWindowImplied | kWindowSegments)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
-  bool grouped = flags & kWindowGrouped, implied = flags & kWindowImplied;
+  if (flags & ~(kHistWindowGrouped | kHistWindowImplied | kHistWindowSegments)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
+  bool grouped = flags & kHistWindowGrouped, implied = flags & kHistWindowImplied;
   if (grouped && (ctx == nullptr || ctx->ids.size() != rows)) return Status::corruption("hist-window without matching row groups");
   if (implied && (ctx == nullptr || ctx->counts.size() != rows)) return Status::corruption("hist-window without the count column");
   // Per thread: a scan decodes a histogram chunk per rank-block, and fresh buffers were an
@@ -536,7 +531,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   };
   // A row costs at least one byte of stream A; windows are bounded by stream D's bytes.
   constexpr size_t kMaxStreamD = 256u << 20;
-  if (!(flags & kWindowSegments)) {
+  if (!(flags & kHistWindowSegments)) {
     std::string_view va, vb, vd;
     ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sa_buf, &va));
     ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sb_buf, &vb));
@@ -561,9 +556,11 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
         }
         ARGUS_RETURN_IF_ERROR(getStream(r, kMaxStreamD, &sd_buf, &vd));
         ARGUS_RETURN_IF_ERROR(decodeSegment(begin, end, ab.substr(0, len_a), ab.substr(len_a), vd));
-      } else {
-        ARGUS_RETURN_IF_ERROR(skipStream(r));
-        ARGUS_RETURN_IF_ERROR(skipStream(r));
+      } else {  // past streams A|B and D, not inflated
+        uint64_t raw_len = 0;
+        std::string_view stored;
+        ARGUS_RETURN_IF_ERROR(readStream(r, n * 20 + 32, &raw_len, &stored));
+        ARGUS_RETURN_IF_ERROR(readStream(r, kMaxStreamD, &raw_len, &stored));
       }
       begin = end;
     }

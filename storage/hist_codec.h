@@ -22,11 +22,16 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
                     std::vector<model::DurationHistogram::Bucket>* buckets);
 
 // kHistWindow: the window [first, last] of each histogram coded densely (zero counts
-// included) against the previous histogram of the row's group, in three separately
-// zstd'ed streams; with RowContext::counts the last count is implied. Always applies.
+// included) against the previous histogram of the row's group, in separately zstd'ed
+// streams; with RowContext::counts the last count is implied. Always applies.
 // A chunk of more rows than histWindowSegmentRows is cut into segments of that many, each
 // with streams of its own and coded as if alone: a decoder wanting some rows (a step range
 // of the block) inflates and reads only the segments that hold them, from their starts.
+// The payload's first byte holds these flags (readers use the first two to load the
+// columns the codec reads).
+inline constexpr uint8_t kHistWindowGrouped = 1;   // needs RowContext::ids
+inline constexpr uint8_t kHistWindowImplied = 2;   // needs RowContext::counts
+inline constexpr uint8_t kHistWindowSegments = 4;
 inline constexpr size_t kHistWindowSegmentSteps = 128;  // a segment's rows when every group has one per step
 inline constexpr size_t kHistWindowMinSegmentRows = 256;
 size_t histWindowSegmentRows(uint32_t groups);

@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!decodeHists(codec, payload, rows, ctx_ptr, &hists).isOk()) return 0;
   FUZZ_CHECK(hists.size() == rows);
   for (const DurationHistogram& h : hists) FUZZ_CHECK(DurationHistogram::isValid(h.buckets()));
-  // kHistWindow's flag byte (uncompressed, first in the payload): bit 1 = counts implied.
-  bool implied = codec == static_cast<uint8_t>(CodecId::kHistWindow) && !payload.empty() && (payload[0] & 2);
+  // kHistWindow's flag byte (uncompressed, first in the payload).
+  bool implied = codec == static_cast<uint8_t>(CodecId::kHistWindow) && !payload.empty() && (payload[0] & kHistWindowImplied);
   if (implied) {
     for (size_t i = 0; i < rows; ++i) FUZZ_CHECK(hists[i].count() == static_cast<uint64_t>(in.synth.counts[i]));
   }
