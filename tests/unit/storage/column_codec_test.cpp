@@ -678,4 +678,18 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
     CHECK(s.isCorruption());
     CHECK(s.message().find(message) != std::string::npos);
   }
+  // A segment that is skipped, not inflated, still has its lengths checked: a raw length
+  // past the segment's bound, a stored length past the payload.
+  const std::string second_ok = segment("\x01", "\x0c", "\x05");
+  for (auto [skipped, message] : {std::pair<std::string, const char*>{std::string("\x01\x01\x7f\x02\x02\x0a") + stream("\x03"), "stream raw length"},
+                                  {std::string("\x01\x01\x02\x40\x02\x0a") + stream("\x03"), "stream stored length"}}) {
+    RowContext second;
+    second.wanted_begin = 1;
+    second.wanted_end = 2;
+    HistColumn out;
+    Status s = decodeHists(codec, "\x04\x02" + skipped + second_ok, 2, &second, &out);
+    INFO(s.toString());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find(message) != std::string::npos);
+  }
 }
