@@ -9,7 +9,6 @@
 #include "storage/chunk_reader.h"
 #include "storage/column_codec.h"
 #include "storage/head_entry.h"
-#include "storage/hist_codec.h"
 #include "storage/keys.h"
 #include "storage/meta_records.h"
 
@@ -49,13 +48,10 @@ std::string describeChunk(std::string_view key, std::string_view value, size_t m
   }
   out += " nan=" + std::to_string(st.nan_count) + " payload=" + std::to_string(v.payload.size()) + "B total=" + std::to_string(value.size()) + "B";
   // Values, when the codec stands alone.
-  auto codec = static_cast<CodecId>(v.codec & kCodecIdMask);
-  bool zstd = v.codec & kCodecZstdFlag;
-  bool needs_context = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || codec == CodecId::kHistResidual ||
-                       codec == CodecId::kSumResidual || (codec == CodecId::kHistWindow && !zstd && !v.payload.empty() && (v.payload[0] & (kHistWindowGrouped | kHistWindowImplied)) != 0);
-  if (needs_context) {
-    const char* what = codec == CodecId::kHistResidual ? "the block's histograms"
-                       : codec == CodecId::kSumResidual ? "its predictor columns"
+  const ChunkContext needs = contextOf(v);
+  if (needs.any()) {
+    const char* what = needs.hists        ? "the block's histograms"
+                       : needs.prediction ? "its predictor columns"
                                                         : "the block's group-key / count columns";
     return out + " values: (coded against " + what + ")";
   }

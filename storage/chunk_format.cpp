@@ -14,6 +14,7 @@
 
 #include "base/bytes.h"
 #include "storage/column_codec.h"
+#include "storage/hist_codec.h"
 #include "storage/varint_cursor.h"
 
 namespace argus::storage {
@@ -190,6 +191,20 @@ Status parseChunk(std::string_view value, ChunkView* out) {
   ARGUS_RETURN_IF_ERROR(r.getBytes(len, &out->payload));
   if (!r.atEnd()) return Status::corruption("chunk: " + std::to_string(r.remaining()) + " bytes between payload and checksum");
   return Status::ok();
+}
+
+ChunkContext contextOf(const ChunkView& v) {
+  const auto codec = static_cast<CodecId>(v.codec & kCodecIdMask);
+  // hist-window says in its first payload byte which context it used (one flagged zstd is
+  // no valid chunk: its decoder refuses it).
+  const bool window = codec == CodecId::kHistWindow && !(v.codec & kCodecZstdFlag) && !v.payload.empty();
+  const uint8_t window_flags = window ? static_cast<uint8_t>(v.payload[0]) : 0;
+  ChunkContext c;
+  c.groups = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || (window_flags & kHistWindowGrouped);
+  c.counts = window_flags & kHistWindowImplied;
+  c.hists = codec == CodecId::kHistResidual;
+  c.prediction = codec == CodecId::kSumResidual;
+  return c;
 }
 
 }  // namespace argus::storage

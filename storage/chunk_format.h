@@ -51,4 +51,13 @@ Status parseChunk(std::string_view value, ChunkView* out);
 
 uint64_t chunkChecksum(std::string_view bytes);
 
+// The other columns of its block that a chunk's codec predicts from (RowContext), which a
+// reader decodes first: group ids (from the group-key columns), the count column, the
+// histogram column, the predictor's terms.
+struct ChunkContext {
+  bool groups = false, counts = false, hists = false, prediction = false;
+  bool any() const { return groups || counts || hists || prediction; }
+};
+ChunkContext contextOf(const ChunkView& v);
+
 }  // namespace argus::storage

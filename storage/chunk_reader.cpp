@@ -152,26 +152,20 @@ class BlockLoader {
       ARGUS_RETURN_IF_ERROR(named_here(parseChunk(v, &view)));
     }
     // What the codec predicts from: load those columns first.
-    auto codec = static_cast<CodecId>(view.codec & kCodecIdMask);
-    bool zstd = view.codec & kCodecZstdFlag;
-    uint8_t window_flags = (codec == CodecId::kHistWindow && !zstd && !view.payload.empty()) ? static_cast<uint8_t>(view.payload[0]) : 0;
-    bool need_groups = codec == CodecId::kGroupDelta || codec == CodecId::kHistSparseGrouped || (window_flags & kHistWindowGrouped);
-    bool need_counts = window_flags & kHistWindowImplied;
-    bool need_hists = codec == CodecId::kHistResidual;
-    bool need_prediction = codec == CodecId::kSumResidual;
+    const ChunkContext needs = contextOf(view);
     RowContext ctx;
     const bool hist = out_->columns[id].type == ColumnType::kHistogram;
     ctx.wanted_begin = hist ? hist_begin_ : wanted_begin_;
     ctx.wanted_end = hist ? hist_end_ : wanted_end_;
     std::vector<int64_t>& prediction = buffers().prediction;
-    if (need_prediction) {
+    if (needs.prediction) {
       const SumPredictor* p = sumPredictorOf(table, id);
       if (p == nullptr) return named_here(Status::corruption("sum-residual on a column without a predictor"));
       for (uint8_t t = 0; t < p->nterms; ++t) ARGUS_RETURN_IF_ERROR(load(p->terms[t]));
       out_->predict(*p, &prediction);
       ctx.prediction = prediction;
     }
-    if (need_groups) {
+    if (needs.groups) {
       if (std::find(group_keys_.begin(), group_keys_.end(), id) != group_keys_.end()) {
         return named_here(Status::corruption("a group-key column uses a grouped codec"));
       }
@@ -184,13 +178,13 @@ class BlockLoader {
       ctx.ids = groups_.ids;
       ctx.count = groups_.count;
     }
-    if (need_counts) {
+    if (needs.counts) {
       uint8_t c = countColumnOf(table);
       if (c == kNoColumn) return named_here(Status::corruption("codec needs a count column this table lacks"));
       ARGUS_RETURN_IF_ERROR(load(c));
       ctx.counts = out_->columns[c].ints;
     }
-    if (need_hists) {
+    if (needs.hists) {
       uint8_t h = histColumnOf(table);
       if (h == kNoColumn) return named_here(Status::corruption("codec needs a histogram column this table lacks"));
       ARGUS_RETURN_IF_ERROR(load(h));
