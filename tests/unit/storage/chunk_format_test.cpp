@@ -6,6 +6,7 @@
 #include "storage/chunk_reader.h"
 #include "storage/chunk_writer.h"
 #include "storage/column_codec.h"
+#include "storage/hist_codec.h"
 #include "tests/unit/hex_bytes.h"
 
 using namespace argus;
@@ -136,4 +137,30 @@ TEST_CASE("the documented chunks: written byte for byte, read back to their valu
   CHECK(view.stats.min == 1000200);
   CHECK(view.stats.max == 1000900);
   CHECK(view.stats.sum == 4001900);
+}
+
+TEST_CASE("contextOf names the columns each codec predicts from") {
+  auto of = [](CodecId codec, std::string_view payload, bool zstd = false) {
+    ChunkView v;
+    v.codec = static_cast<uint8_t>(static_cast<uint8_t>(codec) | (zstd ? kCodecZstdFlag : 0));
+    v.payload = payload;
+    return contextOf(v);
+  };
+  CHECK(!of(CodecId::kDelta, "").any());
+  CHECK(!of(CodecId::kHistSparse, "x").any());
+  CHECK(of(CodecId::kGroupDelta, "").groups);
+  CHECK(of(CodecId::kHistSparseGrouped, "", true).groups);
+  CHECK(of(CodecId::kHistResidual, "").hists);
+  CHECK(of(CodecId::kSumResidual, "").prediction);
+  // hist-window: by the flag bits of its first payload byte.
+  const char grouped[] = {static_cast<char>(kHistWindowGrouped)};
+  const char implied[] = {static_cast<char>(kHistWindowImplied | kHistWindowSegments)};
+  const char both[] = {static_cast<char>(kHistWindowGrouped | kHistWindowImplied)};
+  CHECK(of(CodecId::kHistWindow, {grouped, 1}).groups);
+  CHECK(!of(CodecId::kHistWindow, {grouped, 1}).counts);
+  CHECK(of(CodecId::kHistWindow, {implied, 1}).counts);
+  CHECK(!of(CodecId::kHistWindow, {implied, 1}).groups);
+  CHECK((of(CodecId::kHistWindow, {both, 1}).groups && of(CodecId::kHistWindow, {both, 1}).counts));
+  CHECK(!of(CodecId::kHistWindow, "").any());
+  CHECK(!of(CodecId::kHistWindow, {both, 1}, true).any());  // no valid chunk: its decoder refuses it
 }
