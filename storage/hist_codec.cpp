@@ -83,7 +83,6 @@ bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, c
 
 namespace {
 
-
 size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
 
 // Index of the largest count, lowest index on ties; 0 for no buckets.
@@ -487,7 +486,6 @@ Status decodeWindowRows(size_t from, size_t wanted_begin, size_t wanted_end, Var
   return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, a, b, d, ctx, refs, out);
 }
 
-
 }  // namespace
 
 Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, HistColumn* out) {
@@ -547,9 +545,10 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       if (n == 0) return Status::corruption("hist-window: segment " + std::to_string(k) + " holds no rows");
       ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&len_a, n * 10, "segment stream A length"));
       const size_t end = begin + n;
+      const size_t max_ab = n * 20 + 32;  // streams A and B: ~10 bytes a row each at most
       if (end > wanted_begin && begin < wanted_end) {
         std::string_view ab, vd;
-        ARGUS_RETURN_IF_ERROR(getStream(r, n * 20 + 32, &sa_buf, &ab));
+        ARGUS_RETURN_IF_ERROR(getStream(r, max_ab, &sa_buf, &ab));
         if (len_a > ab.size()) {
           return Status::corruption("hist-window: segment " + std::to_string(k) + " stream A (" + std::to_string(len_a) + " bytes) longer than streams A and B (" +
                                     std::to_string(ab.size()) + ")");
@@ -559,7 +558,7 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       } else {  // past streams A|B and D, not inflated
         uint64_t raw_len = 0;
         std::string_view stored;
-        ARGUS_RETURN_IF_ERROR(readStream(r, n * 20 + 32, &raw_len, &stored));
+        ARGUS_RETURN_IF_ERROR(readStream(r, max_ab, &raw_len, &stored));
         ARGUS_RETURN_IF_ERROR(readStream(r, kMaxStreamD, &raw_len, &stored));
       }
       begin = end;

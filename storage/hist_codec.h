@@ -27,8 +27,8 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
 // A chunk of more rows than histWindowSegmentRows is cut into segments of that many, each
 // with streams of its own and coded as if alone: a decoder wanting some rows (a step range
 // of the block) inflates and reads only the segments that hold them, from their starts.
-// The payload's first byte holds these flags (readers use the first two to load the
-// columns the codec reads).
+// The payload's first byte holds these flags (contextOf, chunk_format.h, reads the first
+// two: the columns a reader loads first).
 inline constexpr uint8_t kHistWindowGrouped = 1;   // needs RowContext::ids
 inline constexpr uint8_t kHistWindowImplied = 2;   // needs RowContext::counts
 inline constexpr uint8_t kHistWindowSegments = 4;
