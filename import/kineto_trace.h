@@ -30,7 +30,8 @@ struct KinetoCounts {
 struct KinetoTrace {
   std::string path;
   capture::NameTable names;
-  // Sorted by start_ns (stable): the order the StepAssembler is fed in.
+  // The order the StepAssembler is fed in: by start_ns (stable), CPU events first within
+  // each slice of a few ms (kineto_reader.cpp, cpuFirstPerSlice).
   std::vector<capture::TraceEvent> events;
   std::optional<uint32_t> rank;  // distributedInfo.rank
   uint32_t world_size = 0;       // distributedInfo.world_size (0: not given)
