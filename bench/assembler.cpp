@@ -4,8 +4,8 @@
 //
 // The figure is all-in: onEvent for every event of the stream (ranges, launches, copies,
 // collectives, kernels) plus the once-per-step fold and flush(), divided by the kernel
-// events. Each stream is built once, outside the timing (the real ones by the importer:
-// readKinetoTrace, importAssemblerOptions). Two figures per stream:
+// events. Each stream is built once, outside the timing (the real ones by the importer, in
+// its order: readKinetoTrace, importAssemblerOptions). Two figures per stream:
 // - cold: the stream fed into a fresh StepAssembler. It includes what an assembler does once
 //   per distinct name or signature (classifying the name, its dictionary entry) and its
 //   buffers' first growth; the real traces hold only 1-20 steps, so that is much of it.
@@ -140,8 +140,8 @@ void buildSynthetic(Stream& s, int steps, int kernels_per_step) {
     t = std::max({gpu, comm_gpu, t}) + 100'000;  // the host syncs at the end of the step
     push(EventType::kRangeEnd, 0, t, t);
   }
-  // Events reach the assembler in time order, as an importer sorts them and as NVTX plus
-  // CUPTI deliver them within a buffer.
+  // Events reach the assembler in plain time order, the finest interleaving of CPU and GPU
+  // events (the real traces come in the importer's order: CPU events a slice ahead).
   std::stable_sort(s.events.begin(), s.events.end(), [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });
   s.options.emit_lag_ns = 1'000'000;
   s.label = "synthetic " + std::to_string(steps) + " steps x " + std::to_string(kernels_per_step) + " kernels";
