@@ -31,7 +31,7 @@ struct KinetoTrace {
   std::string path;
   capture::NameTable names;
   // The order the StepAssembler is fed in: by start_ns (stable), CPU events first within
-  // each slice of a few ms (kineto_reader.cpp, cpuFirstPerSlice).
+  // each 50 ms slice (import::kCpuLeadNs, kineto_reader.h).
   std::vector<capture::TraceEvent> events;
   std::optional<uint32_t> rank;  // distributedInfo.rank
   uint32_t world_size = 0;       // distributedInfo.world_size (0: not given)
