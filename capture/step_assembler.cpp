@@ -12,7 +12,7 @@ using model::Phase;
 
 constexpr size_t kLaunchSlots = 1 << 12;  // direct-mapped correlation -> launch table
 constexpr size_t kOrphanCheckEvery = 4096;  // appends between orphan checks while no step is pending
-constexpr size_t kFullPruneSlack = 4096;    // dead entries tolerated past the head before a full pass
+constexpr size_t kFullPruneSlack = 4096;    // dead ranges tolerated behind a live one before a full pass
 
 const char* copyName(CopyKind kind, bool memset) {
   if (memset) return "[memset]";
@@ -174,7 +174,7 @@ void StepAssembler::drop(uint64_t* counter) {
     drop(&stats_.late_events);
     return false;
   }
-  if (acts_.size() - acts_head_ >= options_.max_buffered_events && (pruneDead(), acts_.size() - acts_head_ >= options_.max_buffered_events)) {
+  if (acts_.size() >= options_.max_buffered_events && (pruneDead(), acts_.size() >= options_.max_buffered_events)) {
     drop(&stats_.buffer_full);
     partial_since_emit_ = true;
     return false;
@@ -351,19 +351,19 @@ void StepAssembler::pruneOrphans() {
   if (!pending_.empty() || (keys_by_start_ && !detector_.found())) return;
   // No step is pending to claim old work: what the watermark has left behind is orphaned.
   int64_t horizon = watermark_ - options_.emit_lag_ns;
-  size_t kept = 0;
-  for (size_t i = acts_head_; i < acts_.size(); ++i) {
+  size_t kept = 0, consumed_end = 0;
+  for (size_t i = 0; i < acts_.size(); ++i) {
     const Act& x = acts_[i];
     bool pending = !(x.flags & kConsumed);
     if (x.end > horizon || (pending && x.key() >= horizon)) {
       acts_[kept++] = x;
+      if (!pending) consumed_end = kept;
     } else if (pending) {
       ++stats_.outside_steps;
     }
   }
   acts_.shrink(kept);
-  acts_head_ = 0;
-  acts_live_after_prune_ = kept;
+  consumed_end_ = consumed_end;
   next_orphan_check_ = kept + kOrphanCheckEvery;
 }
 
@@ -471,12 +471,11 @@ void StepAssembler::onRange(RangeClass cls, bool comm, int64_t begin, int64_t en
     drop(&stats_.late_events);
     return;
   }
-  if (ranges_.size() - ranges_head_ >= options_.max_buffered_events &&
-      (pruneDead(), ranges_.size() - ranges_head_ >= options_.max_buffered_events)) {
+  if (ranges_.size() >= options_.max_buffered_events && (pruneDead(), ranges_.size() >= options_.max_buffered_events)) {
     drop(&stats_.buffer_full);
     return;
   }
-  if (ranges_.size() > ranges_head_ && begin < ranges_.back().begin) ranges_sorted_ = false;
+  if (!ranges_.empty() && begin < ranges_.back().begin) ranges_sorted_ = false;
   ranges_.append({begin, end, thread, cls, comm});
   if (end > begin && phaseOfRange(cls) != Phase::kUnknown) {
     auto it = std::find_if(phase_threads_.begin(), phase_threads_.end(), [&](const PhaseThread& p) { return p.thread == thread; });
@@ -541,16 +540,16 @@ void StepAssembler::flush() {
     emit(step);
   }
   updateEmitAt();
-  for (size_t i = acts_head_; i < acts_.size(); ++i) stats_.outside_steps += !(acts_[i].flags & kConsumed);
+  for (const Act& a : acts_) stats_.outside_steps += !(a.flags & kConsumed);
   for (const Instant& i : instants_) stats_.outside_steps += i.sample;
   acts_.clear();
-  acts_head_ = acts_live_after_prune_ = 0;
+  consumed_end_ = 0;
   acts_sorted_ = true;
   last_act_start_ = INT64_MIN;
   max_lead_ = start_keyed_lead_ = start_keyed_lag_ = 0;
   next_orphan_check_ = kOrphanCheckEvery;
   ranges_.clear();
-  ranges_head_ = ranges_live_after_prune_ = 0;
+  ranges_live_after_prune_ = 0;
   ranges_sorted_ = true;
   phase_threads_.clear();
   instants_.clear();
@@ -558,7 +557,7 @@ void StepAssembler::flush() {
 
 void StepAssembler::pruneDead() {
   // The buffer bound counts what the assembler still needs, not entries it has not pruned yet.
-  if (dead_behind_head_) pruneAfter(emitted_until_, true);
+  if (dead_ranges_) pruneAfter(emitted_until_, true);
 }
 
 void StepAssembler::emit(const PendingStep& s) {
@@ -574,56 +573,55 @@ void StepAssembler::emit(const PendingStep& s) {
   pruneAfter(emitted_until_);
 }
 
-namespace {
-
-// Drops the dead entries of a buffer whose live part is v[*head, size): the prefix as soon
-// as it is dead; every dead entry once the live part has doubled since the last full pass,
-// if dead entries can hide behind the head (long-lived work at the head would otherwise
-// keep them forever). In start order that needs a head that began before `end`: entries
-// behind one that began later began later too, so they end after `end`. Either way each
-// entry is moved O(1) times on average.
-template <typename T, typename Dead, typename Start>
-void pruneBuffer(AppendBuffer<T>& v, size_t* head, size_t* live_after_full, Dead dead, Start start, int64_t end, bool sorted,
-                 bool full) {
-  // Locals: the entries' stores may alias the counts, which would be reloaded per entry.
-  const size_t n = v.size();
-  size_t h = *head;
-  while (h < n && dead(v[h])) ++h;
-  *head = h;
-  size_t live = n - h;
-  bool may_hide = live > 0 && (!sorted || start(v[h]) < end);
-  if (full || (may_hide && live > 2 * *live_after_full + kFullPruneSlack)) {
-    size_t kept = 0;
-    for (size_t i = h; i < n; ++i) {
-      if (!dead(v[i])) v[kept++] = v[i];
-    }
-    v.shrink(kept);
-    *head = 0;
-    *live_after_full = kept;
-  } else if (*head > 0) {
-    v.erasePrefix(*head);  // O(1): the space is reclaimed when an append needs it
-    *head = 0;
+// Consumed work that ends by `end` cannot touch a later step's window. Those activities all
+// lie in [0, consumed_end_): the live ones there close up against consumed_end_, in order,
+// and the front, all dead, is dropped in O(1) (AppendBuffer::erasePrefix). The pass costs
+// about the step's own work, never the buffer, and leaves no dead activity.
+void StepAssembler::pruneActs(int64_t end) {
+  Act* const v = acts_.begin();
+  size_t kept_from = consumed_end_;
+  for (size_t i = consumed_end_; i-- > 0;) {
+    if ((v[i].flags & kConsumed) && v[i].end <= end) continue;
+    if (--kept_from != i) v[kept_from] = v[i];
   }
+  acts_.erasePrefix(kept_from);
+  consumed_end_ -= kept_from;
 }
 
-}  // namespace
+// A range that ends by `end` is dead. Ranges end in any order, so only the dead prefix
+// goes at once; every dead range goes with `full`, or once the live part has doubled since
+// the last full pass if dead ranges can hide behind the first live one (in begin order that
+// needs a first live range that began before `end`: ranges behind one that began later
+// began later too, so they end after `end`). Each range is moved O(1) times on average.
+void StepAssembler::pruneRanges(int64_t end, bool full) {
+  CpuRange* const v = ranges_.begin();
+  const size_t n = ranges_.size();
+  size_t h = 0;
+  while (h < n && v[h].end <= end) ++h;
+  const size_t live = n - h;
+  const bool may_hide = live > 0 && (!ranges_sorted_ || v[h].begin < end);
+  if (full || (may_hide && live > 2 * ranges_live_after_prune_ + kFullPruneSlack)) {
+    size_t kept = 0;
+    for (size_t i = h; i < n; ++i) {
+      if (v[i].end > end) v[kept++] = v[i];
+    }
+    ranges_.shrink(kept);
+    ranges_live_after_prune_ = kept;
+  } else {
+    ranges_.erasePrefix(h);  // O(1): the space is reclaimed when an append needs it
+  }
+  dead_ranges_ = !full;
+}
 
 void StepAssembler::pruneAfter(int64_t end, bool full) {
-  // Consumed work that ends by `end` cannot touch a later step's window; nor can a range
-  // that ends by it.
-  pruneBuffer(
-      acts_, &acts_head_, &acts_live_after_prune_, [end](const Act& a) { return (a.flags & kConsumed) && a.end <= end; },
-      [](const Act& a) { return a.start; }, end, acts_sorted_, full);
-  pruneBuffer(
-      ranges_, &ranges_head_, &ranges_live_after_prune_, [end](const CpuRange& r) { return r.end <= end; },
-      [](const CpuRange& r) { return r.begin; }, end, ranges_sorted_, full);
-  dead_behind_head_ = !full;
-  if (acts_head_ == acts_.size()) {
+  pruneActs(end);
+  pruneRanges(end, full);
+  if (acts_.empty()) {
     acts_sorted_ = true;
     last_act_start_ = INT64_MIN;
     max_lead_ = start_keyed_lead_ = start_keyed_lag_ = 0;
   }
-  if (ranges_head_ == ranges_.size()) ranges_sorted_ = true;
+  if (ranges_.empty()) ranges_sorted_ = true;
   next_orphan_check_ = std::min(next_orphan_check_, acts_.size() + kOrphanCheckEvery);
   size_t kept = 0;
   for (const Instant& i : instants_) {

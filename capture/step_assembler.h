@@ -301,9 +301,11 @@ class StepAssembler {
   void orderKernelStats();
   // Counts a duration outside accumulator `index`'s window.
   void spillBucket(uint32_t index, int32_t bucket);
-  // Drops work and ranges no later step can need (they ended by `end`): the dead prefix,
-  // or with `full` (or when the buffer has doubled) every dead entry.
+  // Drops work and ranges no later step can need (they ended by `end`): every dead
+  // activity; the ranges' dead prefix, or with `full` (or once they have doubled) every dead range.
   void pruneAfter(int64_t end, bool full = false);
+  void pruneActs(int64_t end);
+  void pruneRanges(int64_t end, bool full);
   void pruneDead();
   void pruneOrphans();
   ThreadStack& stackOf(uint32_t thread);
@@ -320,12 +322,12 @@ class StepAssembler {
   AssemblerStats stats_;
 
   std::vector<NameInfo> name_info_;
-  // Buffered work. acts_[0, acts_head_) and ranges_[0, ranges_head_) are dead (consumed and
-  // ended before the last emitted step); they are compacted away once they are half the
-  // buffer, so the per-step scans start at the head instead of at every buffered event.
+  // Buffered work, without what is dead (consumed and ended by the last emitted step) since
+  // the last emit. Every consumed activity lies in acts_[0, consumed_end_): the scans consume
+  // from the front (a sort may scatter them: then the bound is the whole buffer), so pruning
+  // visits that region only. Ranges die in any order: see pruneRanges.
   AppendBuffer<Act> acts_;
-  size_t acts_head_ = 0;
-  size_t acts_live_after_prune_ = 0;  // live acts after the last full pruning pass
+  size_t consumed_end_ = 0;
   bool acts_sorted_ = true;           // by start
   int64_t last_act_start_ = INT64_MIN;
   int64_t max_lead_ = 0;              // largest start - key of any buffered act (scan bound)
@@ -333,10 +335,9 @@ class StepAssembler {
   // and after (lag) their start, so that a fold knows which ranges can enclose them.
   int64_t start_keyed_lead_ = 0, start_keyed_lag_ = 0;
   size_t next_orphan_check_ = 0;
-  bool dead_behind_head_ = false;  // an emit may have left dead entries past the heads
+  bool dead_ranges_ = false;  // an emit may have left dead ranges behind a live one
   AppendBuffer<CpuRange> ranges_;
-  size_t ranges_head_ = 0;
-  size_t ranges_live_after_prune_ = 0;
+  size_t ranges_live_after_prune_ = 0;  // live ranges after the last full pruning pass
   bool ranges_sorted_ = true;  // by begin
   std::vector<PhaseThread> phase_threads_;
   std::vector<Instant> instants_;

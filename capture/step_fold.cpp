@@ -2,7 +2,7 @@
 // of one step into its StepRecord (field definitions: docs/capture/step-assembler.md).
 //
 // The buffers hold every pending step's work (an import keeps a minute of trace), so the
-// fold visits only what can touch this step: buffered work in start order from the head up
+// fold visits only what can touch this step: buffered work in start order from the front up
 // to where no later activity can be a member (every key lies at most max_lead_ before its
 // start) or overlap a member's communication; ranges up to the step's end and its last
 // member launch. Each step costs its own work, not the buffer.
@@ -114,10 +114,10 @@ void StepAssembler::foldMembers(const PendingStep& s) {
   //    device's busy time and all compute, whatever step it is from. Member launches lie
   //    in [b, e) when keyed by launch, else within the buffered launch leads of their start.
   if (!acts_sorted_) {
-    std::sort(acts_.begin() + acts_head_, acts_.end(),
-              [](const Act& x, const Act& y) { return x.start != y.start ? x.start < y.start : x.launch < y.launch; });
+    std::sort(acts_.begin(), acts_.end(), [](const Act& x, const Act& y) { return x.start != y.start ? x.start < y.start : x.launch < y.launch; });
     acts_sorted_ = true;
-    if (acts_head_ < acts_.size()) last_act_start_ = acts_.back().start;
+    consumed_end_ = acts_.size();  // consumed work may be anywhere now
+    if (!acts_.empty()) last_act_start_ = acts_.back().start;
   }
   buildTimelines(b - start_keyed_lead_, e > INT64_MAX - start_keyed_lag_ ? INT64_MAX : e - 1 + start_keyed_lag_, s);
   if (++fold_stamp_ == 0) {  // wrapped: forget every cell for real
@@ -215,13 +215,11 @@ void StepAssembler::scanActs(const PendingStep& s) {
   const size_t n = acts_.size();
   Interval busy{INT64_MIN, INT64_MIN}, compute{INT64_MIN, INT64_MIN};  // begin == INT64_MIN: none yet
   LiveStats live{fold_stamp_, 0};
-  size_t i = acts_head_;
+  size_t i = 0;
   for (; i < n; ++i) {
     Act& a = acts[i];
     if (a.start >= scan_end) break;
-    if (a.flags & kConsumed) {
-      if (a.end <= emitted_until_) continue;  // dead, not yet pruned
-    } else if (a.key() < e) {
+    if (!(a.flags & kConsumed) && a.key() < e) {
       a.flags |= kConsumed;
       if (a.key() >= b) {
         foldMember(a, s, live);
@@ -258,6 +256,7 @@ void StepAssembler::scanActs(const PendingStep& s) {
     }
   }
   kernel_stats_ = live.count;
+  consumed_end_ = std::max(consumed_end_, i);
   if (busy.begin != INT64_MIN) busy_.push_back(busy);
   if (compute.begin != INT64_MIN) compute_all_.push_back(compute);
   // When the device is idle at the window's end, the work that ends that gap (the first busy
@@ -300,7 +299,7 @@ void StepAssembler::buildTimelines(int64_t lo, int64_t hi, const PendingStep& s)
   // Phase ranges that can enclose a member launch in [lo, hi]; data-loading and microbatch
   // ranges inside the window [b, e). Sorted ranges stop at the first that begins past both.
   const int64_t stop = std::max(e, hi == INT64_MAX ? hi : hi + 1);
-  for (size_t i = ranges_head_; i < ranges_.size(); ++i) {
+  for (size_t i = 0; i < ranges_.size(); ++i) {
     const CpuRange& r = ranges_[i];
     if (r.begin >= stop) {
       if (ranges_sorted_) break;
@@ -328,7 +327,7 @@ bool StepAssembler::foldCpuPhases(const PendingStep& s) {
   // The window's phase and communication ranges on every thread (a backward or a collective
   // may run on a thread of its own), clipped to [b, e), by thread then begin.
   cpu_ranges_.clear();
-  for (size_t i = ranges_head_; i < ranges_.size(); ++i) {
+  for (size_t i = 0; i < ranges_.size(); ++i) {
     const CpuRange& r = ranges_[i];
     if (r.begin >= e) {
       if (ranges_sorted_) break;

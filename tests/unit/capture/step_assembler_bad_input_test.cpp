@@ -1,6 +1,7 @@
 // Hostile and broken streams: counted, reported in-band, never a crash.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <span>
 #include <string>
@@ -145,6 +146,44 @@ TEST_CASE("the buffer bound drops work and flags the step partial") {
   CHECK(a.stats().buffer_full == 60);
   CHECK(c.records[0].kernels.at(0).count == 40);
   CHECK((c.records[0].flags & argus::model::kStepPartial) != 0);
+}
+
+TEST_CASE("a long run prunes the work of emitted steps: a bound of three steps never drops any") {
+  // 300 steps of 50 kernels, each step's last kernel running into the next step (it stays
+  // buffered past its step's emit), the records of the first half's steps in a shuffled
+  // order (the fold sorts them), the rest in order, and a buffer bound of three steps' work:
+  // the bound holds only if every step's dead work is pruned after its emit, and nothing
+  // live with it.
+  constexpr int kSteps = 300, kKernels = 50;
+  constexpr int64_t kStepNs = 100'000;
+  std::mt19937_64 rng(3);
+  EventStream s;
+  for (int step = 0; step < kSteps; ++step) {
+    const int64_t b = step * kStepNs;
+    s.range("ProfilerStep#" + std::to_string(step), b, b + kStepNs);
+    const size_t first = s.events.size();
+    for (int k = 0; k < kKernels; ++k) {
+      const int64_t start = b + 1'000 + k * 1'900;
+      const int64_t end = k + 1 == kKernels ? start + kStepNs / 2 : start + 1'000;  // the last one straddles
+      s.kernel(k % 2 ? "gemm" : "relu", start, end, 7, start - 500);
+    }
+    if (step < kSteps / 2) std::shuffle(s.events.begin() + static_cast<std::ptrdiff_t>(first), s.events.end(), rng);
+  }
+  StepAssemblerOptions opt;
+  opt.emit_lag_ns = kStepNs;
+  opt.max_buffered_events = 3 * kKernels;
+  Collected c;
+  StepAssembler a(s.names, opt, c.callback());
+  for (const TraceEvent& e : s.events) a.onEvent(e);
+  a.flush();
+  CHECK(a.stats().buffer_full == 0);
+  CHECK(a.stats().late_events == 0);
+  REQUIRE(c.records.size() == kSteps);
+  for (const auto& r : c.records) {
+    uint64_t kernels = 0;
+    for (const auto& k : r.kernels) kernels += k.count;
+    CHECK(kernels == kKernels);
+  }
 }
 
 TEST_CASE("random garbage never crashes and keeps every counter consistent") {
