@@ -52,7 +52,7 @@ std::string describeChunk(std::string_view key, std::string_view value, size_t m
   if (needs.any()) {
     const char* what = needs.hists        ? "the block's histograms"
                        : needs.prediction ? "its predictor columns"
-                                                        : "the block's group-key / count columns";
+                                          : "the block's group-key / count columns";
     return out + " values: (coded against " + what + ")";
   }
   Column c;

@@ -65,10 +65,7 @@ std::string toString(const ParsedExpr& e) {
   switch (e.type) {
     case ExprType::kColumn: {
       std::string out;
-      for (size_t i = 0; i < e.names.size(); ++i) {
-        if (i > 0) out += '.';
-        out += quoteIdent(e.names[i]);
-      }
+      for (size_t i = 0; i < e.names.size(); ++i) out += (i ? "." : "") + quoteIdent(e.names[i]);
       return out;
     }
     case ExprType::kStar: return e.names.empty() ? "*" : quoteIdent(e.names[0]) + ".*";
@@ -129,11 +126,7 @@ std::string tableRefText(const TableRef& r) {
   std::string out;
   switch (r.kind) {
     case TableRef::Kind::kTable: out = quoteIdent(r.name); break;
-    case TableRef::Kind::kSubquery:
-      out = '(';
-      out += toString(*r.subquery);
-      out += ')';
-      break;
+    case TableRef::Kind::kSubquery: out = "(" + toString(*r.subquery) + ")"; break;
     case TableRef::Kind::kFunction:
       out = quoteIdent(r.name) + "(";
       for (size_t i = 0; i < r.args.size(); ++i) {

@@ -1,5 +1,6 @@
 // Every real trace in ../shared/data/kineto imports with the step and kernel counts that an
-// independent reading of the same JSON (a DOM parse, doubles, no importer code) gives.
+// independent reading of the same JSON (a DOM parse, doubles, no importer code) gives, in
+// the importer's order, whose records are those of plain time order.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -94,11 +95,31 @@ Expected countFromJson(const std::string& path) {
   return x;
 }
 
+// The importer's order (kineto_reader.h): each side in time order, no GPU event ahead of a
+// later CPU event, no CPU event more than a slice ahead of GPU work after it. Returns the
+// events out of that order.
+size_t outOfSliceOrder(const std::vector<capture::TraceEvent>& events) {
+  auto onCpu = [](const capture::TraceEvent& e) { return !e.isGpuActivity() && e.type != capture::EventType::kCollective; };
+  int64_t cpu_max = INT64_MIN, gpu_max = INT64_MIN;
+  size_t bad = 0;
+  for (const capture::TraceEvent& e : events) {
+    if (onCpu(e)) {
+      bad += e.start_ns < cpu_max || e.start_ns < gpu_max;
+      cpu_max = e.start_ns;
+    } else {
+      bad += e.start_ns < gpu_max || (cpu_max != INT64_MIN && e.start_ns <= cpu_max - import::kCpuLeadNs);
+      gpu_max = e.start_ns;
+    }
+  }
+  return bad;
+}
+
 }  // namespace
 
 TEST_CASE("every real Kineto trace imports with the step and kernel counts of its JSON") {
   std::vector<std::string> files = kinetoFiles();
   REQUIRE(files.size() == 16);  // 8 dlrm ranks, 2 hta ranks, 6 single-rank traces
+  size_t reordered = 0;
   for (const std::string& path : files) {
     CAPTURE(path);
     Expected x = countFromJson(path);
@@ -136,58 +157,22 @@ TEST_CASE("every real Kineto trace imports with the step and kernel counts of it
       CHECK(as.steps_inferred == records.size());
       for (const auto& r : records) CHECK((r.flags & model::kStepInferred) != 0);
     }
-  }
-}
 
-namespace {
-
-bool onCpu(const capture::TraceEvent& e) { return !e.isGpuActivity() && e.type != capture::EventType::kCollective; }
-
-struct Replay {
-  std::vector<model::StepRecord> records;
-  capture::AssemblerStats stats;
-};
-
-Replay replay(const import::KinetoTrace& trace, const std::vector<capture::TraceEvent>& events) {
-  Replay r;
-  r.stats = import::replayTrace(trace.names, events, import::importAssemblerOptions(trace.rank.value_or(0)),
-                                [&](const capture::StepOutput& out) { r.records.push_back(out.record); });
-  return r;
-}
-
-}  // namespace
-
-TEST_CASE("the importer feeds CPU events a slice ahead of GPU work, and the records are those of time order") {
-  size_t reordered = 0;
-  for (const std::string& path : kinetoFiles()) {
-    CAPTURE(path);
-    auto trace = import::readKinetoTrace(path);
-    REQUIRE_MESSAGE(trace.isOk(), trace.status().toString());
-    const std::vector<capture::TraceEvent>& events = trace->events;
-    // Each side in time order; no GPU event ahead of a later CPU event; no CPU event more
-    // than a slice ahead of GPU work after it.
-    int64_t cpu_max = INT64_MIN, gpu_max = INT64_MIN;
-    size_t bad = 0;
-    for (const capture::TraceEvent& e : events) {
-      if (onCpu(e)) {
-        bad += e.start_ns < cpu_max || e.start_ns < gpu_max;
-        cpu_max = e.start_ns;
-      } else {
-        bad += e.start_ns < gpu_max || (cpu_max != INT64_MIN && e.start_ns <= cpu_max - import::kCpuLeadNs);
-        gpu_max = e.start_ns;
-      }
-    }
-    CHECK(bad == 0);
-
-    std::vector<capture::TraceEvent> by_time = events;
+    // The importer feeds CPU events a slice ahead of GPU work; the records are those of
+    // plain time order.
+    CHECK(outOfSliceOrder(trace->events) == 0);
+    std::vector<capture::TraceEvent> by_time = trace->events;
     std::stable_sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-    reordered += !std::equal(events.begin(), events.end(), by_time.begin(), by_time.end(),
+    reordered += !std::equal(trace->events.begin(), trace->events.end(), by_time.begin(), by_time.end(),
                              [](const auto& a, const auto& b) { return a.start_ns == b.start_ns && a.type == b.type && a.name == b.name; });
-    Replay sliced = replay(*trace, events), timed = replay(*trace, by_time);
-    CHECK(sliced.records == timed.records);
-    CHECK(sliced.stats.kernels == timed.stats.kernels);
-    CHECK(sliced.stats.outside_steps == timed.stats.outside_steps);
-    CHECK(sliced.stats.steps_inferred == timed.stats.steps_inferred);
+    std::vector<model::StepRecord> timed_records;
+    capture::AssemblerStats timed = import::replayTrace(trace->names, by_time, import::importAssemblerOptions(trace->rank.value_or(0)),
+                                                        [&](const capture::StepOutput& out) { timed_records.push_back(out.record); });
+    CHECK(timed_records == records);
+    CHECK(timed.kernels == as.kernels);
+    CHECK(timed.outside_steps == as.outside_steps);
+    CHECK(timed.steps_inferred == as.steps_inferred);
   }
   CHECK(reordered > 0);  // the slices moved events in some trace: the comparison means something
 }
+
