@@ -131,23 +131,33 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
   }
   const size_t parts = std::clamp<size_t>(ranks / kRanksPerListingThread, 1, std::max<size_t>(threads, 1));
   constexpr uint64_t kAllRanks = uint64_t{1} << 32;
-  std::vector<size_t> keep_bytes(parts, spec_.plan_bytes / parts);
-  plan->leads.resize(parts);
   std::atomic<size_t> sets_left{maxListedSets()};
-  if (parts == 1) return listRanks(0, kAllRanks, &sets_left, &keep_bytes[0], out, &plan->leads[0]);
-  std::vector<std::vector<Listed>> listed(parts);
-  std::vector<Status> status(parts);
+  if (parts == 1) {
+    size_t keep_bytes = spec_.plan_bytes;
+    return listRanks(0, kAllRanks, &sets_left, &keep_bytes, out, &plan->leads.emplace_back());
+  }
+  // What each thread writes per set, on a cache line of its own: when the threads' byte
+  // budgets and list ends shared lines, a 2-thread listing took ~60% more CPU than one.
+  struct alignas(64) Part {
+    std::vector<Listed> listed;
+    LeadValues leads;
+    size_t keep_bytes;
+    Status status;
+  };
+  std::vector<Part> part(parts);
   auto work = [&](size_t i) {
-    status[i] = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &sets_left,
-                          &keep_bytes[i], &listed[i], &plan->leads[i]);
+    part[i].keep_bytes = spec_.plan_bytes / parts;
+    part[i].status = listRanks(static_cast<uint32_t>(ranks * i / parts), i + 1 == parts ? kAllRanks : ranks * (i + 1) / parts, &sets_left,
+                               &part[i].keep_bytes, &part[i].listed, &part[i].leads);
   };
   runOnThreads(parts, work);
   size_t total = out->size();
-  for (size_t i = 0; i < parts; ++i) total += listed[i].size();
+  for (const Part& p : part) total += p.listed.size();
   out->reserve(total);
-  for (size_t i = 0; i < parts; ++i) {
-    ARGUS_RETURN_IF_ERROR(status[i]);
-    out->insert(out->end(), listed[i].begin(), listed[i].end());
+  for (Part& p : part) {
+    plan->leads.push_back(std::move(p.leads));
+    ARGUS_RETURN_IF_ERROR(p.status);
+    out->insert(out->end(), p.listed.begin(), p.listed.end());
   }
   return Status::ok();
 }
