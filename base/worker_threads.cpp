@@ -5,7 +5,9 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <functional>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace argus::detail {
@@ -57,6 +59,17 @@ class WorkerPool {
     if (b.error) std::rethrow_exception(b.error);
   }
 
+  bool lend(std::function<void()>& task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      startWorkers();
+      if (idle_ <= lent_.size()) return false;  // each lent task has an idle worker of its own
+      lent_.push_back(std::move(task));
+    }
+    ready_.notify_all();
+    return true;
+  }
+
  private:
   // REQUIRES: mu_ held. A task of b threw: its tasks not yet started never will, and the
   // first exception is the one the caller rethrows.
@@ -91,7 +104,18 @@ class WorkerPool {
   void loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      ready_.wait(lock, [&] { return !queue_.empty(); });
+      ++idle_;
+      ready_.wait(lock, [&] { return !queue_.empty() || !lent_.empty(); });
+      --idle_;
+      if (!lent_.empty()) {
+        std::function<void()> task = std::move(lent_.front());
+        lent_.pop_front();
+        lock.unlock();
+        task();  // noexcept by contract: a throw ends the process here
+        task = nullptr;  // what it captured goes before the worker is idle again
+        lock.lock();
+        continue;
+      }
       Batch* b = queue_.front();
       const size_t i = claim(b);
       ++b->running;
@@ -110,9 +134,11 @@ class WorkerPool {
 
   const size_t wanted_;
   std::mutex mu_;
-  std::condition_variable ready_;  // a batch was queued
+  std::condition_variable ready_;  // a batch or a lent task was queued
   std::condition_variable done_;   // a batch's last running task finished
   std::deque<Batch*> queue_;       // batches with unclaimed tasks, oldest first
+  std::deque<std::function<void()>> lent_;  // lent tasks no worker has started yet
+  size_t idle_ = 0;                // workers waiting for work
   std::vector<std::thread> workers_;
 };
 
@@ -137,3 +163,13 @@ void runTasks(size_t n, void (*call)(void*, size_t), void* work) {
 }
 
 }  // namespace argus::detail
+
+namespace argus {
+
+bool tryLendWorker(std::function<void()> task) {
+  // Workers keep their per-thread state across queries; a lent task runs with exceptions
+  // leaving it fatal, as a thread's body would.
+  return detail::pool().lend(task);
+}
+
+}  // namespace argus

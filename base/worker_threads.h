@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <thread>
 #include <type_traits>
 
@@ -30,5 +31,12 @@ void runOnThreads(size_t n, Work&& work) {
   using W = std::remove_reference_t<Work>;
   detail::runTasks(n, [](void* w, size_t i) { (*static_cast<W*>(w))(i); }, const_cast<void*>(static_cast<const void*>(&work)));
 }
+
+// Runs task on one of those worker threads that is idle now, for as long as the task takes:
+// for a producer that hands its output to the caller as it goes (query/execution/gather.h),
+// which would otherwise start a thread of its own per query. False, and task not run, when
+// no worker is idle: the caller then does that work itself. The task must not throw, and
+// must not wait for work that only the pool runs; its caller learns of its end from it.
+bool tryLendWorker(std::function<void()> task);
 
 }  // namespace argus

@@ -1,7 +1,8 @@
 #include "query/execution/gather.h"
 
-#include <system_error>
 #include <utility>
+
+#include "base/worker_threads.h"
 
 #include "query/execution/table_scan.h"
 
@@ -43,13 +44,20 @@ void Gather::start() {
     copies_.push_back(std::move(c));
   }
   if (copies_.size() < 2) return;  // the reader runs a lone copy itself
-  threads_.reserve(copies_.size());
   for (auto& c : copies_) {
-    try {
-      threads_.emplace_back([this, copy = c.get()] { run(*copy); });
-      c->threaded = true;
-    } catch (const std::system_error&) {
-      break;  // no more threads: the reader runs the rest
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++lent_;  // before the task can end
+    }
+    c->threaded = tryLendWorker([this, copy = c.get()] {
+      run(*copy);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--lent_ == 0) lent_done_.notify_all();
+    });
+    if (!c->threaded) {  // no idle worker: the reader runs the rest
+      std::lock_guard<std::mutex> lock(mu_);
+      --lent_;
+      break;
     }
   }
 }
@@ -106,7 +114,7 @@ bool Gather::produce(DataChunk& out) {
   std::unique_lock<std::mutex> lock(mu_);
   if (current_ != nullptr) {
     current_copy_->free.push_back(current_);
-    if (current_copy_->free.size() == kRefill) current_copy_->has_free.notify_one();  // its thread waits for this many
+    if (current_copy_->free.size() == kRefill) current_copy_->has_free.notify_one();  // its worker waits for this many
     current_ = nullptr;
   }
   Copy* best = nullptr;
@@ -143,13 +151,10 @@ bool Gather::produce(DataChunk& out) {
 }
 
 void Gather::stopThreads() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    for (auto& c : copies_) c->has_free.notify_all();
-  }
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
+  std::unique_lock<std::mutex> lock(mu_);
+  stop_ = true;
+  for (auto& c : copies_) c->has_free.notify_all();
+  lent_done_.wait(lock, [&] { return lent_ == 0; });
 }
 
 void Gather::finish() {

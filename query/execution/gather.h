@@ -1,8 +1,8 @@
-// Gather: runs the split copies of its input (PhysicalOperator::split) on threads of their
-// own and hands their rows on in the input's order, for the consumers that read rows in
-// order rather than merging per-thread states: the query's result, a sort, a limit (a
-// HashAggregate drives split input itself). Input that cannot be split, or one thread, is
-// read through as it is.
+// Gather: runs the split copies of its input (PhysicalOperator::split) on the process's
+// worker threads (base/worker_threads.h: tryLendWorker), as many as are idle, and hands
+// their rows on in the input's order, for the consumers that read rows in order rather than
+// merging per-thread states: the query's result, a sort, a limit (a HashAggregate drives
+// split input itself). Input that cannot be split, or one thread, is read through as it is.
 //
 // Order: each chunk of a split pipeline says where its rows stand (DataChunk::order), one
 // copy's chunks ascend, and all rows of one order come from one copy. So the next chunk is
@@ -13,7 +13,9 @@
 // its strings and histograms are views into the copy's buffers, valid only until that
 // copy's next call, so they are copied into the chunk's arena. A copy's error stops the
 // others and is thrown to the reader; a reader that stops early (LIMIT, an error above)
-// stops and joins the threads when the Gather is destroyed.
+// stops the copies and waits for their workers when the Gather is destroyed. Workers, not
+// threads of each query's own: a rolling median's threads started per query faulted in
+// their stacks, allocator caches and decoder scratch again at every run.
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +24,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "query/common/arena.h"
@@ -40,7 +41,7 @@ class Gather final : public PhysicalOperator {
   std::string describe() const override { return {}; }
 
  private:
-  // A copy's thread, once its queue is full, sleeps until half of it is free again and then
+  // A copy's worker, once its queue is full, sleeps until half of it is free again and then
   // refills it: woken per chunk, the threads switched in and out ~2,000 times per query of
   // 2 M rows (a sixth of its time in the scheduler).
   static constexpr size_t kQueued = 8;
@@ -56,20 +57,21 @@ class Gather final : public PhysicalOperator {
     std::vector<Slot*> free;
     std::condition_variable has_free;
     bool ended = false;
-    bool threaded = false;  // else the reader runs it when it needs its next chunk
+    bool threaded = false;  // on a worker; else the reader runs it when it needs its next chunk
   };
 
   void start();
   // Fills one of c's free slots from its operator (outside the lock); false once it ended.
   bool fillOne(Copy& c, std::unique_lock<std::mutex>& lock);
-  void run(Copy& c);  // a copy's thread
-  void stopThreads();
-  void finish();  // the copies' statistics, once their threads are done
+  void run(Copy& c);  // a copy's worker
+  void stopThreads();  // stops the copies and waits for their workers
+  void finish();  // the copies' statistics, once their workers are done
 
   std::mutex mu_;
   std::condition_variable has_ready_;
   std::vector<std::unique_ptr<Copy>> copies_;
-  std::vector<std::thread> threads_;
+  size_t lent_ = 0;  // copies on workers that have not returned
+  std::condition_variable lent_done_;
   Slot* current_ = nullptr;  // handed to the reader: its copy reuses it at the next call
   Copy* current_copy_ = nullptr;
   std::exception_ptr error_;

@@ -1,6 +1,7 @@
 // runOnThreads: every task once, task 0 on the caller's thread, the workers reused from one
 // call to the next, nested and concurrent calls (more tasks than workers) that finish, and
-// exceptions from tasks on either thread that reach the caller.
+// exceptions from tasks on either thread that reach the caller; tryLendWorker: loans on the
+// same workers, refused once every worker is lent, without blocking runOnThreads.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -106,4 +107,65 @@ TEST_CASE("an exception from a worker's task reaches the caller; the process goe
   std::atomic<int> after{0};
   runOnThreads(8, [&](size_t) { after.fetch_add(1); });
   CHECK(after.load() == 8);
+}
+
+namespace {
+
+// Calls done() until it holds (10 s at most); whether it did. Once true, never called again.
+template <typename Done>
+bool waitFor(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tryLendWorker runs a task on a worker thread, the same workers from one loan to the next") {
+  // Each thread counts the loans it ran, as in the runOnThreads case above: threads started
+  // per loan would each count one (their ids, reused once a thread ends, cannot tell).
+  constexpr int kLoans = 20;
+  int most = 0;
+  for (int loan = 0; loan < kLoans; ++loan) {
+    std::atomic<bool> done{false};
+    std::thread::id id;
+    // A worker that just finished a task may not be idle yet: try again until one is.
+    REQUIRE(waitFor([&] {
+      return tryLendWorker([&] {
+        thread_local int ran = 0;
+        most = std::max(most, ++ran);
+        id = std::this_thread::get_id();
+        done = true;
+      });
+    }));
+    REQUIRE(waitFor([&] { return done.load(); }));
+    CHECK(id != std::this_thread::get_id());
+  }
+  CHECK(most > 1);
+}
+
+TEST_CASE("tryLendWorker refuses once every worker is lent, and runOnThreads still finishes") {
+  std::atomic<bool> release{false};
+  std::atomic<int> running{0}, refused_ran{0};
+  int lent = 0;
+  auto blocker = [&] {
+    running.fetch_add(1);
+    waitFor([&] { return release.load(); });
+    running.fetch_sub(1);
+  };
+  while (lent <= 64 && tryLendWorker(blocker)) ++lent;
+  CHECK(lent >= 1);
+  CHECK(lent < static_cast<int>(defaultWorkerThreads()) + 1);
+  CHECK_FALSE(tryLendWorker([&] { refused_ran.fetch_add(1); }));
+  REQUIRE(waitFor([&] { return running.load() == lent; }));
+  // Every worker is busy: the caller runs each task itself.
+  std::vector<std::atomic<int>> runs(5);
+  runOnThreads(runs.size(), [&](size_t i) { runs[i].fetch_add(1); });
+  for (auto& r : runs) CHECK(r.load() == 1);
+  release = true;
+  CHECK(waitFor([&] { return running.load() == 0; }));
+  CHECK(refused_ran.load() == 0);
 }
