@@ -10,9 +10,11 @@
 //   percpu_arena:percpu                      0.415 s   (30 runs over 1,024 ranks: 3x faster)
 //   + oversize_threshold:0                   0.241 s,  9,300
 //   + dirty_decay_ms:-1                      0.104 s,    281
-// - percpu_arena: one arena per CPU, used by whichever thread runs there. Each query scans
-//   on threads of its own (query/execution/gather.h); with the default (4 arenas per CPU,
-//   bound to threads) the next query's new threads did not allocate where the last one freed.
+// - percpu_arena: one arena per CPU, used by whichever thread runs there. When measured,
+//   each query scanned on threads of its own; with the default (4 arenas per CPU, bound to
+//   threads) the next query's new threads did not allocate where the last one freed. Gathers
+//   now run on the kept worker threads (base/worker_threads.h); a plain parallel scan
+//   (storage/parallel_scan_cursor.h) still starts its own.
 // - oversize_threshold:0: allocations over 8 MiB (a large result's columns) come from the
 //   arenas too, not from one that purges them as soon as they are freed.
 // - dirty_decay_ms:-1: no purging on a timer (its gradual purge still faulted half the
