@@ -12,9 +12,8 @@
 //   + dirty_decay_ms:-1                      0.104 s,    281
 // - percpu_arena: one arena per CPU, used by whichever thread runs there. When measured,
 //   each query scanned on threads of its own; with the default (4 arenas per CPU, bound to
-//   threads) the next query's new threads did not allocate where the last one freed. Gathers
-//   now run on the kept worker threads (base/worker_threads.h); a plain parallel scan
-//   (storage/parallel_scan_cursor.h) still starts its own.
+//   threads) the next query's new threads did not allocate where the last one freed. Scans
+//   and Gathers now run on the kept worker threads (base/worker_threads.h).
 // - oversize_threshold:0: allocations over 8 MiB (a large result's columns) come from the
 //   arenas too, not from one that purges them as soon as they are freed.
 // - dirty_decay_ms:-1: no purging on a timer (its gradual purge still faulted half the

@@ -3,6 +3,8 @@
 #include <exception>
 #include <utility>
 
+#include "base/worker_threads.h"
+
 namespace argus::storage {
 
 ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t depth)
@@ -13,25 +15,31 @@ ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t 
     workers_.push_back(std::move(worker));
   }
   if (parts_->size() > 0) stats_.plan_bytes = parts_->part(0).stats().plan_bytes;  // one plan, shared
-  try {
-    for (size_t w = 0; w < workers_.size(); ++w) workers_[w]->thread = std::thread([this, w] { run(w); });
-  } catch (...) {  // no thread to be had: stop those started, then the caller hears of it
-    stopWorkers();
-    throw;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    {
+      std::lock_guard lock(mu_);
+      ++lent_;  // before the task can end
+    }
+    workers_[w]->lent = tryLendWorker([this, w] {
+      run(w);
+      std::lock_guard lock(mu_);
+      if (--lent_ == 0) lent_done_.notify_all();
+    });
+    if (!workers_[w]->lent) {  // no idle worker: the reader fills the rest's items itself
+      std::lock_guard lock(mu_);
+      --lent_;
+      break;
+    }
   }
 }
 
 ParallelScanCursor::~ParallelScanCursor() { stopWorkers(); }
 
 void ParallelScanCursor::stopWorkers() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
+  std::unique_lock lock(mu_);
+  stop_ = true;
   for (auto& w : workers_) w->room_ready.notify_all();
-  for (auto& w : workers_) {
-    if (w->thread.joinable()) w->thread.join();
-  }
+  lent_done_.wait(lock, [&] { return lent_ == 0; });
 }
 
 void ParallelScanCursor::run(size_t w) {
@@ -47,48 +55,55 @@ void ParallelScanCursor::run(size_t w) {
   workers_[w]->item_ready.notify_all();
 }
 
+bool ParallelScanCursor::fill(Worker& me, Item* item) {
+  if (!me.in_stripe) {
+    if (!me.part->nextStripe()) return false;
+    me.in_stripe = true;
+  }
+  bool has_rows = false;
+  try {
+    item->error = me.part->next(&item->batch, &has_rows);
+  } catch (const std::exception& e) {  // bad_alloc: the reader gets it as an error
+    item->error = Status::resourceExhausted(std::string("scan: ") + e.what());
+  }
+  item->stats = me.part->stats();
+  if (!item->error.isOk() || !has_rows) {
+    item->stripe_end = true;
+    me.in_stripe = false;
+  }
+  return true;
+}
+
 void ParallelScanCursor::runStripes(size_t w) {
   Worker& me = *workers_[w];
-  // Waits for room in this worker's queue, then queues the item; false: stopped.
-  auto push = [&](Item item) {
+  for (;;) {
+    Item item;
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      item.batch = takeSpare(me);
+    }
+    if (!fill(me, &item)) return;
+    const bool failed = !item.error.isOk();
+    // Waits for room in this worker's queue, then queues the item.
     std::unique_lock lock(mu_);
     me.worker_waits = true;
     me.room_ready.wait(lock, [&] { return me.ready.size() < depth_ || stop_; });
     me.worker_waits = false;
-    if (stop_) return false;
+    if (stop_) return;
     me.ready.push_back(std::move(item));
     const bool wake = me.reader_waits;
     lock.unlock();
     if (wake) me.item_ready.notify_one();
-    return true;
-  };
-  while (me.part->nextStripe()) {
-    for (;;) {
-      Item item;
-      {
-        std::lock_guard lock(mu_);
-        if (stop_) return;
-        if (!me.spare.empty()) {
-          item.batch = std::move(me.spare.back());
-          me.spare.pop_back();
-        }
-      }
-      bool has_rows = false;
-      try {
-        item.error = me.part->next(&item.batch, &has_rows);
-      } catch (const std::exception& e) {  // bad_alloc: the reader gets it as an error
-        item.error = Status::resourceExhausted(std::string("scan: ") + e.what());
-      }
-      item.stats = me.part->stats();
-      if (!item.error.isOk() || !has_rows) {
-        item.stripe_end = true;
-        const bool failed = !item.error.isOk();
-        if (!push(std::move(item)) || failed) return;
-        break;
-      }
-      if (!push(std::move(item))) return;
-    }
+    if (failed) return;
   }
+}
+
+ColumnBatch ParallelScanCursor::takeSpare(Worker& w) {
+  if (w.spare.empty()) return {};
+  ColumnBatch b = std::move(w.spare.back());
+  w.spare.pop_back();
+  return b;
 }
 
 Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
@@ -98,6 +113,17 @@ Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
   while (!failed_ && stripe_ix_ < stripes_ && filled < batch_rows_) {
     Worker& w = *workers_[stripe_ix_ % workers_.size()];
     std::unique_lock lock(mu_);
+    if (!w.lent && w.ready.empty()) {  // no worker runs its part: the reader reads it here
+      Item item;
+      item.batch = takeSpare(w);
+      lock.unlock();
+      if (!fill(w, &item)) {  // BUG guard: the reader asks a part only for stripes it was dealt
+        item.stripe_end = true;
+        item.error = Status::corruption("scan: a part ran out of stripes before its last");
+      }
+      lock.lock();
+      w.ready.push_back(std::move(item));
+    }
     w.reader_waits = true;
     w.item_ready.wait(lock, [&] { return !w.ready.empty(); });
     w.reader_waits = false;

@@ -1,12 +1,13 @@
 // ParallelScanCursor: one scan read and decoded by several threads, its rows still in
 // (rank, step) order.
 //
-// The scan is split into parts (storage/scan_parts.h), one per worker thread. A worker
-// fills a queue of its own, at most `depth` batches ahead, with its part's stripes: each
-// stripe's batches, then an end mark. The reader takes stripe 0 from worker 0, stripe 1
-// from worker 1, and so on, joining short batches where stripes end into full ones.
-// Reading chunks and decoding them (most of a scan's time) so runs on every worker's core
-// while the reader's operators run on its own.
+// The scan is split into parts (storage/scan_parts.h), each run by one of the process's
+// worker threads that is idle (base/worker_threads.h: tryLendWorker). A worker fills a queue
+// of its own, at most `depth` batches ahead, with its part's stripes: each stripe's batches,
+// then an end mark. The reader takes stripe 0 from part 0, stripe 1 from part 1, and so on,
+// joining short batches where stripes end into full ones; it reads a part no worker took
+// itself, a batch at a time as it needs them. Reading chunks and decoding them (most of a
+// scan's time) so runs on the workers' cores while the reader's operators run on its own.
 //
 // The first worker error reaches the reader after the batches before it, in order; the
 // destructor stops the workers after the batch each is filling. Only one thread may call
@@ -17,7 +18,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "storage/store.h"
@@ -26,7 +26,7 @@ namespace argus::storage {
 
 class ParallelScanCursor final : public ScanCursor {
  public:
-  // One worker per part. Throws std::system_error when a thread cannot be started.
+  // A worker per part while idle ones last.
   explicit ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t depth = 16);
   ~ParallelScanCursor() override;
 
@@ -51,11 +51,17 @@ class ParallelScanCursor final : public ScanCursor {
     std::condition_variable item_ready, room_ready;
     bool reader_waits = false;  // GUARDED_BY(mu_)
     bool worker_waits = false;  // GUARDED_BY(mu_)
-    std::thread thread;
+    bool lent = false;          // a worker runs the part; else the reader reads it
+    bool in_stripe = false;     // fill()'s: the part is within a stripe
   };
-  void stopWorkers();
+  void stopWorkers();  // stops the lent workers and waits for them
   void run(size_t w);
   void runStripes(size_t w);
+  // The part's next item: a batch of its stripe, or the stripe's end (with the error that
+  // ended it); false once the part has no stripes left. Only one thread fills a part.
+  static bool fill(Worker& me, Item* item);
+  // REQUIRES: mu_ held. A batch w's reader handed back, buffers kept; else an empty one.
+  static ColumnBatch takeSpare(Worker& w);
   // Appends from's rows to *to (same columns).
   static void append(ColumnBatch& from, ColumnBatch* to);
 
@@ -70,6 +76,8 @@ class ParallelScanCursor final : public ScanCursor {
 
   std::mutex mu_;
   bool stop_ = false;  // GUARDED_BY(mu_)
+  size_t lent_ = 0;    // GUARDED_BY(mu_): workers running a part that have not returned
+  std::condition_variable lent_done_;
 };
 
 }  // namespace argus::storage

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <system_error>
 
 #include "model/step_chain.h"
 #include "storage/head_entry.h"
@@ -543,11 +542,7 @@ Result<std::unique_ptr<ScanCursor>> RocksStore::scan(const ScanSpec& spec) const
   auto cursor = planScan(spec, spec.threads);
   if (!cursor.isOk()) return cursor.status();
   if (spec.threads < 2 || cursor.value()->rankCount() < 2) return std::unique_ptr<ScanCursor>(std::move(cursor).value());
-  try {
-    return std::unique_ptr<ScanCursor>(std::make_unique<ParallelScanCursor>(std::make_unique<RocksScanParts>(std::move(cursor).value(), spec.threads)));
-  } catch (const std::system_error& e) {
-    return Status::resourceExhausted(std::string("scan: cannot start its threads: ") + e.what());
-  }
+  return std::unique_ptr<ScanCursor>(std::make_unique<ParallelScanCursor>(std::make_unique<RocksScanParts>(std::move(cursor).value(), spec.threads)));
 }
 
 Result<std::unique_ptr<ScanParts>> RocksStore::scanParts(const ScanSpec& spec, size_t parts) const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/worker_threads.h"
+#include "tests/unit/base/held_workers.h"
 
 using namespace argus;
 
@@ -148,24 +149,16 @@ TEST_CASE("tryLendWorker runs a task on a worker thread, the same workers from o
 }
 
 TEST_CASE("tryLendWorker refuses once every worker is lent, and runOnThreads still finishes") {
-  std::atomic<bool> release{false};
-  std::atomic<int> running{0}, refused_ran{0};
-  int lent = 0;
-  auto blocker = [&] {
-    running.fetch_add(1);
-    waitFor([&] { return release.load(); });
-    running.fetch_sub(1);
-  };
-  while (lent <= 64 && tryLendWorker(blocker)) ++lent;
-  CHECK(lent >= 1);
-  CHECK(lent < static_cast<int>(defaultWorkerThreads()) + 1);
+  testutil::HeldWorkers held;
+  CHECK(held.held() >= 1);
+  CHECK(held.held() < static_cast<int>(defaultWorkerThreads()) + 1);
+  std::atomic<int> refused_ran{0};
   CHECK_FALSE(tryLendWorker([&] { refused_ran.fetch_add(1); }));
-  REQUIRE(waitFor([&] { return running.load() == lent; }));
+  REQUIRE(held.allStarted());
   // Every worker is busy: the caller runs each task itself.
   std::vector<std::atomic<int>> runs(5);
   runOnThreads(runs.size(), [&](size_t i) { runs[i].fetch_add(1); });
   for (auto& r : runs) CHECK(r.load() == 1);
-  release = true;
-  CHECK(waitFor([&] { return running.load() == 0; }));
+  held.release();
   CHECK(refused_ran.load() == 0);
 }

@@ -1,9 +1,11 @@
 // ParallelScanCursor through Store::scan (ScanSpec::threads): the same rows in the same
-// order as one thread, in batches as full, whatever the thread count; errors in order; a
-// reader that stops early never waits on its workers.
+// order as one thread, in batches as full, whatever the thread count and however many
+// workers are free to take its parts; errors in order; a reader that stops early never
+// waits on its workers.
 #include <doctest/doctest.h>
 
 #include "storage/keys.h"
+#include "tests/unit/base/held_workers.h"
 #include "store_test_util.h"
 
 using namespace argus;
@@ -108,6 +110,30 @@ TEST_CASE("a parallel scan returns one thread's rows, in order, and its stats") 
       }
     }
   }
+}
+
+TEST_CASE("with every worker busy, the reader reads each part itself: one thread's rows") {
+  TempDir dir;
+  auto store = filledStore(dir, 37);
+  ScanSpec spec;
+  spec.job = "job";
+  spec.table = Table::kKernels;
+  spec.batch_rows = 100;
+  spec.threads = 1;
+  const Scanned one = scan(*store, spec);
+  // Other work holds every worker: the scan's parts all fall to its reader.
+  argus::testutil::HeldWorkers held;
+  REQUIRE(held.held() >= 1);
+  spec.threads = 3;
+  const Scanned many = scan(*store, spec);
+  held.release();
+  REQUIRE(many.all.rows == one.all.rows);
+  for (size_t c = 0; c < one.all.columns.size(); ++c) {
+    CAPTURE(one.all.columns[c].name);
+    CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
+    CHECK(many.all.columns[c].hists == one.all.columns[c].hists);
+  }
+  CHECK(many.stats.chunks_read == one.stats.chunks_read);
 }
 
 TEST_CASE("many ranks are listed on several threads: the same rows as one thread lists") {
