@@ -65,6 +65,17 @@ Scanned scan(const Store& store, ScanSpec spec) {
   return out;
 }
 
+// The same rows, values and chunk counts as a one-thread scan's.
+void checkSameAs(const Scanned& one, const Scanned& many) {
+  REQUIRE(many.all.rows == one.all.rows);
+  for (size_t c = 0; c < one.all.columns.size(); ++c) {
+    CAPTURE(one.all.columns[c].name);
+    CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
+    CHECK(many.all.columns[c].hists == one.all.columns[c].hists);
+  }
+  CHECK(many.stats.chunks_read == one.stats.chunks_read);
+}
+
 }  // namespace
 
 TEST_CASE("a parallel scan returns one thread's rows, in order, and its stats") {
@@ -96,13 +107,7 @@ TEST_CASE("a parallel scan returns one thread's rows, in order, and its stats") 
             // most one short batch per full one.
             CHECK(many.batch_rows.size() <= 2 * one.batch_rows.size() + 1);
             for (size_t n : many.batch_rows) CHECK(n <= batch_rows);
-            REQUIRE(many.all.rows == one.all.rows);
-            for (size_t c = 0; c < one.all.columns.size(); ++c) {
-              CAPTURE(one.all.columns[c].name);
-              CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
-              CHECK(many.all.columns[c].hists == one.all.columns[c].hists);
-            }
-            CHECK(many.stats.chunks_read == one.stats.chunks_read);
+            checkSameAs(one, many);
             CHECK(many.stats.chunks_skipped == one.stats.chunks_skipped);
             CHECK(many.stats.head_rows_read == one.stats.head_rows_read);
           }
@@ -127,13 +132,7 @@ TEST_CASE("with every worker busy, the reader reads each part itself: one thread
   spec.threads = 3;
   const Scanned many = scan(*store, spec);
   held.release();
-  REQUIRE(many.all.rows == one.all.rows);
-  for (size_t c = 0; c < one.all.columns.size(); ++c) {
-    CAPTURE(one.all.columns[c].name);
-    CHECK(many.all.columns[c].ints == one.all.columns[c].ints);
-    CHECK(many.all.columns[c].hists == one.all.columns[c].hists);
-  }
-  CHECK(many.stats.chunks_read == one.stats.chunks_read);
+  checkSameAs(one, many);
 }
 
 TEST_CASE("many ranks are listed on several threads: the same rows as one thread lists") {
