@@ -4,8 +4,8 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <system_error>
 #include <utility>
 #include <vector>

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "base/worker_threads.h"
-
 #include "query/execution/table_scan.h"
 
 namespace argus::query {
@@ -150,7 +149,7 @@ bool Gather::produce(DataChunk& out) {
   return true;
 }
 
-void Gather::stopThreads() {
+void Gather::stopCopies() {
   std::unique_lock<std::mutex> lock(mu_);
   stop_ = true;
   for (auto& c : copies_) c->has_free.notify_all();
@@ -160,7 +159,7 @@ void Gather::stopThreads() {
 void Gather::finish() {
   if (finished_ || copies_.empty()) return;
   finished_ = true;
-  stopThreads();
+  stopCopies();
   children_[0]->finishSplit();
 }
 

@@ -64,7 +64,7 @@ class Gather final : public PhysicalOperator {
   // Fills one of c's free slots from its operator (outside the lock); false once it ended.
   bool fillOne(Copy& c, std::unique_lock<std::mutex>& lock);
   void run(Copy& c);  // a copy's worker
-  void stopThreads();  // stops the copies and waits for their workers
+  void stopCopies();  // stops the copies and waits for their workers
   void finish();  // the copies' statistics, once their workers are done
 
   std::mutex mu_;
