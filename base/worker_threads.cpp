@@ -172,4 +172,27 @@ bool tryLendWorker(std::function<void()> task) {
   return detail::pool().lend(task);
 }
 
+bool WorkerLoans::tryLend(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++out_;  // before the task can return
+  }
+  const bool lent = tryLendWorker([this, task = std::move(task)] {
+    task();
+    // Notified under the lock: once waitAll() sees 0 the owner may free this object.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--out_ == 0) returned_.notify_all();
+  });
+  if (!lent) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --out_;
+  }
+  return lent;
+}
+
+void WorkerLoans::waitAll() {
+  std::unique_lock<std::mutex> lock(mu_);
+  returned_.wait(lock, [&] { return out_ == 0; });
+}
+
 }  // namespace argus

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 
@@ -33,10 +35,25 @@ void runOnThreads(size_t n, Work&& work) {
 }
 
 // Runs task on one of those worker threads that is idle now, for as long as the task takes:
-// for a producer that hands its output to the caller as it goes (query/execution/gather.h),
-// which would otherwise start a thread of its own per query. False, and task not run, when
-// no worker is idle: the caller then does that work itself. The task must not throw, and
-// must not wait for work that only the pool runs; its caller learns of its end from it.
+// for a producer that hands its output to the caller as it goes (query/execution/gather.h,
+// storage/parallel_scan_cursor.h), which would otherwise start a thread of its own per
+// query. False, and task not run, when no worker is idle: the caller then does that work
+// itself. The task must not throw, and must not wait for work that only the pool runs; its
+// caller learns of its end from it (WorkerLoans does the counting).
 bool tryLendWorker(std::function<void()> task);
+
+// One owner's lent tasks: waitAll() returns once every task it lent has returned, so the
+// owner may then free what they use (as joining its own threads did).
+class WorkerLoans {
+ public:
+  // tryLendWorker, counted.
+  bool tryLend(std::function<void()> task);
+  void waitAll();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable returned_;
+  size_t out_ = 0;  // lent, not yet returned
+};
 
 }  // namespace argus

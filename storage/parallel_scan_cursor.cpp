@@ -3,8 +3,6 @@
 #include <exception>
 #include <utility>
 
-#include "base/worker_threads.h"
-
 namespace argus::storage {
 
 ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t depth)
@@ -16,30 +14,20 @@ ParallelScanCursor::ParallelScanCursor(std::unique_ptr<ScanParts> parts, size_t 
   }
   if (parts_->size() > 0) stats_.plan_bytes = parts_->part(0).stats().plan_bytes;  // one plan, shared
   for (size_t w = 0; w < workers_.size(); ++w) {
-    {
-      std::lock_guard lock(mu_);
-      ++lent_;  // before the task can end
-    }
-    workers_[w]->lent = tryLendWorker([this, w] {
-      run(w);
-      std::lock_guard lock(mu_);
-      if (--lent_ == 0) lent_done_.notify_all();
-    });
-    if (!workers_[w]->lent) {  // no idle worker: the reader fills the rest's items itself
-      std::lock_guard lock(mu_);
-      --lent_;
-      break;
-    }
+    workers_[w]->lent = loans_.tryLend([this, w] { run(w); });
+    if (!workers_[w]->lent) break;  // no idle worker: the reader reads the rest itself
   }
 }
 
 ParallelScanCursor::~ParallelScanCursor() { stopWorkers(); }
 
 void ParallelScanCursor::stopWorkers() {
-  std::unique_lock lock(mu_);
-  stop_ = true;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
   for (auto& w : workers_) w->room_ready.notify_all();
-  lent_done_.wait(lock, [&] { return lent_ == 0; });
+  loans_.waitAll();
 }
 
 void ParallelScanCursor::run(size_t w) {

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/worker_threads.h"
 #include "storage/store.h"
 
 namespace argus::storage {
@@ -76,8 +77,7 @@ class ParallelScanCursor final : public ScanCursor {
 
   std::mutex mu_;
   bool stop_ = false;  // GUARDED_BY(mu_)
-  size_t lent_ = 0;    // GUARDED_BY(mu_): workers running a part that have not returned
-  std::condition_variable lent_done_;
+  WorkerLoans loans_;  // the parts on workers
 };
 
 }  // namespace argus::storage

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "base/worker_threads.h"
 #include "query/execution/table_scan.h"
 
 namespace argus::query {
@@ -44,20 +43,8 @@ void Gather::start() {
   }
   if (copies_.size() < 2) return;  // the reader runs a lone copy itself
   for (auto& c : copies_) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++lent_;  // before the task can end
-    }
-    c->threaded = tryLendWorker([this, copy = c.get()] {
-      run(*copy);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--lent_ == 0) lent_done_.notify_all();
-    });
-    if (!c->threaded) {  // no idle worker: the reader runs the rest
-      std::lock_guard<std::mutex> lock(mu_);
-      --lent_;
-      break;
-    }
+    c->threaded = loans_.tryLend([this, copy = c.get()] { run(*copy); });
+    if (!c->threaded) break;  // no idle worker: the reader runs the rest
   }
 }
 
@@ -150,10 +137,12 @@ bool Gather::produce(DataChunk& out) {
 }
 
 void Gather::stopCopies() {
-  std::unique_lock<std::mutex> lock(mu_);
-  stop_ = true;
-  for (auto& c : copies_) c->has_free.notify_all();
-  lent_done_.wait(lock, [&] { return lent_ == 0; });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    for (auto& c : copies_) c->has_free.notify_all();
+  }
+  loans_.waitAll();
 }
 
 void Gather::finish() {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/worker_threads.h"
 #include "query/common/arena.h"
 #include "query/execution/physical_operator.h"
 
@@ -70,8 +71,7 @@ class Gather final : public PhysicalOperator {
   std::mutex mu_;
   std::condition_variable has_ready_;
   std::vector<std::unique_ptr<Copy>> copies_;
-  size_t lent_ = 0;  // copies on workers that have not returned
-  std::condition_variable lent_done_;
+  WorkerLoans loans_;  // the copies on workers
   Slot* current_ = nullptr;  // handed to the reader: its copy reuses it at the next call
   Copy* current_copy_ = nullptr;
   std::exception_ptr error_;

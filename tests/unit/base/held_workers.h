@@ -14,10 +14,9 @@ namespace argus::testutil {
 class HeldWorkers {
  public:
   HeldWorkers() {
-    while (held_ < kMaxWorkers && tryLendWorker([this] {
+    while (held_ < kMaxWorkers && loans_.tryLend([this] {
              started_.fetch_add(1);
              while (!released_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-             ended_.fetch_add(1);  // the task's last touch of this object
            })) {
       ++held_;
     }
@@ -36,14 +35,15 @@ class HeldWorkers {
   // Lets the tasks end and waits until they have.
   void release() {
     released_ = true;
-    while (ended_.load() < held_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    loans_.waitAll();
   }
 
  private:
   static constexpr int kMaxWorkers = 64;
   int held_ = 0;
-  std::atomic<int> started_{0}, ended_{0};
+  std::atomic<int> started_{0};
   std::atomic<bool> released_{false};
+  WorkerLoans loans_;
 };
 
 }  // namespace argus::testutil

@@ -89,13 +89,16 @@ struct Collected {
 };
 
 // Feeds the whole stream to a fresh assembler and flushes it; returns the records (also
-// collected in *out, with their dictionary entries, when given).
-inline std::vector<model::StepRecord> assemble(const EventStream& s, Collected* out = nullptr, StepAssemblerOptions options = {}) {
+// collected in *out, with their dictionary entries, when given), and the assembler's
+// statistics in *stats when given.
+inline std::vector<model::StepRecord> assemble(const EventStream& s, Collected* out = nullptr, StepAssemblerOptions options = {},
+                                               AssemblerStats* stats = nullptr) {
   Collected local;
   Collected& c = out ? *out : local;
   StepAssembler a(s.names, std::move(options), c.callback());
   for (const TraceEvent& e : s.events) a.onEvent(e);
   a.flush();
+  if (stats) *stats = a.stats();
   return c.records;
 }
 

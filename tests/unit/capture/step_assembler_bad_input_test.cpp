@@ -37,12 +37,11 @@ TEST_CASE("events later than the lag are dropped, counted, and reported in the n
   Collected c;
   StepAssemblerOptions opt;
   opt.emit_lag_ns = 1000;
-  StepAssembler a(s.names, opt, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
+  AssemblerStats st;
+  assemble(s, &c, opt, &st);
   REQUIRE(c.records.size() == 3);
   CHECK(c.records[0].kernels.at(0).count == 1);
-  CHECK(a.stats().late_events == 2);
+  CHECK(st.late_events == 2);
   CHECK(droppedReported(c.records[2]) == 2);
   CHECK(droppedReported(c.records[0]) == 0);
   CHECK(droppedReported(c.records[1]) == 0);
@@ -60,12 +59,11 @@ TEST_CASE("unmatched pops, depth overflow, steps out of order") {
   StepAssemblerOptions opt;
   opt.max_range_depth = 4;
   Collected c;
-  StepAssembler a(s.names, opt, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  CHECK(a.stats().unmatched_range_ends == 2);
-  CHECK(a.stats().range_depth_overflow == 6);
-  CHECK(a.stats().bad_step_markers == 1);
+  AssemblerStats st;
+  assemble(s, &c, opt, &st);
+  CHECK(st.unmatched_range_ends == 2);
+  CHECK(st.range_depth_overflow == 6);
+  CHECK(st.bad_step_markers == 1);
   REQUIRE(c.records.size() == 1);
   CHECK(c.records[0].step == 2);
 }
@@ -85,10 +83,9 @@ TEST_CASE("absurd timestamps are invalid; a lone leap does not flush pending ste
   s.events.back().id = 0;                     // and no signature: computed from ""
   s.kernel("late_launch", 1600, 1700, 7, 5000);  // launched after it ended: launch ignored
   Collected c;
-  StepAssembler a(s.names, {}, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  CHECK(a.stats().invalid_events == 5);
+  AssemblerStats st;
+  assemble(s, &c, {}, &st);
+  CHECK(st.invalid_events == 5);
   REQUIRE(c.records.size() == 1);
   CHECK(findKernel(c.records[0], s.sig("gemm"))->count == 2);
   CHECK(findKernel(c.records[0], s.sig("late_launch")) != nullptr);
@@ -105,10 +102,9 @@ TEST_CASE("a confirmed clock jump is accepted (its first event is lost)") {
   s.range("ProfilerStep#2", day, day + 1000);  // a second event near it confirms the jump
   s.kernel("gemm", day + 100, day + 200);
   Collected c;
-  StepAssembler a(s.names, {}, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  CHECK(a.stats().invalid_events == 1);
+  AssemblerStats st;
+  assemble(s, &c, {}, &st);
+  CHECK(st.invalid_events == 1);
   REQUIRE(c.records.size() == 2);
   CHECK(c.records[1].step == 2);
   CHECK(c.records[1].kernels.at(0).count == 1);
@@ -139,11 +135,10 @@ TEST_CASE("the buffer bound drops work and flags the step partial") {
   StepAssemblerOptions opt;
   opt.max_buffered_events = 40;
   Collected c;
-  StepAssembler a(s.names, opt, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
+  AssemblerStats st;
+  assemble(s, &c, opt, &st);
   REQUIRE(c.records.size() == 1);
-  CHECK(a.stats().buffer_full == 60);
+  CHECK(st.buffer_full == 60);
   CHECK(c.records[0].kernels.at(0).count == 40);
   CHECK((c.records[0].flags & argus::model::kStepPartial) != 0);
 }
@@ -173,11 +168,10 @@ TEST_CASE("a long run prunes the work of emitted steps: a bound of three steps n
   opt.emit_lag_ns = kStepNs;
   opt.max_buffered_events = 3 * kKernels;
   Collected c;
-  StepAssembler a(s.names, opt, c.callback());
-  for (const TraceEvent& e : s.events) a.onEvent(e);
-  a.flush();
-  CHECK(a.stats().buffer_full == 0);
-  CHECK(a.stats().late_events == 0);
+  AssemblerStats st;
+  assemble(s, &c, opt, &st);
+  CHECK(st.buffer_full == 0);
+  CHECK(st.late_events == 0);
   REQUIRE(c.records.size() == kSteps);
   for (const auto& r : c.records) {
     uint64_t kernels = 0;
