@@ -10,6 +10,7 @@
 #include "cli/jobs_command.h"
 #include "cli/query_command.h"
 #include "cli/shell_command.h"
+#include "cli/simulate_command.h"
 #include "cli/verify_command.h"
 
 int main(int argc, char** argv) {
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   argus::cli::addVerifyCommand(app, &exit_code);
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
+  argus::cli::addSimulateCommand(app, &exit_code);
   argus::cli::addCaptureCommand(app, &exit_code);
   argus::cli::addFlightRecorderCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,108 @@
+// `argus simulate` as a user runs it: a job with faults streamed to a real argusd (one
+// session per rank) or written into a data dir, the truth file, the same records either way,
+// and clear errors for bad layouts and fault specs.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/argusd_process.h"
+#include "cli/http_client.h"
+#include "ingest_test_util.h"
+
+using namespace argus;
+using argus::testing::RunResult;
+using argus::testing::runArgus;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+const std::string kJob = " --tp 2 --pp 2 --dp 4 --gpus-per-host 4 --steps 40 --microbatches 4 --warmup 0 --checkpoint-every 0";
+
+// One query's rows, on a data dir.
+nlohmann::json rows(const std::string& data, const std::string& sql) {
+  RunResult r = runArgus("query --data " + data + " --format json \"" + sql + "\"", false);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.output)["rows"];
+}
+
+}  // namespace
+
+TEST_CASE("simulate into a data dir: every rank's steps, the truth file, and the straggler in the data") {
+  std::string dir = cli::makeTempDir("argus-simulate");
+  RunResult r = runArgus("simulate --job sim --data " + dir + "/data" + kJob + " --truth " + dir + "/truth.json --fault compute_straggler:rank=5,at=10,for=20,severity=0.5");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "640 records (16 ranks x 40 steps)"));
+  CHECK(contains(r.output, "a100-8rank-rank3.json.gz (64 kernels"));  // the mix comes from the real trace
+
+  nlohmann::json truth = nlohmann::json::parse(std::ifstream(dir + "/truth.json"));
+  CHECK(truth["layout"]["ranks"] == 16);
+  REQUIRE(truth["faults"].size() == 1);
+  CHECK(truth["faults"][0]["kind"] == "compute_straggler");
+  CHECK(truth["faults"][0]["ranks"] == nlohmann::json::array({5}));
+  CHECK(truth["faults"][0]["from_step"] == 10);
+  CHECK(truth["faults"][0]["to_step"] == 29);
+
+  CHECK(rows(dir + "/data", "SELECT count(*) FROM steps WHERE job = 'sim'")[0][0] == 640);
+  CHECK(rows(dir + "/data", "SELECT count(DISTINCT host) FROM ranks WHERE job = 'sim'")[0][0] == 4);
+  // Over the fault's steps the straggler computes the most; its tensor-parallel partner waits.
+  nlohmann::json top = rows(dir + "/data", "SELECT rank FROM steps WHERE job = 'sim' AND step BETWEEN 10 AND 29 GROUP BY rank ORDER BY avg(compute_ns) DESC LIMIT 1");
+  CHECK(top[0][0] == 5);
+  nlohmann::json before = rows(dir + "/data", "SELECT rank FROM steps WHERE job = 'sim' AND step BETWEEN 30 AND 39 GROUP BY rank ORDER BY avg(compute_ns) DESC LIMIT 1");
+  CHECK(before[0][0] != 5);
+  cli::removeTree(dir);
+}
+
+TEST_CASE("simulate streams to argusd one session per rank; the records equal the data dir's") {
+  std::string dir = cli::makeTempDir("argus-simulate-server");
+  cli::ArgusdProcess argusd;
+  Status s = argusd.start();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  const std::string faults = " --fault jit_stall:rank=3,at=5,for=2 --fault link_degradation:at=20,for=5";
+  RunResult sent = runArgus("simulate --job sim --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) + kJob + faults);
+  INFO(sent.output);
+  REQUIRE(sent.exit_code == 0);
+  CHECK(contains(sent.output, "-> argusd at 127.0.0.1:"));
+  REQUIRE(argusd.stop() == 0);
+  RunResult written = runArgus("simulate --job sim --data " + dir + "/data" + kJob + faults);
+  REQUIRE(written.exit_code == 0);
+  const std::string sql = "SELECT rank, step, iter_ns, compute_ns, comm_exposed_ns, bubble_ns FROM steps WHERE job = 'sim' ORDER BY rank, step";
+  nlohmann::json over_wire = rows(argusd.dataDir(), sql), direct = rows(dir + "/data", sql);
+  CHECK(over_wire.size() == 640);
+  CHECK(over_wire == direct);
+  const std::string ksql = "SELECT rank, step, signature, count, total_ns FROM kernels WHERE job = 'sim' AND step BETWEEN 4 AND 6 ORDER BY rank, step, signature";
+  CHECK(rows(argusd.dataDir(), ksql) == rows(dir + "/data", ksql));
+  // The JIT stall's new signatures arrive as events.
+  CHECK(rows(dir + "/data", "SELECT count(*) FROM events WHERE job = 'sim' AND rank = 3 AND kind = 1")[0][0] == 4);  // kind 1: new kernel signature
+  cli::removeTree(dir);
+}
+
+TEST_CASE("simulate refuses bad layouts and fault specs with a reason, and writes nothing") {
+  std::string dir = cli::makeTempDir("argus-simulate-bad");
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {kJob + " --fault slow:at=3", "unknown kind 'slow'"},
+      {kJob + " --fault compute_straggler:rank=3", "no onset (at=STEP)"},
+      {kJob + " --fault compute_straggler:at=3,rank=99", "rank 99 past the job's 16 ranks"},
+      {kJob + " --fault pipeline_bubble:at=3,stage=2", "stage 2 past the job's 2 stages"},
+      {" --tp 3 --gpus-per-host 8 --steps 5", "tensor-parallel groups straddle hosts"},
+      {" --tp 2 --pp 2 --ranks 10 --steps 5", "--ranks 10 is not a multiple of tp x pp = 4"},
+      {kJob + " --trace " + dir + "/missing.json", "missing.json"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = runArgus("simulate --job sim --data " + dir + "/data" + c.args);
+    INFO(c.args);
+    INFO(r.output);
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.output, c.message));
+  }
+  RunResult both = runArgus("simulate --job sim --data " + dir + "/data --server 127.0.0.1:1" + kJob);
+  CHECK(both.exit_code == 1);
+  CHECK(contains(both.output, "exactly one of --server"));
+  cli::removeTree(dir);
+}
