@@ -31,7 +31,7 @@ struct SimulateOptions {
   unsigned threads = 0;
 };
 
-// The ground truth as JSON (docs/cli/simulate.md): the layout, the kernel mix, and each
+// The ground truth as JSON (docs/cli/simulate.md, "The truth file"): the layout, the kernel mix, and each
 // fault with the steps it covers (inclusive) and what it hit.
 nlohmann::json truthJson(const SimulateOptions& o, const simulate::ClusterSimulator& sim) {
   const simulate::ClusterLayout& l = sim.layout();
@@ -51,7 +51,8 @@ nlohmann::json truthJson(const SimulateOptions& o, const simulate::ClusterSimula
     if (!f.kernel.empty()) j["kernel"] = f.kernel;
     faults.push_back(std::move(j));
   }
-  return {{"job", o.sink.job},
+  return {{"version", 1},
+          {"job", o.sink.job},
           {"steps", o.steps},
           {"seed", o.cluster.seed},
           {"layout", {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ranks", l.ranks()}, {"hosts", l.hosts()}, {"gpus_per_host", l.gpus_per_host}}},
