@@ -216,10 +216,26 @@ void ClusterSimulator::timeStep(uint64_t step, RankStep* rs, StepTimes* times) {
     }
     return gbps / std::max(rank_div[a], rank_div[b]);
   };
-  // A ring all-reduce of `bytes` over `n` members: each link carries 2(n-1)/n of it, at the
-  // pace of the slowest link.
-  auto ringNs = [&](uint64_t bytes, uint32_t n, double gbps) {
-    return n < 2 ? int64_t{0} : o.latency_ns + static_cast<int64_t>(2.0 * (n - 1) / n * static_cast<double>(bytes) / gbps);
+  // A ring all-reduce of `bytes` over n members (member(i): the i-th rank in ring order):
+  // each link carries 2(n-1)/n of the bytes, and the ring moves at its slowest link's pace.
+  // own[i]: what member i's own two links would take; the rest of the ring's time it waits
+  // for a slower link elsewhere. That is the split the NCCL profiler's proxy states give
+  // (SendPeerWait, RecvWait): only the ends of a slow link see their transfer slow down.
+  std::vector<double> edge(std::max(T, D));
+  std::vector<int64_t> own(std::max(T, D));
+  auto ring = [&](uint32_t n, uint64_t bytes, auto member) -> int64_t {
+    auto ns = [&](double gbps) { return o.latency_ns + static_cast<int64_t>(2.0 * (n - 1) / n * static_cast<double>(bytes) / gbps); };
+    if (n < 2) {
+      own[0] = 0;
+      return 0;
+    }
+    double slowest = o.nvlink_gbps;
+    for (uint32_t i = 0; i < n; ++i) {
+      edge[i] = linkGbps(member(i), member((i + 1) % n));
+      slowest = std::min(slowest, edge[i]);
+    }
+    for (uint32_t i = 0; i < n; ++i) own[i] = ns(std::min(edge[i], edge[(i + n - 1) % n]));
+    return ns(slowest);
   };
 
   // Tensor-parallel groups, then each replica's pipeline.
@@ -229,23 +245,21 @@ void ClusterSimulator::timeStep(uint64_t step, RankStep* rs, StepTimes* times) {
   for (uint32_t d = 0; d < D; ++d) {
     for (uint32_t k = 0; k < P; ++k) {
       int64_t f_max = 0, b_max = 0, ready = 0;
-      double tp_gbps = o.nvlink_gbps;
       for (uint32_t t = 0; t < T; ++t) {
-        const uint32_t r = l.rankOf(t, k, d);
-        f_max = std::max(f_max, rs[r].fwd_ns / m);
-        b_max = std::max(b_max, rs[r].bwd_ns / m);
-        ready = std::max(ready, rs[r].data_wait_ns + rs[r].stall_ns);
-        tp_gbps = std::min(tp_gbps, linkGbps(r, l.rankOf((t + 1) % T, k, d)));
+        const RankStep& x = rs[l.rankOf(t, k, d)];
+        f_max = std::max(f_max, x.fwd_ns / m);
+        b_max = std::max(b_max, x.bwd_ns / m);
+        ready = std::max(ready, x.data_wait_ns + x.stall_ns);
       }
-      const int64_t tp_ns = ringNs(o.tp_bytes, T, tp_gbps);
+      const int64_t tp_ns = ring(T, o.tp_bytes, [&](uint32_t t) { return l.rankOf(t, k, d); });
       F[k] = f_max + tp_ns;
       B[k] = b_max + tp_ns;
       S[k] = ready;
       X[k] = 0;
       for (uint32_t t = 0; t < T; ++t) {
         RankStep& x = rs[l.rankOf(t, k, d)];
-        x.tp_xfer_ns = 2 * m * tp_ns;
-        x.tp_wait_ns = m * (f_max - x.fwd_ns / m + b_max - x.bwd_ns / m) + ready - (x.data_wait_ns + x.stall_ns);
+        x.tp_xfer_ns = 2 * m * own[t];
+        x.tp_wait_ns = m * (f_max - x.fwd_ns / m + b_max - x.bwd_ns / m) + 2 * m * (tp_ns - own[t]) + ready - (x.data_wait_ns + x.stall_ns);
         if (k + 1 < P) {
           const uint32_t a = l.rankOf(t, k, d), b = l.rankOf(t, k + 1, d);
           const int64_t ns = o.latency_ns + static_cast<int64_t>(static_cast<double>(o.pp_bytes) / linkGbps(a, b));
@@ -269,13 +283,11 @@ void ClusterSimulator::timeStep(uint64_t step, RankStep* rs, StepTimes* times) {
     int64_t start = 0;
     for (uint32_t d = 0; d < D; ++d) start = std::max(start, stage_end[static_cast<size_t>(k) * D + d]);
     for (uint32_t t = 0; t < T; ++t) {
-      double gbps = o.nvlink_gbps;
-      for (uint32_t d = 0; d < D; ++d) gbps = std::min(gbps, linkGbps(l.rankOf(t, k, d), l.rankOf(t, k, (d + 1) % D)));
-      const int64_t ns = ringNs(o.dp_bytes, D, gbps);
+      const int64_t ns = ring(D, o.dp_bytes, [&](uint32_t d) { return l.rankOf(t, k, d); });
       for (uint32_t d = 0; d < D; ++d) {
         RankStep& x = rs[l.rankOf(t, k, d)];
-        x.dp_wait_ns = start - stage_end[static_cast<size_t>(k) * D + d];
-        x.dp_xfer_ns = ns;
+        x.dp_wait_ns = start - stage_end[static_cast<size_t>(k) * D + d] + (ns - own[d]);
+        x.dp_xfer_ns = own[d];
         step_end = std::max(step_end, start + ns + x.tail());
       }
     }
