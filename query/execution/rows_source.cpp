@@ -1,6 +1,7 @@
 #include "query/execution/rows_source.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace argus::query {
 
@@ -8,13 +9,23 @@ RowsSource::RowsSource(QueryContext& ctx, std::string label, const std::vector<s
                        std::vector<std::vector<Value>> rows, const std::vector<size_t>& column_ids)
     : PhysicalOperator(ctx),
       label_(std::move(label)),
-      rows_(std::move(rows)),
       column_ids_(column_ids),
       memory_(ctx, "table function rows") {
   for (size_t id : column_ids_) {
     this->names.push_back(names[id]);
     this->types.push_back(types[id]);
   }
+  setRows(std::move(rows));
+}
+
+RowsSource::RowsSource(QueryContext& ctx, std::string label, const std::vector<std::string>& names, const std::vector<LogicalType>& types, Compute compute,
+                       const std::vector<size_t>& column_ids)
+    : RowsSource(ctx, std::move(label), names, types, std::vector<std::vector<Value>>{}, column_ids) {
+  compute_ = std::move(compute);
+}
+
+void RowsSource::setRows(std::vector<std::vector<Value>> rows) {
+  rows_ = std::move(rows);
   size_t bytes = 0;
   for (const auto& row : rows_) {
     for (const Value& v : row) bytes += sizeof(Value) + v.stringValue().size();
@@ -24,6 +35,7 @@ RowsSource::RowsSource(QueryContext& ctx, std::string label, const std::vector<s
 
 bool RowsSource::produce(DataChunk& out) {
   ctx_.check();
+  if (compute_) setRows(std::exchange(compute_, nullptr)());
   if (next_row_ >= rows_.size()) return false;
   const size_t n = std::min(kVectorSize, rows_.size() - next_row_);
   out.reset(column_ids_.size());
@@ -53,6 +65,6 @@ bool RowsSource::produce(DataChunk& out) {
   return true;
 }
 
-std::string RowsSource::describe() const { return label_ + " rows=" + std::to_string(rows_.size()); }
+std::string RowsSource::describe() const { return compute_ ? label_ : label_ + " rows=" + std::to_string(rows_.size()); }
 
 }  // namespace argus::query

@@ -5,9 +5,13 @@
 namespace argus::query {
 
 TableFunctionRegistry::TableFunctionRegistry() {
+  registerAnomalyWindows(*this);
+  registerDegradedKernels(*this);
+  registerDiagnose(*this);
   registerGenerateSeries(*this);
   registerRecentSteps(*this);
   registerStepStats(*this);
+  registerStragglers(*this);
   registerTableFunctionsListing(*this);
 }
 

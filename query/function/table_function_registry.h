@@ -31,9 +31,13 @@ class TableFunctionRegistry {
 };
 
 // Registration, one per file of query/function/table/.
+void registerAnomalyWindows(TableFunctionRegistry& r);
+void registerDegradedKernels(TableFunctionRegistry& r);
+void registerDiagnose(TableFunctionRegistry& r);
 void registerGenerateSeries(TableFunctionRegistry& r);
 void registerRecentSteps(TableFunctionRegistry& r);
 void registerStepStats(TableFunctionRegistry& r);
+void registerStragglers(TableFunctionRegistry& r);
 void registerTableFunctionsListing(TableFunctionRegistry& r);
 
 }  // namespace argus::query

@@ -1,0 +1,46 @@
+// The progressive diagnosis (DESIGN §7): anomalous windows of the job's step time (stage
+// 1, diagnose/change_detector.h), then in each window the ranks, stages, links and stalls
+// to blame (stage 2, window_analysis.h), then the kernels of each straggler (stage 3,
+// kernel_analysis.h). The query engine exposes each stage as a table function
+// (anomaly_windows, stragglers, degraded_kernels, diagnose; docs/query/diagnosis.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "diagnose/change_detector.h"
+#include "diagnose/finding.h"
+#include "diagnose/job_reader.h"
+#include "diagnose/kernel_analysis.h"
+#include "diagnose/window_analysis.h"
+
+namespace argus::diagnose {
+
+struct DiagnoseOptions {
+  DetectorOptions detector;
+  WindowOptions window;
+  uint32_t baseline_steps = 50;  // steps before a window that it is compared with
+  // A straggler's kernel slowed by this many times the median of its other kernels (and by
+  // compute_excess more), holding at least `kernel_share` of the time lost, is a degraded
+  // kernel finding of its own.
+  double kernel_concentration = 1.5;
+  double kernel_share = 0.3;
+};
+
+// Stage 1 over [from, to]: `metric` (a steps column) per step, max over ranks or of `rank`.
+Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, uint64_t from, uint64_t to, const std::string& metric,
+                                                      std::optional<uint32_t> rank, const DetectorOptions& options);
+
+// The baseline of a window from `from_step`: up to `steps` steps before it, after the end
+// of any earlier window in `windows` when enough steps are left there. Nullopt when the
+// job has no step before it.
+std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, const std::vector<AnomalyWindow>& windows);
+
+// All stages over [from, to]: the findings of every anomalous window, by window then
+// confidence; a window nothing explains yields one `unexplained` finding.
+Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& options = {});
+
+}  // namespace argus::diagnose

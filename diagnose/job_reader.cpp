@@ -1,0 +1,194 @@
+#include "diagnose/job_reader.h"
+
+#include <algorithm>
+
+#include "base/worker_threads.h"
+
+namespace argus::diagnose {
+
+namespace {
+
+double medianOf(std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double m = static_cast<double>(v[mid]);
+  if (v.size() % 2 == 0) m = (m + static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)))) / 2;
+  return m;
+}
+
+// Marker names that announce a spike on purpose.
+bool expectedSpike(const std::string& name) {
+  for (const char* word : {"checkpoint", "eval", "save"}) {
+    if (name.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+JobReader::JobReader(const storage::Store& store, std::string job, std::function<void()> check)
+    : store_(store), job_(std::move(job)), check_(std::move(check)) {}
+
+Status JobReader::exists() const { return store_.findJob(job_).status(); }
+
+Result<std::optional<uint64_t>> JobReader::lastStep() const { return store_.lastStep(job_); }
+
+Result<std::vector<model::RankTopology>> JobReader::topology() const { return store_.topology(job_); }
+
+Status JobReader::scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
+                       const std::function<void(const storage::ColumnBatch&)>& each) const {
+  storage::ScanSpec spec;
+  spec.job = job_;
+  spec.table = table;
+  spec.columns = std::move(columns);
+  spec.from_step = from;
+  spec.to_step = to == UINT64_MAX ? to : to + 1;
+  spec.ranks = ranks;
+  spec.threads = defaultWorkerThreads();
+  spec.batch_rows = 8192;
+  Result<std::unique_ptr<storage::ScanCursor>> cursor = store_.scan(spec);
+  if (!cursor.isOk()) return cursor.status();
+  storage::ColumnBatch batch;
+  for (;;) {
+    check_();
+    bool has_rows = false;
+    ARGUS_RETURN_IF_ERROR((*cursor)->next(&batch, &has_rows));
+    if (!has_rows) return Status::ok();
+    each(batch);
+  }
+}
+
+Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const {
+  if (storage::findColumn(storage::Table::kSteps, column) == nullptr) return Status::invalidArgument("no column '" + column + "' in table steps");
+  if (to < from) return std::vector<StepPoint>{};
+  const uint64_t n = to - from + 1;
+  if (n > (uint64_t{1} << 26)) return Status::invalidArgument("a step range of " + std::to_string(n) + " steps: at most 2^26 at once");
+  std::vector<StepPoint> dense(n);
+  std::vector<uint32_t> ranks;
+  if (rank) ranks.push_back(*rank);
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"step", column}, from, to, ranks, [&](const storage::ColumnBatch& b) {
+    const auto& steps = b.columns[0].ints;
+    const auto& values = b.columns[1].ints;
+    for (size_t i = 0; i < b.rows; ++i) {
+      StepPoint& p = dense[static_cast<uint64_t>(steps[i]) - from];
+      const double v = static_cast<double>(values[i]);
+      p.value = p.ranks == 0 ? v : std::max(p.value, v);
+      ++p.ranks;
+    }
+  }));
+  // Marker events naming a checkpoint or an evaluation flag their step.
+  Result<std::vector<model::StringDictEntry>> names = store_.names(job_);
+  if (!names.isOk()) return names.status();
+  std::vector<uint64_t> spike_names;
+  for (const auto& e : *names) {
+    if (expectedSpike(e.text)) spike_names.push_back(e.id);
+  }
+  if (!spike_names.empty()) {
+    ARGUS_RETURN_IF_ERROR(scan(storage::Table::kEvents, {"step", "kind", "name_id"}, from, to, ranks, [&](const storage::ColumnBatch& b) {
+      for (size_t i = 0; i < b.rows; ++i) {
+        const auto name = static_cast<uint64_t>(b.columns[2].ints[i]);
+        if (b.columns[1].ints[i] == static_cast<int64_t>(model::EventKind::kMarker) &&
+            std::find(spike_names.begin(), spike_names.end(), name) != spike_names.end()) {
+          dense[static_cast<uint64_t>(b.columns[0].ints[i]) - from].expected = true;
+        }
+      }
+    }));
+  }
+  std::vector<StepPoint> out;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (dense[i].ranks == 0) continue;
+    dense[i].step = from + i;
+    out.push_back(dense[i]);
+  }
+  return out;
+}
+
+Result<std::vector<RankPhases>> JobReader::rankPhases(uint64_t from, uint64_t to, uint32_t rank_count) const {
+  std::vector<RankPhases> out(rank_count);
+  constexpr int kColumns = 6;
+  std::vector<int64_t> values[kColumns];
+  int64_t current = -1;
+  auto finish = [&] {
+    if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
+    RankPhases& p = out[current];
+    p.steps = static_cast<uint32_t>(values[0].size());
+    double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
+    for (int c = 0; c < kColumns; ++c) *fields[c] = medianOf(values[c]);
+    for (auto& v : values) v.clear();
+  };
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"rank", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"}, from,
+                             to, {}, [&](const storage::ColumnBatch& b) {
+                               for (size_t i = 0; i < b.rows; ++i) {
+                                 if (b.columns[0].ints[i] != current) {
+                                   finish();
+                                   current = b.columns[0].ints[i];
+                                 }
+                                 for (int c = 0; c < kColumns; ++c) values[c].push_back(b.columns[c + 1].ints[i]);
+                               }
+                             }));
+  finish();
+  return out;
+}
+
+Result<std::vector<std::map<CollectiveKey, CollectiveSums>>> JobReader::collectives(uint64_t from, uint64_t to, uint32_t rank_count) const {
+  std::vector<std::map<CollectiveKey, CollectiveSums>> out(rank_count);
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kCollectives, {"rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, from, to, {},
+                             [&](const storage::ColumnBatch& b) {
+                               for (size_t i = 0; i < b.rows; ++i) {
+                                 const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
+                                 if (rank >= rank_count) continue;
+                                 CollectiveKey key{static_cast<uint8_t>(b.columns[1].ints[i]), static_cast<uint64_t>(b.columns[2].ints[i]),
+                                                   static_cast<uint32_t>(b.columns[3].ints[i])};
+                                 CollectiveSums& s = out[rank][key];
+                                 const int64_t total = b.columns[5].ints[i], wait = std::max<int64_t>(0, b.columns[6].ints[i]);
+                                 s.bytes += static_cast<uint64_t>(b.columns[4].ints[i]);
+                                 s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
+                                 s.wait_ns += static_cast<double>(wait);
+                               }
+                             }));
+  return out;
+}
+
+Result<std::vector<JobReader::Event>> JobReader::events(uint8_t kind, uint64_t from, uint64_t to) const {
+  std::vector<Event> out;
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+    for (size_t i = 0; i < b.rows; ++i) {
+      if (b.columns[2].ints[i] != kind) continue;
+      out.push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i])});
+    }
+  }));
+  return out;
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
+                                                                           const std::function<bool(uint64_t)>& in) const {
+  std::vector<std::pair<uint64_t, uint64_t>> out(rank_count);
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kStacks, {"rank", "stack_id", "samples"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+    for (size_t i = 0; i < b.rows; ++i) {
+      const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
+      if (rank >= rank_count) continue;
+      const auto samples = static_cast<uint64_t>(b.columns[2].ints[i]);
+      out[rank].first += samples;
+      if (in(static_cast<uint64_t>(b.columns[1].ints[i]))) out[rank].second += samples;
+    }
+  }));
+  return out;
+}
+
+Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> JobReader::kernels(const std::vector<uint32_t>& ranks, uint64_t from, uint64_t to) const {
+  std::map<uint32_t, std::map<uint64_t, KernelSums>> out;
+  if (ranks.empty()) return out;
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "hist"}, from, to, ranks, [&](const storage::ColumnBatch& b) {
+    for (size_t i = 0; i < b.rows; ++i) {
+      KernelSums& k = out[static_cast<uint32_t>(b.columns[0].ints[i])][static_cast<uint64_t>(b.columns[1].ints[i])];
+      k.count += static_cast<uint64_t>(b.columns[2].ints[i]);
+      k.total_ns += b.columns[3].ints[i];
+      ++k.steps;
+      k.hist.merge(b.columns[4].hists[i]);
+    }
+  }));
+  return out;
+}
+
+}  // namespace argus::diagnose

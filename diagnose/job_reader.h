@@ -1,0 +1,99 @@
+// JobReader: what the diagnosis stages read of one job, through the store's scan API
+// (only the columns, steps and ranks they need; chunks outside are skipped by statistics):
+// the step-time series, per-rank summaries of a window of steps, collective transfers,
+// events, stack samples and kernels. Each call is one scan.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/duration_histogram.h"
+#include "model/step_record.h"
+#include "storage/store.h"
+
+namespace argus::diagnose {
+
+struct StepPoint {
+  uint64_t step = 0;
+  double value = 0;     // the step's metric: max over ranks, or the one rank's
+  uint32_t ranks = 0;   // ranks that reported it
+  bool expected = false;  // a checkpoint or evaluation marker: a spike nobody should chase
+};
+
+// Medians over a window's steps of one rank's phase columns (ns).
+struct RankPhases {
+  uint32_t steps = 0;  // steps the rank reported in the window (0: absent)
+  double iter = 0, compute = 0, exposed = 0, bubble = 0, data_wait = 0, idle = 0;
+};
+
+// One rank's collective traffic of one kind over a window: sums over its calls.
+struct CollectiveKey {
+  uint8_t op = 0;
+  uint64_t communicator = 0;
+  uint32_t peer = model::CollectiveStat::kNoPeer;
+  auto operator<=>(const CollectiveKey&) const = default;
+};
+struct CollectiveSums {
+  uint64_t bytes = 0;
+  double transfer_ns = 0;  // total minus wait (all of it when the source gave no wait)
+  double wait_ns = 0;
+  // Bytes per ns (GB/s) of the transfer part; 0 when unknown.
+  double gbps() const { return transfer_ns > 0 ? static_cast<double>(bytes) / transfer_ns : 0; }
+};
+
+struct KernelSums {
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  uint32_t steps = 0;  // steps it ran in
+  model::DurationHistogram hist;
+};
+
+class JobReader {
+ public:
+  // `check` is called once per batch read (a query's deadline; it may throw).
+  JobReader(const storage::Store& store, std::string job, std::function<void()> check = [] {});
+
+  // NotFound naming the job when it has no data.
+  Status exists() const;
+  Result<std::optional<uint64_t>> lastStep() const;
+  Result<std::vector<model::RankTopology>> topology() const;
+
+  // Per step of [from, to] with data: `column` of the steps table, max over the ranks (the
+  // job waits for its slowest rank), or of `rank` alone.
+  Result<std::vector<StepPoint>> stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const;
+  // Per rank (indexed by rank; ranks without data have steps == 0) over [from, to].
+  Result<std::vector<RankPhases>> rankPhases(uint64_t from, uint64_t to, uint32_t rank_count) const;
+  // Per rank and collective over [from, to].
+  Result<std::vector<std::map<CollectiveKey, CollectiveSums>>> collectives(uint64_t from, uint64_t to, uint32_t rank_count) const;
+  // Events of kind `kind` over [from, to]: (rank, step, value) in rank order.
+  struct Event {
+    uint32_t rank;
+    uint64_t step;
+    uint64_t value;
+  };
+  Result<std::vector<Event>> events(uint8_t kind, uint64_t from, uint64_t to) const;
+  // Per rank: stack samples over [from, to], and those of stacks `in` selects.
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
+                                                                   const std::function<bool(uint64_t stack_id)>& in) const;
+  // Kernels of `ranks` over [from, to], per rank and signature.
+  Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> kernels(const std::vector<uint32_t>& ranks, uint64_t from, uint64_t to) const;
+
+  const storage::Store& store() const { return store_; }
+  const std::string& job() const { return job_; }
+
+ private:
+  // Scans `table`'s `columns` over [from, to] (optionally some ranks), batch by batch.
+  Status scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
+              const std::function<void(const storage::ColumnBatch&)>& each) const;
+
+  const storage::Store& store_;
+  std::string job_;
+  std::function<void()> check_;
+};
+
+}  // namespace argus::diagnose

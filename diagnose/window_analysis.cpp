@@ -1,0 +1,290 @@
+#include "diagnose/window_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace argus::diagnose {
+
+namespace {
+
+std::string ms(double ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f ms", ns / 1e6);
+  return b;
+}
+std::string pct(double ratio) {  // 1.29 -> "+29%"
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.0f%%", (ratio - 1) * 100);
+  return b;
+}
+std::string gbps(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GB/s", v);
+  return b;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return v[mid];
+}
+
+// Frames that mean the training thread is compiling kernels.
+bool compilerFrame(const std::string& frame) {
+  for (const char* word : {"triton/compiler", "torch/_inductor", "torch/_dynamo", "nvrtc", "ptxas"}) {
+    if (frame.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+struct Analysis {
+  const JobReader& reader;
+  const std::vector<model::RankTopology>& topology;
+  const StepWindow& w;
+  const WindowOptions& o;
+  uint32_t rank_count = 0;
+  std::vector<const model::RankTopology*> by_rank;
+  std::vector<RankPhases> win, base;
+  std::vector<Finding> findings;
+
+  Finding make(FindingKind kind) const {
+    Finding f;
+    f.kind = kind;
+    f.from_step = w.from_step;
+    f.to_step = w.to_step;
+    return f;
+  }
+  bool present(uint32_t r) const { return by_rank[r] != nullptr && win[r].steps > 0 && base[r].steps > 0 && base[r].compute > 0; }
+  double growth(uint32_t r) const { return win[r].compute / base[r].compute; }
+};
+
+// Ranks grouped by pipeline stage.
+std::map<uint32_t, std::vector<uint32_t>> stages(const Analysis& a) {
+  std::map<uint32_t, std::vector<uint32_t>> out;
+  for (uint32_t r = 0; r < a.rank_count; ++r) {
+    if (a.present(r)) out[a.by_rank[r]->pp_rank].push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& w,
+                                           const WindowOptions& o) {
+  Analysis a{reader, topology, w, o, 0, {}, {}, {}, {}};
+  for (const auto& t : topology) a.rank_count = std::max(a.rank_count, t.rank + 1);
+  a.by_rank.assign(a.rank_count, nullptr);
+  for (const auto& t : topology) a.by_rank[t.rank] = &t;
+  Result<std::vector<RankPhases>> win = reader.rankPhases(w.from_step, w.to_step, a.rank_count);
+  if (!win.isOk()) return win.status();
+  Result<std::vector<RankPhases>> base = reader.rankPhases(w.base_from, w.base_to, a.rank_count);
+  if (!base.isOk()) return base.status();
+  a.win = std::move(win).value();
+  a.base = std::move(base).value();
+  const auto by_stage = stages(a);
+
+  // Stages: their compute now and before; a stage that slowed as a whole feeds the bubble.
+  std::map<uint32_t, double> stage_now, stage_growth;
+  std::set<uint32_t> slow_stages;
+  for (const auto& [k, ranks] : by_stage) {
+    std::vector<double> now, growths;
+    for (uint32_t r : ranks) {
+      now.push_back(a.win[r].compute);
+      growths.push_back(a.growth(r));
+    }
+    stage_now[k] = median(now);
+    stage_growth[k] = median(growths);
+  }
+  for (const auto& [k, g] : stage_growth) {
+    double others = 1;
+    std::vector<double> rest;
+    for (const auto& [j, h] : stage_growth) {
+      if (j != k) rest.push_back(h);
+    }
+    if (!rest.empty()) others = median(rest);
+    if (by_stage.size() < 2 || g < 1 + o.compute_excess || g - others < o.compute_excess) continue;
+    slow_stages.insert(k);
+    std::vector<double> bubble_now, bubble_before;
+    for (const auto& [j, ranks] : by_stage) {
+      if (j == k) continue;
+      for (uint32_t r : ranks) {
+        bubble_now.push_back(a.win[r].bubble);
+        bubble_before.push_back(a.base[r].bubble);
+      }
+    }
+    Finding f = a.make(FindingKind::kPipelineBubble);
+    f.pp_rank = k;
+    f.slowdown = g - 1;
+    f.confidence = std::clamp(0.5 + (g - others - o.compute_excess) * 5, 0.5, 0.99);
+    f.evidence = "stage " + std::to_string(k) + " (" + std::to_string(by_stage.at(k).size()) + " ranks) computes " + ms(stage_now[k]) + " per step, " +
+                 pct(g) + " over its own baseline, while the other stages' compute moved " + pct(others) +
+                 "; their pipeline bubble grew from " + ms(median(bubble_before)) + " to " + ms(median(bubble_now)) + " per step";
+    a.findings.push_back(std::move(f));
+  }
+
+  // Collective transfer bandwidth against each rank's own baseline.
+  auto cwin = reader.collectives(w.from_step, w.to_step, a.rank_count);
+  if (!cwin.isOk()) return cwin.status();
+  auto cbase = reader.collectives(w.base_from, w.base_to, a.rank_count);
+  if (!cbase.isOk()) return cbase.status();
+  struct SlowTransfer {
+    uint32_t rank;
+    CollectiveKey key;
+    double now, before;  // GB/s
+  };
+  std::vector<SlowTransfer> slow;
+  for (uint32_t r = 0; r < a.rank_count; ++r) {
+    for (const auto& [key, now] : (*cwin)[r]) {
+      auto was = (*cbase)[r].find(key);
+      if (was == (*cbase)[r].end() || was->second.gbps() <= 0 || now.gbps() <= 0) continue;
+      if (now.gbps() < (1 - o.bandwidth_drop) * was->second.gbps()) slow.push_back({r, key, now.gbps(), was->second.gbps()});
+    }
+  }
+
+  // Compute stragglers, individually: above their stage's median and their own baseline.
+  std::vector<uint32_t> stragglers;
+  for (const auto& [k, ranks] : by_stage) {
+    if (slow_stages.count(k) != 0) continue;
+    for (uint32_t r : ranks) {
+      if (a.win[r].compute > (1 + o.compute_excess) * stage_now[k] && a.growth(r) > 1 + o.compute_excess) stragglers.push_back(r);
+    }
+  }
+  std::sort(stragglers.begin(), stragglers.end(), [&](uint32_t x, uint32_t y) { return a.growth(x) > a.growth(y); });
+  if (stragglers.size() > o.max_stragglers) stragglers.resize(o.max_stragglers);
+  std::set<uint64_t> straggler_comms;  // their rings: a slow transfer there is theirs, not a link's
+  std::set<uint32_t> straggler_set(stragglers.begin(), stragglers.end());
+  for (uint32_t r : stragglers) {
+    const uint32_t k = a.by_rank[r]->pp_rank;
+    std::vector<double> peer_wait;
+    for (uint32_t p : by_stage.at(k)) {
+      if (p != r) peer_wait.push_back(a.win[p].exposed);
+    }
+    double own_now = 0, own_before = 0;  // means over its slow transfers
+    int own_slow = 0;
+    for (const SlowTransfer& s : slow) {
+      if (s.rank != r) continue;
+      own_now += s.now;
+      own_before += s.before;
+      ++own_slow;
+    }
+    if (own_slow > 0) {
+      own_now /= own_slow;
+      own_before /= own_slow;
+    }
+    for (const auto& [key, sums] : (*cwin)[r]) straggler_comms.insert(key.communicator);
+    const bool masked = own_before > 0;
+    Finding f = a.make(masked ? FindingKind::kMaskedStraggler : FindingKind::kComputeStraggler);
+    f.ranks = {r};
+    f.pp_rank = k;
+    const double excess = a.win[r].compute / stage_now[k];
+    f.slowdown = excess - 1;
+    f.confidence = std::clamp(0.6 + (excess - 1 - o.compute_excess) * 4, 0.6, 0.99);
+    f.evidence = "rank " + std::to_string(r) + " (stage " + std::to_string(k) + ", " + a.by_rank[r]->host + ") computes " + ms(a.win[r].compute) +
+                 " per step against " + ms(stage_now[k]) + " for the median of its " + std::to_string(by_stage.at(k).size() - 1) + " stage peers (" +
+                 pct(excess) + ") and " + ms(a.base[r].compute) + " before step " + std::to_string(w.from_step) + "; it waits " + ms(a.win[r].exposed) +
+                 " per step in collectives, its peers " + ms(median(peer_wait)) + ": they wait for it";
+    if (masked) {
+      f.evidence += "; its own transfers move " + gbps(own_now) + " against " + gbps(own_before) +
+                    " before, so its rings look like a slow network, but its GPU is slow at compute too";
+    }
+    a.findings.push_back(std::move(f));
+  }
+
+  // Degraded links: slow transfers of ranks whose compute held, paired by host.
+  std::map<std::pair<std::string, std::string>, std::vector<const SlowTransfer*>> links;
+  std::map<uint64_t, std::vector<const SlowTransfer*>> by_comm;
+  for (const SlowTransfer& s : slow) {
+    if (straggler_set.count(s.rank) != 0 || straggler_comms.count(s.key.communicator) != 0 || !a.present(s.rank)) continue;
+    if (a.growth(s.rank) > 1 + o.compute_excess) continue;
+    if (s.key.peer != model::CollectiveStat::kNoPeer) {
+      if (s.key.peer >= a.rank_count || a.by_rank[s.key.peer] == nullptr || straggler_set.count(s.key.peer) != 0) continue;
+      std::string x = a.by_rank[s.rank]->host, y = a.by_rank[s.key.peer]->host;
+      if (x == y) continue;
+      links[{std::min(x, y), std::max(x, y)}].push_back(&s);
+    } else {
+      by_comm[s.key.communicator].push_back(&s);
+    }
+  }
+  for (const auto& [comm, list] : by_comm) {
+    std::map<std::string, size_t> hosts;
+    for (const SlowTransfer* s : list) ++hosts[a.by_rank[s->rank]->host];
+    if (hosts.size() != 2) continue;  // a ring's slow link has two ends
+    auto it = hosts.begin();
+    const std::string x = it->first, y = std::next(it)->first;
+    for (const SlowTransfer* s : list) links[{x, y}].push_back(s);
+  }
+  for (const auto& [pair, list] : links) {
+    std::set<uint32_t> ranks;
+    double now = 0, before = 0;
+    for (const SlowTransfer* s : list) {
+      ranks.insert(s->rank);
+      now += s->now;
+      before += s->before;
+    }
+    std::vector<double> growths;
+    for (uint32_t r : ranks) growths.push_back(a.growth(r));
+    Finding f = a.make(FindingKind::kLinkDegradation);
+    f.link = pair.first + "/" + pair.second;
+    f.ranks.assign(ranks.begin(), ranks.end());
+    f.slowdown = before / now - 1;
+    f.confidence = std::clamp(0.5 + 0.1 * static_cast<double>(list.size()), 0.5, 0.99);
+    f.evidence = std::to_string(list.size()) + " transfers of " + std::to_string(ranks.size()) + " ranks across " + f.link + " move " +
+                 gbps(now / static_cast<double>(list.size())) + " against " + gbps(before / static_cast<double>(list.size())) +
+                 " before; the same ranks' compute moved " + pct(median(growths));
+    a.findings.push_back(std::move(f));
+  }
+
+  // JIT stalls: new signatures or recompiles, GPU idle grown, stacks in a compiler.
+  auto fresh = reader.events(static_cast<uint8_t>(model::EventKind::kNewKernelSignature), w.from_step, w.to_step);
+  if (!fresh.isOk()) return fresh.status();
+  auto recompiles = reader.events(static_cast<uint8_t>(model::EventKind::kRecompile), w.from_step, w.to_step);
+  if (!recompiles.isOk()) return recompiles.status();
+  std::map<uint32_t, std::pair<std::vector<uint64_t>, size_t>> jit;  // rank: (new signatures, recompiles)
+  for (const auto& e : *fresh) jit[e.rank].first.push_back(e.value);
+  for (const auto& e : *recompiles) ++jit[e.rank].second;
+  if (!jit.empty()) {
+    Result<std::vector<model::StackDictEntry>> stacks = reader.store().stackNames(reader.job());
+    if (!stacks.isOk()) return stacks.status();
+    std::map<uint64_t, std::string> compiler;  // stack id: its compiler frame
+    for (const auto& s : *stacks) {
+      for (const std::string& frame : s.frames) {
+        if (compilerFrame(frame)) {
+          compiler.emplace(s.stack_id, frame);
+          break;
+        }
+      }
+    }
+    auto samples = reader.stackSamples(w.from_step, w.to_step, a.rank_count, [&](uint64_t id) { return compiler.count(id) != 0; });
+    if (!samples.isOk()) return samples.status();
+    for (const auto& [r, what] : jit) {
+      if (r >= a.rank_count || !a.present(r)) continue;
+      const double idle_growth = a.win[r].idle - a.base[r].idle;
+      if (idle_growth < o.idle_growth * a.base[r].iter) continue;
+      Finding f = a.make(FindingKind::kJitStall);
+      f.ranks = {r};
+      f.pp_rank = a.by_rank[r]->pp_rank;
+      f.slowdown = idle_growth / a.base[r].iter;
+      const auto [all, in_compiler] = (*samples)[r];
+      f.confidence = std::clamp(0.6 + (what.first.empty() ? 0 : 0.2) + (in_compiler > 0 ? 0.19 : 0), 0.6, 0.99);
+      std::string names;
+      for (size_t i = 0; i < what.first.size() && i < 2; ++i) {
+        Result<model::KernelDictEntry> k = reader.store().kernelName(reader.job(), what.first[i]);
+        names += (i == 0 ? " (" : ", ") + (k.isOk() ? shortKernelName(k->name) : std::to_string(what.first[i]));
+      }
+      if (!names.empty()) names += what.first.size() > 2 ? ", ...)" : ")";
+      f.evidence = "rank " + std::to_string(r) + ": " + std::to_string(what.first.size()) + " new kernel signatures" + names + " and " +
+                   std::to_string(what.second) + " recompiles in the window; GPU idle " + ms(a.win[r].idle) + " per step against " + ms(a.base[r].idle) +
+                   " before; " + std::to_string(in_compiler) + " of " + std::to_string(all) + " CPU stack samples in a compiler";
+      a.findings.push_back(std::move(f));
+    }
+  }
+
+  std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) { return x.confidence > y.confidence; });
+  return std::move(a.findings);
+}
+
+}  // namespace argus::diagnose

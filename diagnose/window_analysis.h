@@ -1,0 +1,45 @@
+// analyzeWindow: the phase-level stage of the diagnosis (DESIGN §7 stage 2) for one window
+// of steps, against a baseline window before it. Each rank is compared with its true peers
+// (the ranks of its pipeline stage, which run the same layers) and with itself before:
+//
+// - compute_straggler: compute above its stage peers' median and above its own baseline.
+//   Its peers then wait for it in every collective, so they show communication symptoms
+//   while it shows the least waiting: compute is blamed, not the waiters.
+// - masked_straggler: such a rank whose own collective transfers also slowed (its GPU runs
+//   its NCCL kernels slowly too), so its rings look like a network problem.
+// - pipeline_bubble: a whole stage computes slower than before while the other stages do
+//   not: they idle between microbatches (their bubble grows), fed and drained by it.
+// - link_degradation: transfer bandwidth (bytes over the time not spent waiting for a late
+//   peer) below the rank's own baseline with compute unchanged. Only the two ends of a slow
+//   link see their own transfers slow; the rest of a ring waits. Point-to-point transfers
+//   name their peer; ring collectives pair the flagged hosts of one communicator.
+// - jit_stall: new kernel signatures or recompiles in the window, GPU idle grown, and CPU
+//   stack samples in a compiler.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "diagnose/finding.h"
+#include "diagnose/job_reader.h"
+
+namespace argus::diagnose {
+
+struct WindowOptions {
+  double compute_excess = 0.05;  // over the stage peers' median and over the own baseline
+  double bandwidth_drop = 0.15;  // transfer bandwidth below the own baseline
+  double idle_growth = 0.05;     // JIT: GPU idle grown by this share of the baseline step
+  uint32_t max_stragglers = 16;  // per window; more is a stage or the whole job
+};
+
+struct StepWindow {
+  uint64_t from_step = 0, to_step = 0;      // the window, inclusive
+  uint64_t base_from = 0, base_to = 0;      // its baseline, inclusive
+};
+
+// Findings of the window, most confident first. `topology` lists the job's ranks.
+Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& window,
+                                           const WindowOptions& options = {});
+
+}  // namespace argus::diagnose

@@ -1,0 +1,101 @@
+// The whole diagnosis on simulated jobs with one fault each: the right kind, the right
+// place (rank, stage, link, kernel) and window, and nothing on a healthy job.
+#include "diagnose/diagnosis.h"
+
+#include <doctest/doctest.h>
+
+#include "../../simulated_job.h"
+#include "../storage/store_test_util.h"
+
+using namespace argus;
+using namespace argus::diagnose;
+
+namespace {
+
+simulate::ClusterOptions smallJob() {
+  simulate::ClusterOptions o;
+  o.layout = simulate::ClusterLayout{2, 4, 4, 4};  // 32 ranks on 8 hosts
+  o.microbatches = 8;
+  o.checkpoint_every = 50;
+  return o;
+}
+
+struct Diagnosed {
+  std::vector<Finding> findings;
+  std::vector<simulate::Fault> truth;
+};
+
+Diagnosed run(const std::vector<std::string>& faults, uint32_t steps = 140) {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  auto sim = testing::writeSimulatedJob(*store, "j", smallJob(), faults, steps);
+  REQUIRE_MESSAGE(sim.isOk(), sim.status().toString());
+  JobReader reader(*store, "j");
+  Result<std::vector<Finding>> found = diagnose::diagnose(reader, 0, steps - 1);
+  REQUIRE_MESSAGE(found.isOk(), found.status().toString());
+  for (const Finding& f : *found) MESSAGE(std::string(findingKindName(f.kind)) << " " << f.from_step << "-" << f.to_step << " " << f.evidence);
+  return {*found, (*sim)->faults()};
+}
+
+}  // namespace
+
+TEST_CASE("a healthy job (warm-up, checkpoints, noise) has no findings") { CHECK(run({}, 300).findings.empty()); }
+
+TEST_CASE("each fault kind is found, placed and timed") {
+  struct Case {
+    std::string spec;
+    FindingKind kind;
+  } cases[] = {
+      {"compute_straggler:rank=13,at=70,for=30", FindingKind::kComputeStraggler},
+      {"masked_straggler:rank=13,at=70,for=30", FindingKind::kMaskedStraggler},
+      {"link_degradation:hosts=2-3,at=70,for=30", FindingKind::kLinkDegradation},
+      {"pipeline_bubble:stage=2,at=70,for=30", FindingKind::kPipelineBubble},
+      {"jit_stall:rank=9,at=70,for=3", FindingKind::kJitStall},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.spec);
+    Diagnosed d = run({c.spec});
+    REQUIRE(!d.findings.empty());
+    const Finding& f = d.findings.front();
+    CHECK(f.kind == c.kind);
+    CHECK(f.from_step >= 70);
+    CHECK(f.from_step <= 72);  // within min_steps of the onset
+    const simulate::Fault& truth = d.truth.front();
+    CHECK(f.to_step == truth.from_step + truth.steps - 1);
+    if (truth.rank) CHECK(f.ranks == std::vector<uint32_t>{*truth.rank});
+    if (truth.stage) CHECK(f.pp_rank == truth.stage);
+    if (truth.hosts) CHECK(f.link == "node-00002/node-00003");
+    CHECK(f.confidence > 0.5);
+    // One cause, one finding (a straggler may add its kernel).
+    for (size_t i = 1; i < d.findings.size(); ++i) CHECK(d.findings[i].kind == FindingKind::kDegradedKernel);
+  }
+}
+
+TEST_CASE("a straggler whose slowdown sits in one kernel gets a degraded-kernel finding naming it") {
+  const std::string kernel = simulate::builtinKernelMix(16).kernels.front().entry.name;
+  Diagnosed d = run({"compute_straggler:rank=5,at=70,for=30,severity=1,kernel=" + kernel.substr(0, kernel.find('('))});
+  REQUIRE(d.findings.size() == 2);
+  CHECK(d.findings[0].kind == FindingKind::kComputeStraggler);
+  CHECK(d.findings[1].kind == FindingKind::kDegradedKernel);
+  CHECK(d.findings[1].kernel == kernel);
+  CHECK(d.findings[1].ranks == std::vector<uint32_t>{5});
+}
+
+TEST_CASE("faults at different times are found in their own windows") {
+  Diagnosed d = run({"compute_straggler:rank=3,at=40,for=20", "link_degradation:hosts=4-5,at=90,for=20"});
+  std::vector<FindingKind> kinds;
+  for (const Finding& f : d.findings) {
+    if (f.kind != FindingKind::kDegradedKernel) kinds.push_back(f.kind);
+  }
+  CHECK(kinds == std::vector<FindingKind>{FindingKind::kComputeStraggler, FindingKind::kLinkDegradation});
+}
+
+TEST_CASE("an unknown job is NotFound; a bad metric InvalidArgument") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path());
+  JobReader reader(*store, "nope");
+  CHECK(diagnose::diagnose(reader, 0, 10).status().code() == Status::Code::kNotFound);
+  REQUIRE(testing::writeSimulatedJob(*store, "j", smallJob(), {}, 20).isOk());
+  JobReader j(*store, "j");
+  CHECK(findAnomalyWindows(j, 0, 19, "nope_ns", std::nullopt, {}).status().code() == Status::Code::kInvalidArgument);
+}
