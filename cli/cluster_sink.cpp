@@ -1,6 +1,9 @@
 #include "cli/cluster_sink.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "storage/store.h"
@@ -93,7 +96,41 @@ class StoreClusterSink : public ClusterSink {
   std::vector<char> started_;  // per rank; char, not bool: ranks are written from several threads
 };
 
+// Builds every rank's records of the simulated block on `threads` threads and writes them.
+Status writeBlock(const simulate::ClusterSimulator& sim, ClusterSink& sink, unsigned threads) {
+  const uint32_t ranks = sim.layout().ranks();
+  std::atomic<uint32_t> next{0};
+  std::vector<Status> failed(threads);
+  auto work = [&](unsigned t) {
+    std::vector<model::StepRecord> records(sim.blockSteps());
+    for (uint32_t rank; (rank = next.fetch_add(1)) < ranks;) {
+      for (uint32_t i = 0; i < sim.blockSteps(); ++i) sim.record(rank, i, &records[i]);
+      if (Status s = sink.write(rank, records); !s.isOk()) {
+        failed[t] = s;
+        next = ranks;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& th : pool) th.join();
+  for (const Status& s : failed) ARGUS_RETURN_IF_ERROR(s);
+  return sink.blockDone();
+}
+
 }  // namespace
+
+Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads) {
+  for (uint64_t done = 0; done < steps;) {
+    const auto n = static_cast<uint32_t>(std::min<uint64_t>(block, steps - done));
+    sim.simulate(n);
+    ARGUS_RETURN_IF_ERROR(writeBlock(sim, sink, threads));
+    done += n;
+  }
+  return sink.finish();
+}
 
 Result<std::unique_ptr<ClusterSink>> openClusterSink(const SinkOptions& o, const simulate::ClusterSimulator& sim) {
   if (o.server.empty() == o.data_dir.empty()) return Status::invalidArgument("give exactly one of --server HOST:PORT and --data DIR");

@@ -28,6 +28,10 @@ class ClusterSink {
   virtual std::string where() const = 0;
 };
 
+// Runs `steps` steps of the simulator into the sink, `block` steps at a time, building
+// records on `threads` threads, then finish()es the sink.
+Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads);
+
 // Exactly one of options.server and options.data_dir. Every rank's topology and the
 // simulator's dictionaries go with its first records.
 Result<std::unique_ptr<ClusterSink>> openClusterSink(const SinkOptions& options, const simulate::ClusterSimulator& sim);

@@ -12,13 +12,15 @@
 #include <thread>
 #include <vector>
 
+#include "cli/argusd_process.h"
+#include "cli/cluster_sink.h"
 #include "cli/duration_text.h"
+#include "cli/fault_matching.h"
 #include "cli/query_target.h"
 #include "cli/table_printer.h"
 #include "cli/text_chart.h"
-#include "cli/argusd_process.h"
-#include "simulate/synthetic_steps.h"
-#include "wire/step_sender.h"
+#include "cli/trace_kernel_mix.h"
+#include "simulate/cluster_simulator.h"
 
 namespace argus::cli {
 
@@ -27,12 +29,13 @@ namespace {
 using Json = nlohmann::json;
 
 struct DemoOptions {
-  uint32_t ranks = 16;
-  uint32_t steps = 50;
-  int signatures = 64;
-  uint32_t slow_rank = 5;
+  uint32_t ranks = 1024;
+  uint64_t steps = 300;
+  uint64_t seed = 1;
   std::string keep_dir;
 };
+
+constexpr const char* kJob = "demo";
 
 // The argusd next to this binary, unless ARGUSD_BIN says otherwise.
 std::string siblingArgusd() {
@@ -43,41 +46,37 @@ std::string siblingArgusd() {
   return (self.parent_path() / "argusd").string();
 }
 
-// A 3-D layout for `ranks`: tensor-parallel 2, pipeline 2, the rest data-parallel.
-model::RankTopology layoutOf(uint32_t rank, uint32_t ranks) {
-  model::RankTopology t;
-  t.rank = rank;
-  t.world_size = ranks;
-  t.tp_size = ranks % 2 == 0 ? 2 : 1;
-  t.pp_size = ranks % (t.tp_size * 2) == 0 ? 2 : 1;
-  t.dp_size = ranks / (t.tp_size * t.pp_size);
-  t.tp_rank = rank % t.tp_size;
-  t.pp_rank = (rank / t.tp_size) % t.pp_size;
-  t.dp_rank = rank / (t.tp_size * t.pp_size);
-  t.local_rank = rank % 8;
-  t.device = t.local_rank;
-  t.host = "node" + std::to_string(rank / 8);
-  return t;
+// One fault of each kind, one after another: each in a slot of its own after the warm-up and
+// a first baseline, lasting half its slot (a JIT stall three steps), targets drawn.
+std::vector<simulate::Fault> demoFaults(uint64_t steps) {
+  const uint64_t first = 60, slot = (steps - 10 - first) / simulate::kFaultKindCount;
+  std::vector<simulate::Fault> faults;
+  for (int k = 0; k < simulate::kFaultKindCount; ++k) {
+    simulate::Fault f;
+    f.kind = static_cast<simulate::FaultKind>(k);
+    f.from_step = first + k * slot;
+    f.steps = f.kind == simulate::FaultKind::kJitStall ? 3 : std::max<uint64_t>(3, slot / 2);
+    f.severity = simulate::Fault::defaultSeverity(f.kind);
+    faults.push_back(f);
+  }
+  return faults;
 }
 
-// Makes the slow rank's compute 30% slower from the middle of the run, so the query
-// answers show something worth finding.
-void slowDown(model::StepRecord& rec) {
-  int64_t extra = 0;
-  for (model::KernelStat& k : rec.kernels) {
-    if (k.phase == model::Phase::kCommunication) continue;
-    int64_t add = k.total_ns * 3 / 10;
-    model::DurationHistogram scaled;
-    for (const auto& b : k.hist.buckets()) {
-      scaled.add(static_cast<int64_t>(model::DurationHistogram::valueOf(b.index) * 1.3), b.count);
-    }
-    k.hist = std::move(scaled);
-    k.total_ns += add;
-    extra += add;
+Result<std::unique_ptr<simulate::ClusterSimulator>> makeSimulator(const DemoOptions& o) {
+  simulate::ClusterOptions c;
+  c.layout = simulate::ClusterLayout{8, 4, o.ranks / 32, 8};
+  c.seed = o.seed;
+  c.checkpoint_every = 100;
+  c.faults = demoFaults(o.steps);
+  simulate::KernelMix mix;
+  if (std::string trace = defaultMixTrace(); !trace.empty()) {
+    Result<simulate::KernelMix> m = kernelMixFromTrace(trace, 64);
+    if (!m.isOk()) return m.status();
+    mix = std::move(m).value();
+  } else {
+    mix = simulate::builtinKernelMix(64);
   }
-  rec.phase(model::PhaseColumn::kCompute) += extra;
-  rec.iter_ns += extra;
-  rec.end_ns += extra;
+  return simulate::ClusterSimulator::create(c, std::move(mix));
 }
 
 // Runs `sql` on argusd (`target`: its POST /api/v1/query); the answer's rows.
@@ -94,6 +93,7 @@ double num(const Json& cell) {
   if (cell.is_null()) return 0;
   return cell.is_string() ? std::stod(cell.get<std::string>()) : cell.get<double>();
 }
+std::string text(const Json& cell) { return cell.is_string() ? cell.get<std::string>() : ""; }
 
 // The query, as a person would type it into `argus shell`, above its answer (indented).
 void printQuery(const std::string& title, const std::string& sql) {
@@ -106,174 +106,211 @@ void printQuery(const std::string& title, const std::string& sql) {
   std::printf("\n");
 }
 
-// Streams every rank's steps through its own StepSender, like one shim per rank.
-Status streamCluster(const DemoOptions& o, uint16_t port, uint64_t* record_bytes) {
-  std::vector<std::unique_ptr<wire::StepSender>> senders;
-  std::vector<std::thread> threads;
-  std::vector<Status> results(o.ranks);
-  for (uint32_t rank = 0; rank < o.ranks; ++rank) {
-    wire::StepSenderOptions so;
-    so.port = port;
-    so.job = "demo";
-    so.topology = layoutOf(rank, o.ranks);
-    so.client = "argus-demo/0.1";
-    senders.push_back(std::make_unique<wire::StepSender>(so));
+// `width` columns of text, indented, broken at spaces.
+void printWrapped(const std::string& s, const char* indent, size_t width = 96) {
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t end = std::min(s.size(), at + width);
+    if (end < s.size()) {
+      const size_t space = s.rfind(' ', end);
+      if (space != std::string::npos && space > at) end = space;
+    }
+    std::printf("%s%s\n", indent, s.substr(at, end - at).c_str());
+    at = end + (end < s.size() && s[end] == ' ' ? 1 : 0);
   }
-  for (uint32_t rank = 0; rank < o.ranks; ++rank) {
-    threads.emplace_back([&, rank] {
-      simulate::SyntheticOptions gen_options;
-      gen_options.signatures = o.signatures;
-      simulate::SyntheticSteps gen(rank, gen_options);
-      wire::StepSender& sender = *senders[rank];
-      sender.addKernels(gen.dictionary().kernels);
-      sender.addStacks(gen.dictionary().stacks);
-      sender.addStrings(gen.dictionary().strings);
-      for (uint32_t i = 0; i < o.steps; ++i) {
-        model::StepRecord rec = gen.next();
-        if (rank == o.slow_rank && i >= o.steps / 2) slowDown(rec);
-        Status s = sender.send(std::move(rec));
-        if (!s.isOk()) {
-          results[rank] = s;
-          return;
-        }
-      }
-      results[rank] = sender.close(std::chrono::seconds(60));
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  *record_bytes = 0;
-  for (uint32_t rank = 0; rank < o.ranks; ++rank) {
-    if (!results[rank].isOk()) return results[rank].withContext("rank " + std::to_string(rank));
-    *record_bytes += senders[rank]->stats().record_bytes_sent;
-  }
-  return Status::ok();
 }
 
 // The slowest and the median rank's step time per step, as two sparklines on one scale: when
 // the run slowed down, and whether all ranks did or a few.
 Status printStepChart(QueryTarget& argusd) {
-  const std::string per_step =
-      "SELECT step, max(iter_ns) AS slowest, median(iter_ns) AS typical\n"
-      "FROM steps WHERE job = 'demo' GROUP BY step ORDER BY step";
+  const std::string per_step = std::string("SELECT step, max(iter_ns) AS slowest, median(iter_ns) AS typical\nFROM steps WHERE job = '") + kJob +
+                               "' GROUP BY step ORDER BY step";
   Result<Json> rows = query(argusd, per_step);
   if (!rows.isOk()) return rows.status();
   if (rows->empty()) return Status::notFound("no steps stored for job 'demo'");
   std::vector<double> slowest, typical;
   for (const Json& r : *rows) slowest.push_back(num(r[1])), typical.push_back(num(r[2]));
-  constexpr size_t kWidth = 64;
+  constexpr size_t kWidth = 75;
   const size_t per_column = columnRun(slowest.size(), kWidth);
   slowest = foldColumns(slowest, kWidth, Fold::kMax);
   typical = foldColumns(typical, kWidth, Fold::kMean);
   const double lo = std::min(*std::min_element(slowest.begin(), slowest.end()), *std::min_element(typical.begin(), typical.end()));
-  const double hi = std::max(*std::max_element(slowest.begin(), slowest.end()), *std::max_element(typical.begin(), typical.end()));
+  // The top of the scale at the slowest column within twice the median: warm-up and
+  // checkpoint spikes clip at the top instead of flattening the faults' plateaus.
+  std::vector<double> sorted = slowest;
+  std::sort(sorted.begin(), sorted.end());
+  double hi = lo;
+  for (double v : sorted) {
+    if (v <= 2 * sorted[sorted.size() / 2]) hi = v;
+  }
   const std::string first = std::to_string(static_cast<int64_t>(num(rows->front()[0])));
   const std::string last = std::to_string(static_cast<int64_t>(num(rows->back()[0])));
   printQuery("Step time across ranks, steps " + first + "-" + last, per_step);
   std::printf("  slowest rank  %s\n  median rank   %s\n", sparkline(slowest, lo, hi).c_str(), sparkline(typical, lo, hi).c_str());
-  std::printf("  (one column per %s; %s at the bottom, %s at the top)\n", per_column == 1 ? "step" : (std::to_string(per_column) + " steps").c_str(),
+  std::printf("  (one column per %s; %s at the bottom, %s and above at the top)\n", per_column == 1 ? "step" : (std::to_string(per_column) + " steps").c_str(),
               formatDurationNs(lo).c_str(), formatDurationNs(hi).c_str());
   return Status::ok();
 }
 
-Status printFindings(const DemoOptions& o, uint16_t http_port) {
-  Result<std::unique_ptr<QueryTarget>> argusd = QueryTarget::connect("127.0.0.1:" + std::to_string(http_port));
-  if (!argusd.isOk()) return argusd.status();
-  QueryTarget& target = **argusd;
-  if (Status s = printStepChart(target); !s.isOk()) return s;
-  // Per-rank means over the second half of the run: the slow rank stands out.
-  const uint32_t half = o.steps / 2;
-  const std::string slowest =
-      "SELECT rank, count(*) AS steps, avg(iter_ns) AS iter, avg(compute_ns) AS compute, avg(comm_exposed_ns) AS exposed\n"
-      "FROM steps WHERE job = 'demo' AND step >= " + std::to_string(half) + "\n"
-      "GROUP BY rank ORDER BY iter DESC, rank LIMIT 5";
-  Result<Json> ranks = query(target, slowest);
-  if (!ranks.isOk()) return ranks.status();
-  if (ranks->empty()) return Status::notFound("no steps stored for job 'demo'");
-  printQuery("Slowest ranks, steps " + std::to_string(half) + "-" + std::to_string(o.steps - 1), slowest);
-  TablePrinter ranks_table({"rank", "steps", "mean iter", "mean compute", "mean exposed comm"});
-  for (const Json& r : *ranks) {
-    ranks_table.addRow({std::to_string(static_cast<int64_t>(num(r[0]))), std::to_string(static_cast<int64_t>(num(r[1]))),
-                        formatDurationNs(num(r[2])), formatDurationNs(num(r[3])), formatDurationNs(num(r[4]))});
+// A row of diagnose() back into a Finding (columns in the function's order).
+diagnose::Finding findingOf(const Json& row) {
+  diagnose::Finding f;
+  const std::string kind = text(row[0]);
+  for (int k = 0; k <= static_cast<int>(diagnose::FindingKind::kUnexplained); ++k) {
+    if (kind == diagnose::findingKindName(static_cast<diagnose::FindingKind>(k))) f.kind = static_cast<diagnose::FindingKind>(k);
   }
-  ranks_table.print(stdout);
+  f.from_step = static_cast<uint64_t>(num(row[1]));
+  f.to_step = static_cast<uint64_t>(num(row[2]));
+  const std::string ranks = text(row[3]);
+  for (size_t at = 0; at < ranks.size();) {
+    const size_t end = std::min(ranks.find(',', at), ranks.size());
+    f.ranks.push_back(static_cast<uint32_t>(std::stoul(ranks.substr(at, end - at))));
+    at = end + 1;
+  }
+  if (!row[4].is_null()) f.pp_rank = static_cast<uint32_t>(num(row[4]));
+  f.link = text(row[5]);
+  f.kernel = text(row[6]);
+  f.slowdown = num(row[7]);
+  f.confidence = num(row[8]);
+  f.evidence = text(row[9]);
+  return f;
+}
 
-  // The slowest rank's heaviest kernels in its last step, named from the kernel dictionary.
-  const std::string slow = std::to_string(static_cast<int64_t>(num((*ranks)[0][0])));
-  const std::string last = std::to_string(o.steps - 1);
-  const std::string heaviest =
-      "SELECT coalesce(n.name, '?') AS kernel, k.count, k.total_ns, quantile(k.hist, 0.5) AS p50, quantile(k.hist, 0.99) AS p99\n"
-      "FROM kernels k LEFT JOIN kernel_names n USING (job, signature)\n"
-      "WHERE k.job = 'demo' AND k.rank = " + slow + " AND k.step = " + last + "\n"
-      "ORDER BY k.total_ns DESC LIMIT 8";
-  Result<Json> kernels = query(target, heaviest);
-  if (!kernels.isOk()) return kernels.status();
-  printQuery("Heaviest kernels of rank " + slow + " in step " + last, heaviest);
-  TablePrinter kernel_table({"kernel", "launches", "total", "p50", "p99"});
-  for (const Json& r : *kernels) {
-    std::string name = r[0].is_string() ? r[0].get<std::string>() : "?";
-    if (name.size() > 60) name = name.substr(0, 57) + "...";
-    kernel_table.addRow({name, std::to_string(static_cast<int64_t>(num(r[1]))), formatDurationNs(num(r[2])), formatDurationNs(num(r[3])),
-                         formatDurationNs(num(r[4]))});
+std::string where(const diagnose::Finding& f) {
+  if (!f.link.empty()) return "link " + f.link;
+  std::string s;
+  if (!f.ranks.empty()) s = (f.ranks.size() == 1 ? "rank " : "ranks ") + diagnose::rankList(f.ranks);
+  if (f.pp_rank) s += (s.empty() ? "stage " : " (stage ") + std::to_string(*f.pp_rank) + (s.empty() ? "" : ")");
+  return s;
+}
+
+std::string faultWhere(const simulate::Fault& f) {
+  if (f.rank) return "rank " + std::to_string(*f.rank);
+  if (f.stage) return "stage " + std::to_string(*f.stage);
+  return "link " + simulate::ClusterLayout::hostName(f.hosts->first) + "/" + simulate::ClusterLayout::hostName(f.hosts->second);
+}
+
+// The diagnosis as a user runs it, its findings for a person, then each injected fault
+// against them. Returns whether every fault was found and placed.
+Result<bool> printDiagnosis(QueryTarget& argusd, const simulate::ClusterSimulator& sim, uint64_t steps) {
+  const std::string sql = std::string("SELECT * FROM diagnose('") + kJob + "')";
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<Json> rows = query(argusd, sql);
+  if (!rows.isOk()) return rows.status();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  printQuery("Diagnosis (anomalous windows, then the ranks, stages, links, stalls and kernels to blame)", sql);
+  std::vector<diagnose::Finding> findings;
+  for (const Json& r : *rows) findings.push_back(findingOf(r));
+  std::printf("  %zu findings in %.2f s:\n\n", findings.size(), secs);
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const diagnose::Finding& f = findings[i];
+    std::printf("  %zu. %s, steps %llu-%llu: %s%s%s  (slowdown %+.0f%%, confidence %.2f)\n", i + 1, diagnose::findingKindName(f.kind),
+                static_cast<unsigned long long>(f.from_step), static_cast<unsigned long long>(f.to_step), where(f).c_str(), f.kernel.empty() ? "" : " kernel ",
+                f.kernel.empty() ? "" : diagnose::shortKernelName(f.kernel).c_str(), f.slowdown * 100, f.confidence);
+    printWrapped(f.evidence, "       ");
   }
-  kernel_table.print(stdout);
-  return Status::ok();
+  std::printf("\nAgainst the faults the simulator injected (its ground truth):\n\n");
+  TablePrinter table({"injected", "steps", "where", "found", "steps after onset"});
+  bool all = true;
+  for (const simulate::Fault& f : sim.faults()) {
+    const FaultMatch m = matchFault(f, steps - 1, findings);
+    all = all && m.localized;
+    const uint64_t end = std::min(steps - 1, f.from_step + f.steps - 1);
+    table.addRow({simulate::faultKindName(f.kind), std::to_string(f.from_step) + "-" + std::to_string(end), faultWhere(f),
+                  m.finding == nullptr ? "MISSED" : m.localized ? "yes, placed" : "found, misplaced (" + where(*m.finding) + ")",
+                  m.finding == nullptr ? "" : std::to_string(m.latency_steps)});
+  }
+  table.print(stdout);
+  return all;
 }
 
 int runDemo(const DemoOptions& o) {
-  cli::ArgusdProcess argusd(o.keep_dir);
+  Result<std::unique_ptr<simulate::ClusterSimulator>> made = makeSimulator(o);
+  if (!made.isOk()) {
+    std::fprintf(stderr, "argus demo: %s\n", made.status().toString().c_str());
+    return 1;
+  }
+  simulate::ClusterSimulator& sim = **made;
+  // The data stays for the shell and Grafana afterwards: in --keep DIR, else a fresh one.
+  std::string keep = o.keep_dir;
+  if (keep.empty()) keep = makeTempDir("argus-demo");
+  cli::ArgusdProcess argusd(keep);
   argusd.setHttp(true);
   setenv("ARGUSD_BIN", siblingArgusd().c_str(), /*overwrite=*/0);
   if (Status s = argusd.start(); !s.isOk()) {
     std::fprintf(stderr, "argus demo: cannot start argusd: %s\n", s.toString().c_str());
     return 1;
   }
-  std::printf("argusd is up: data %s, ingest 127.0.0.1:%u, http 127.0.0.1:%u\n", argusd.dataDir().c_str(),
-              argusd.ingestPort(), argusd.httpPort());
-  std::printf("Streaming %u steps from each of %u ranks (%d kernel signatures per step, rank %u slows down at step %u)...\n",
-              o.steps, o.ranks, o.signatures, o.slow_rank, o.steps / 2);
-  auto t0 = std::chrono::steady_clock::now();
-  uint64_t record_bytes = 0;
-  if (Status s = streamCluster(o, argusd.ingestPort(), &record_bytes); !s.isOk()) {
-    std::fprintf(stderr, "argus demo: sending failed: %s\n", s.toString().c_str());
+  const simulate::ClusterLayout& l = sim.layout();
+  std::printf("argusd is up: data %s, ingest 127.0.0.1:%u, http 127.0.0.1:%u\n", argusd.dataDir().c_str(), argusd.ingestPort(), argusd.httpPort());
+  std::printf("Simulating job '%s': %u ranks (tensor-parallel %u x pipeline %u x data-parallel %u on %u hosts), %llu steps of %u microbatches,\n"
+              "kernels from %s (%zu signatures), a checkpoint every 100 steps. Injected, one at a time:\n",
+              kJob, l.ranks(), l.tp, l.pp, l.dp, l.hosts(), static_cast<unsigned long long>(o.steps), sim.options().microbatches, sim.mix().source.c_str(),
+              sim.mix().kernels.size());
+  for (const simulate::Fault& f : sim.faults()) {
+    std::printf("  %-18s on %-24s from step %llu for %llu steps\n", simulate::faultKindName(f.kind), faultWhere(f).c_str(),
+                static_cast<unsigned long long>(f.from_step), static_cast<unsigned long long>(f.steps));
+  }
+  std::printf("Streaming every rank over the wire protocol, one session per rank...\n");
+  std::fflush(stdout);
+  SinkOptions so;
+  so.job = kJob;
+  so.server = "127.0.0.1:" + std::to_string(argusd.ingestPort());
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<ClusterSink>> sink = openClusterSink(so, sim);
+  Status sent = sink.isOk() ? runSimulation(sim, **sink, o.steps, 32, std::max(1u, std::thread::hardware_concurrency())) : sink.status();
+  if (!sent.isOk()) {
+    std::fprintf(stderr, "argus demo: sending failed: %s\n", sent.toString().c_str());
     return 1;
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  uint64_t records = static_cast<uint64_t>(o.ranks) * o.steps;
-  std::printf("%llu step records acknowledged durable in %.2f s; %.0f bytes per rank-step on the wire.\n",
-              static_cast<unsigned long long>(records), secs, static_cast<double>(record_bytes) / records);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double records = static_cast<double>(l.ranks()) * static_cast<double>(o.steps);
+  std::printf("%.0f step records acknowledged durable in %.1f s (%.0f rank-steps/s).\n", records, secs, records / secs);
 
-  Status shown = printFindings(o, argusd.httpPort());
+  bool all_found = false;
+  Status shown = [&]() -> Status {
+    Result<std::unique_ptr<QueryTarget>> target = QueryTarget::connect("127.0.0.1:" + std::to_string(argusd.httpPort()));
+    if (!target.isOk()) return target.status();
+    ARGUS_RETURN_IF_ERROR(printStepChart(**target));
+    Result<bool> found = printDiagnosis(**target, sim, o.steps);
+    if (!found.isOk()) return found.status();
+    all_found = *found;
+    return Status::ok();
+  }();
   if (!shown.isOk()) std::fprintf(stderr, "argus demo: query failed: %s\n", shown.toString().c_str());
 
-  int rc = argusd.stop();
+  const int rc = argusd.stop();
   std::printf("\nargusd stopped (exit %d).\n", rc);
-  if (!o.keep_dir.empty()) {
-    const std::string dir = argusd.dataDir();  // a temporary: its c_str() would dangle
-    const char* data = dir.c_str();
-    std::printf("The data stays in %s. Ask it more in SQL (\\tables lists the tables, docs/query/language.md the language):\n"
-                "  argus shell --data %s\n"
-                "or serve it again, for the HTTP API and Grafana (docs/http/grafana.md):\n"
-                "  argusd --data %s --ingest 127.0.0.1:0 --http 127.0.0.1:7080\n"
-                "  curl -s --data '{\"q\": \"SELECT step, max(iter_ns) FROM steps GROUP BY step\"}' http://127.0.0.1:7080/api/v1/query\n",
-                data, data, data);
-  } else {
-    std::printf("Run `argus demo --keep DIR` to keep the data and ask it more with `argus shell --data DIR/data` (SQL),\n"
-                "or serve it with argusd for its HTTP API and the Grafana datasource.\n");
-  }
-  return shown.isOk() && rc == 0 ? 0 : 1;
+  const std::string dir = argusd.dataDir();
+  const char* data = dir.c_str();
+  std::printf("The data stays in %s. Ask it more in SQL (\\tables lists the tables, docs/query/language.md the language):\n"
+              "  argus shell --data %s\n"
+              "  argus> SELECT * FROM degraded_kernels('demo', rank => R, from_step => A, to_step => B);\n"
+              "Or serve it again for the HTTP API and the Grafana dashboard (grafana/, docs/http/grafana.md):\n"
+              "  argusd --data %s --ingest 127.0.0.1:0 --http 127.0.0.1:7080\n"
+              "  then provision grafana/provisioning into Grafana and open the \"Argus job overview\" dashboard, job demo.\n"
+              "Remove it when done: rm -rf %s\n",
+              data, data, data, keep.c_str());
+  return shown.isOk() && rc == 0 && all_found ? 0 : 1;
 }
 
 }  // namespace
 
 void addDemoCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<DemoOptions>();
-  CLI::App* demo = app.add_subcommand("demo", "Run a local argusd, stream a simulated cluster into it, query it back");
-  demo->add_option("--ranks", options->ranks, "ranks in the simulated cluster")->check(CLI::Range(1, 4096))->capture_default_str();
-  demo->add_option("--steps", options->steps, "training steps per rank")->check(CLI::Range(2, 100000))->capture_default_str();
-  demo->add_option("--signatures", options->signatures, "kernel signatures per step")->check(CLI::Range(1, 4096))->capture_default_str();
-  demo->add_option("--keep", options->keep_dir, "keep argusd's data in this directory (created if missing)");
+  CLI::App* demo = app.add_subcommand("demo", "Run a local argusd, stream a simulated cluster with faults into it, diagnose it");
+  demo->add_option("--ranks", options->ranks, "ranks in the simulated cluster (a multiple of 32: tp 8 x pp 4 x dp)")
+      ->check(CLI::Range(32u, 65536u))
+      ->capture_default_str();
+  demo->add_option("--steps", options->steps, "training steps per rank")->check(CLI::Range(uint64_t{150}, uint64_t{100000}))->capture_default_str();
+  demo->add_option("--seed", options->seed, "the simulator's seed (which ranks, stage and link the faults hit)")->capture_default_str();
+  demo->add_option("--keep", options->keep_dir, "keep argusd's data in this directory (default: a fresh temporary one, kept)");
   demo->callback([options, exit_code] {
-    if (options->slow_rank >= options->ranks) options->slow_rank = options->ranks - 1;
+    if (options->ranks % 32 != 0) {
+      std::fprintf(stderr, "argus demo: --ranks %u is not a multiple of 32 (tensor-parallel 8 x pipeline 4)\n", options->ranks);
+      *exit_code = 1;
+      return;
+    }
     if (!options->keep_dir.empty()) std::filesystem::create_directories(options->keep_dir);
     *exit_code = runDemo(*options);
   });

@@ -1,7 +1,6 @@
 #include "cli/simulate_command.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -88,30 +87,6 @@ Result<std::unique_ptr<simulate::ClusterSimulator>> makeSimulator(SimulateOption
   return simulate::ClusterSimulator::create(o.cluster, std::move(mix));
 }
 
-// Builds every rank's records of the simulated block on `threads` threads and writes them.
-Status writeBlock(const simulate::ClusterSimulator& sim, ClusterSink& sink, unsigned threads) {
-  const uint32_t ranks = sim.layout().ranks();
-  std::atomic<uint32_t> next{0};
-  std::vector<Status> failed(threads);
-  auto work = [&](unsigned t) {
-    std::vector<model::StepRecord> records(sim.blockSteps());
-    for (uint32_t rank; (rank = next.fetch_add(1)) < ranks;) {
-      for (uint32_t i = 0; i < sim.blockSteps(); ++i) sim.record(rank, i, &records[i]);
-      if (Status s = sink.write(rank, records); !s.isOk()) {
-        failed[t] = s;
-        next = ranks;
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& th : pool) th.join();
-  for (const Status& s : failed) ARGUS_RETURN_IF_ERROR(s);
-  return sink.blockDone();
-}
-
 int runSimulate(SimulateOptions o) {
   auto fail = [](const Status& s) {
     std::fprintf(stderr, "argus simulate: %s\n", s.toString().c_str());
@@ -141,13 +116,7 @@ int runSimulate(SimulateOptions o) {
   }
   const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const auto t0 = std::chrono::steady_clock::now();
-  for (uint64_t done = 0; done < o.steps;) {
-    const auto n = static_cast<uint32_t>(std::min<uint64_t>(o.block, o.steps - done));
-    sim.simulate(n);
-    if (Status s = writeBlock(sim, **sink, threads); !s.isOk()) return fail(s);
-    done += n;
-  }
-  if (Status s = (*sink)->finish(); !s.isOk()) return fail(s);
+  if (Status s = runSimulation(sim, **sink, o.steps, o.block, threads); !s.isOk()) return fail(s);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double records = static_cast<double>(o.steps) * l.ranks();
   std::printf("argus simulate: %.0f records (%u ranks x %llu steps) -> %s in %.1f s (%.0f rank-steps/s)%s%s\n", records, l.ranks(),
