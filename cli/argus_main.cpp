@@ -5,6 +5,7 @@
 #include "cli/capture_command.h"
 #include "cli/demo_command.h"
 #include "cli/dump_command.h"
+#include "cli/eval_command.h"
 #include "cli/flight_recorder_command.h"
 #include "cli/import_command.h"
 #include "cli/jobs_command.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   argus::cli::addDumpCommand(app, &exit_code);
   argus::cli::addImportCommand(app, &exit_code);
   argus::cli::addSimulateCommand(app, &exit_code);
+  argus::cli::addEvalCommand(app, &exit_code);
   argus::cli::addCaptureCommand(app, &exit_code);
   argus::cli::addFlightRecorderCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);

@@ -14,6 +14,7 @@
 
 #include "cli/argusd_process.h"
 #include "cli/cluster_sink.h"
+#include "cli/diagnosis_query.h"
 #include "cli/duration_text.h"
 #include "cli/fault_matching.h"
 #include "cli/query_target.h"
@@ -93,7 +94,6 @@ double num(const Json& cell) {
   if (cell.is_null()) return 0;
   return cell.is_string() ? std::stod(cell.get<std::string>()) : cell.get<double>();
 }
-std::string text(const Json& cell) { return cell.is_string() ? cell.get<std::string>() : ""; }
 
 // The query, as a person would type it into `argus shell`, above its answer (indented).
 void printQuery(const std::string& title, const std::string& sql) {
@@ -152,30 +152,6 @@ Status printStepChart(QueryTarget& argusd) {
   return Status::ok();
 }
 
-// A row of diagnose() back into a Finding (columns in the function's order).
-diagnose::Finding findingOf(const Json& row) {
-  diagnose::Finding f;
-  const std::string kind = text(row[0]);
-  for (int k = 0; k <= static_cast<int>(diagnose::FindingKind::kUnexplained); ++k) {
-    if (kind == diagnose::findingKindName(static_cast<diagnose::FindingKind>(k))) f.kind = static_cast<diagnose::FindingKind>(k);
-  }
-  f.from_step = static_cast<uint64_t>(num(row[1]));
-  f.to_step = static_cast<uint64_t>(num(row[2]));
-  const std::string ranks = text(row[3]);
-  for (size_t at = 0; at < ranks.size();) {
-    const size_t end = std::min(ranks.find(',', at), ranks.size());
-    f.ranks.push_back(static_cast<uint32_t>(std::stoul(ranks.substr(at, end - at))));
-    at = end + 1;
-  }
-  if (!row[4].is_null()) f.pp_rank = static_cast<uint32_t>(num(row[4]));
-  f.link = text(row[5]);
-  f.kernel = text(row[6]);
-  f.slowdown = num(row[7]);
-  f.confidence = num(row[8]);
-  f.evidence = text(row[9]);
-  return f;
-}
-
 std::string where(const diagnose::Finding& f) {
   if (!f.link.empty()) return "link " + f.link;
   std::string s;
@@ -193,14 +169,11 @@ std::string faultWhere(const simulate::Fault& f) {
 // The diagnosis as a user runs it, its findings for a person, then each injected fault
 // against them. Returns whether every fault was found and placed.
 Result<bool> printDiagnosis(QueryTarget& argusd, const simulate::ClusterSimulator& sim, uint64_t steps) {
-  const std::string sql = std::string("SELECT * FROM diagnose('") + kJob + "')";
-  const auto t0 = std::chrono::steady_clock::now();
-  Result<Json> rows = query(argusd, sql);
-  if (!rows.isOk()) return rows.status();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printQuery("Diagnosis (anomalous windows, then the ranks, stages, links, stalls and kernels to blame)", sql);
-  std::vector<diagnose::Finding> findings;
-  for (const Json& r : *rows) findings.push_back(findingOf(r));
+  double secs = 0;
+  Result<std::vector<diagnose::Finding>> found = runDiagnosis(argusd, kJob, &secs);
+  if (!found.isOk()) return found.status();
+  const std::vector<diagnose::Finding>& findings = *found;
+  printQuery("Diagnosis (anomalous windows, then the ranks, stages, links, stalls and kernels to blame)", diagnosisQuery(kJob));
   std::printf("  %zu findings in %.2f s:\n\n", findings.size(), secs);
   for (size_t i = 0; i < findings.size(); ++i) {
     const diagnose::Finding& f = findings[i];

@@ -163,20 +163,20 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
     for (uint32_t p : by_stage.at(k)) {
       if (p != r) peer_wait.push_back(a.win[p].exposed);
     }
-    double own_now = 0, own_before = 0;  // means over its slow transfers
-    int own_slow = 0;
-    for (const SlowTransfer& s : slow) {
-      if (s.rank != r) continue;
-      own_now += s.now;
-      own_before += s.before;
-      ++own_slow;
-    }
-    if (own_slow > 0) {
-      own_now /= own_slow;
-      own_before /= own_slow;
+    // Its own transfers against its baseline, the slowest of its collectives: a slowed GPU
+    // runs its NCCL kernels slowly too, by less than a link would (no bandwidth_drop bar).
+    double own_now = 0, own_before = 0, own_ratio = 1;
+    for (const auto& [key, now] : (*cwin)[r]) {
+      auto was = (*cbase)[r].find(key);
+      if (was == (*cbase)[r].end() || was->second.gbps() <= 0 || now.gbps() <= 0) continue;
+      if (now.gbps() / was->second.gbps() < own_ratio) {
+        own_ratio = now.gbps() / was->second.gbps();
+        own_now = now.gbps();
+        own_before = was->second.gbps();
+      }
     }
     for (const auto& [key, sums] : (*cwin)[r]) straggler_comms.insert(key.communicator);
-    const bool masked = own_before > 0;
+    const bool masked = own_ratio < 1 - o.compute_excess;
     Finding f = a.make(masked ? FindingKind::kMaskedStraggler : FindingKind::kComputeStraggler);
     f.ranks = {r};
     f.pp_rank = k;
