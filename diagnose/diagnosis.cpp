@@ -15,13 +15,16 @@ Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, u
   return detector.windows();
 }
 
-std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, const std::vector<AnomalyWindow>& windows) {
+std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, uint64_t warmup,
+                                      const std::vector<AnomalyWindow>& windows) {
   if (from_step <= first_step || steps == 0) return std::nullopt;
   StepWindow w;
   w.from_step = from_step;
   w.to_step = to_step;
   w.base_to = from_step - 1;
   w.base_from = from_step - std::min<uint64_t>(steps, from_step - first_step);
+  // Warm-up steps run slower: a baseline of them hides a slowdown.
+  if (w.base_from < first_step + warmup && w.base_to >= first_step + warmup + 5) w.base_from = first_step + warmup;
   // After the latest earlier window that ends inside the baseline, if 5 steps remain.
   for (const AnomalyWindow& e : windows) {
     if (e.to_step < from_step && e.to_step >= w.base_from && w.base_to - e.to_step >= 5) w.base_from = e.to_step + 1;
@@ -36,7 +39,7 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
   if (!topology.isOk()) return topology.status();
   std::vector<Finding> out;
   for (const AnomalyWindow& aw : *windows) {
-    std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, from, o.baseline_steps, *windows);
+    std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, from, o.baseline_steps, o.detector.warmup_steps, *windows);
     std::vector<Finding> found;
     if (w) {
       Result<std::vector<Finding>> f = analyzeWindow(reader, *topology, *w, o.window);

@@ -34,10 +34,11 @@ struct DiagnoseOptions {
 Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, uint64_t from, uint64_t to, const std::string& metric,
                                                       std::optional<uint32_t> rank, const DetectorOptions& options);
 
-// The baseline of a window from `from_step`: up to `steps` steps before it, after the end
-// of any earlier window in `windows` when enough steps are left there. Nullopt when the
-// job has no step before it.
-std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, const std::vector<AnomalyWindow>& windows);
+// The baseline of a window from `from_step`: up to `steps` steps before it, past the
+// job's warm-up (`warmup` steps from `first_step`) and after the end of any earlier window
+// in `windows`, each when at least 5 steps are left. Nullopt when no step is before it.
+std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, uint64_t warmup,
+                                      const std::vector<AnomalyWindow>& windows);
 
 // All stages over [from, to]: the findings of every anomalous window, by window then
 // confidence; a window nothing explains yields one `unexplained` finding.

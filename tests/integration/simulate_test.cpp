@@ -106,3 +106,22 @@ TEST_CASE("simulate refuses bad layouts and fault specs with a reason, and write
   CHECK(contains(both.output, "exactly one of --server"));
   cli::removeTree(dir);
 }
+
+TEST_CASE("eval scores the diagnosis per fault class on small simulated jobs") {
+  RunResult r = runArgus("eval --scales 32 --steps 160 --runs 1 --clean-steps 400 --seed 2");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (const char* kind : {"compute_straggler", "masked_straggler", "link_degradation", "pipeline_bubble", "jit_stall"}) {
+    CAPTURE(kind);
+    size_t row = r.output.find("\n  " + std::string(kind));
+    REQUIRE(row != std::string::npos);
+    // recall and localization columns: the single fault of the class and the mixed run's
+    CHECK(contains(r.output.substr(row, r.output.find('\n', row + 1) - row), "100.0% (2/2)"));
+  }
+  CHECK(contains(r.output, "0 windows in 400 steps: 0.00 false windows per 10,000 steps"));
+  CHECK(contains(r.output, "diagnose() query time: p50"));
+  CHECK(contains(r.output, "): met"));
+  RunResult bad = runArgus("eval --scales 32 --steps 20");
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(bad.output, "--steps"));
+}

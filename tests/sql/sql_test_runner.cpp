@@ -21,6 +21,7 @@
 #include "query/common/errors.h"
 #include "query/engine.h"
 #include "simulate/synthetic_steps.h"
+#include "../simulated_job.h"
 #include "storage/store.h"
 
 using namespace argus;
@@ -266,6 +267,24 @@ class Runner {
             pending_[Key{job_, rec.rank, rec.step, rec.attempt}] = std::move(rec);
           }
         }
+      } else if (what == "cluster") {
+        // A simulated job (simulate/cluster_simulator.h) with topology and dictionaries:
+        // cluster tp=2 pp=4 dp=4 gpus_per_host=4 steps=140 seed=1 checkpoint_every=50 faults=SPEC;SPEC
+        flush(line);
+        simulate::ClusterOptions o;
+        o.layout = simulate::ClusterLayout{static_cast<uint32_t>(num(f, "tp", 2)), static_cast<uint32_t>(num(f, "pp", 4)), static_cast<uint32_t>(num(f, "dp", 4)),
+                                           static_cast<uint32_t>(num(f, "gpus_per_host", 4))};
+        o.seed = unum(f, "seed", 1);
+        o.checkpoint_every = unum(f, "checkpoint_every", 0);
+        std::vector<std::string> faults;
+        const std::string specs = f.count("faults") ? f["faults"] : "";
+        for (size_t at = 0; at < specs.size();) {
+          const size_t end = std::min(specs.find(';', at), specs.size());
+          faults.push_back(specs.substr(at, end - at));
+          at = end + 1;
+        }
+        auto sim = testing::writeSimulatedJob(*store_, job_, o, faults, static_cast<uint32_t>(num(f, "steps", 100)));
+        if (!sim.isOk()) fail(line, "cluster: " + sim.status().toString());
       } else if (what == "topology") {
         model::RankTopology t;
         t.rank = static_cast<uint32_t>(num(f, "rank", 0));

@@ -50,7 +50,7 @@ class DegradedKernels final : public TableFunction {
       auto topology = reader.topology();
       diagnosis::check(kName, topology.status());
       const auto from = static_cast<uint64_t>(in.args[2].bigintValue()), to = static_cast<uint64_t>(in.args[3].bigintValue());
-      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[4].bigintValue()), {});
+      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[4].bigintValue()), diagnose::DetectorOptions{}.warmup_steps, {});
       if (!w) throw ExecutionError(in.args.positions[2], std::string(kName) + "(): no steps before from_step " + std::to_string(from) + " to compare with");
       diagnose::KernelOptions o;
       o.peers = static_cast<uint32_t>(in.args[5].bigintValue());

@@ -40,7 +40,7 @@ class Stragglers final : public TableFunction {
       auto topology = reader.topology();
       diagnosis::check(kName, topology.status());
       const auto from = static_cast<uint64_t>(in.args[1].bigintValue()), to = static_cast<uint64_t>(in.args[2].bigintValue());
-      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[3].bigintValue()), {});
+      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[3].bigintValue()), diagnose::DetectorOptions{}.warmup_steps, {});
       if (!w) throw ExecutionError(in.args.positions[1], std::string(kName) + "(): no steps before from_step " + std::to_string(from) + " to compare with");
       Result<std::vector<diagnose::Finding>> found = diagnose::analyzeWindow(reader, *topology, *w);
       diagnosis::check(kName, found.status());
