@@ -6,12 +6,13 @@
 namespace argus::diagnose {
 
 Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, uint64_t from, uint64_t to, const std::string& metric,
-                                                      std::optional<uint32_t> rank, const DetectorOptions& options) {
+                                                      std::optional<uint32_t> rank, const DetectorOptions& options, std::vector<StepPoint>* series_out) {
   ARGUS_RETURN_IF_ERROR(reader.exists());
   Result<std::vector<StepPoint>> series = reader.stepSeries(metric, from, to, rank);
   if (!series.isOk()) return series.status();
   ChangeDetector detector(options);
   for (const StepPoint& p : *series) detector.add(p.step, p.value, p.expected);
+  if (series_out != nullptr) *series_out = std::move(series).value();
   return detector.windows();
 }
 
@@ -33,7 +34,8 @@ std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint
 }
 
 Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& o) {
-  Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, from, to, "iter_ns", std::nullopt, o.detector);
+  std::vector<StepPoint> series;
+  Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, from, to, "iter_ns", std::nullopt, o.detector, &series);
   if (!windows.isOk()) return windows.status();
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
@@ -105,6 +107,15 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
                     w ? "" : " (no steps before it to compare with)");
       f.evidence = b;
       found.push_back(std::move(f));
+    }
+    // The window's wall clock, for timelines (Grafana annotations).
+    auto at = [&](uint64_t step) {
+      auto it = std::lower_bound(series.begin(), series.end(), step, [](const StepPoint& p, uint64_t s) { return p.step < s; });
+      return it != series.end() && it->step == step ? &*it : nullptr;
+    };
+    for (Finding& f : found) {
+      if (const StepPoint* p = at(f.from_step)) f.from_ns = p->start_ns;
+      if (const StepPoint* p = at(f.to_step)) f.to_ns = p->end_ns;
     }
     out.insert(out.end(), found.begin(), found.end());
   }

@@ -31,8 +31,10 @@ struct DiagnoseOptions {
 };
 
 // Stage 1 over [from, to]: `metric` (a steps column) per step, max over ranks or of `rank`.
+// `series` (may be null) gets the series the detector saw.
 Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, uint64_t from, uint64_t to, const std::string& metric,
-                                                      std::optional<uint32_t> rank, const DetectorOptions& options);
+                                                      std::optional<uint32_t> rank, const DetectorOptions& options,
+                                                      std::vector<StepPoint>* series = nullptr);
 
 // The baseline of a window from `from_step`: up to `steps` steps before it, past the
 // job's warm-up (`warmup` steps from `first_step`) and after the end of any earlier window

@@ -25,6 +25,7 @@ const char* findingKindName(FindingKind kind);
 struct Finding {
   FindingKind kind = FindingKind::kUnexplained;
   uint64_t from_step = 0, to_step = 0;  // inclusive
+  int64_t from_ns = 0, to_ns = 0;       // the window's wall clock: from_step's start, to_step's end
   std::vector<uint32_t> ranks;          // the ranks to blame (empty: a stage or a link)
   std::optional<uint32_t> pp_rank;      // the stage, when the finding is about one
   std::string link;                     // "node-00014/node-00015", when about one

@@ -67,13 +67,19 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
   std::vector<StepPoint> dense(n);
   std::vector<uint32_t> ranks;
   if (rank) ranks.push_back(*rank);
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"step", column}, from, to, ranks, [&](const storage::ColumnBatch& b) {
+  std::vector<std::string> columns = {"step", "start_ns", "end_ns", column};
+  const size_t value_at = column == "start_ns" ? 1 : column == "end_ns" ? 2 : 3;
+  if (value_at < 3) columns.pop_back();
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, columns, from, to, ranks, [&](const storage::ColumnBatch& b) {
     const auto& steps = b.columns[0].ints;
-    const auto& values = b.columns[1].ints;
+    const auto& values = b.columns[value_at].ints;
     for (size_t i = 0; i < b.rows; ++i) {
       StepPoint& p = dense[static_cast<uint64_t>(steps[i]) - from];
       const double v = static_cast<double>(values[i]);
+      const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
       p.value = p.ranks == 0 ? v : std::max(p.value, v);
+      p.start_ns = p.ranks == 0 ? start : std::min(p.start_ns, start);
+      p.end_ns = p.ranks == 0 ? end : std::max(p.end_ns, end);
       ++p.ranks;
     }
   }));

@@ -23,6 +23,7 @@ struct StepPoint {
   double value = 0;     // the step's metric: max over ranks, or the one rank's
   uint32_t ranks = 0;   // ranks that reported it
   bool expected = false;  // a checkpoint or evaluation marker: a spike nobody should chase
+  int64_t start_ns = 0, end_ns = 0;  // the earliest start and latest end over its ranks
 };
 
 // Medians over a window's steps of one rank's phase columns (ns).

@@ -89,6 +89,10 @@ void addFindingColumns(TableFunctionBinding* b, bool with_window) {
   add("slowdown", L::kDouble);
   add("confidence", L::kDouble);
   add("evidence", L::kVarchar);
+  if (with_window) {
+    add("from_ns", L::kBigInt);
+    add("to_ns", L::kBigInt);
+  }
 }
 
 std::vector<Value> findingRow(const diagnose::Finding& f, bool with_window) {
@@ -105,6 +109,10 @@ std::vector<Value> findingRow(const diagnose::Finding& f, bool with_window) {
   row.push_back(Value::dbl(f.slowdown));
   row.push_back(Value::dbl(f.confidence));
   row.push_back(Value::varchar(f.evidence));
+  if (with_window) {
+    row.push_back(Value::bigint(f.from_ns));
+    row.push_back(Value::bigint(f.to_ns));
+  }
   return row;
 }
 

@@ -47,7 +47,7 @@ StepRange resolveStepRange(const std::string& function, const Call& call, const 
 void check(const std::string& function, const Status& status);
 
 // A finding's columns: kind, from_step, to_step, ranks, pp_rank, link, kernel, slowdown,
-// confidence, evidence (pass `with_window` false to leave out from_step and to_step).
+// confidence, evidence, from_ns, to_ns (`with_window` false: without the steps and times).
 void addFindingColumns(TableFunctionBinding* b, bool with_window);
 std::vector<Value> findingRow(const diagnose::Finding& f, bool with_window);
 
