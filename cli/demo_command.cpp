@@ -47,28 +47,12 @@ std::string siblingArgusd() {
   return (self.parent_path() / "argusd").string();
 }
 
-// One fault of each kind, one after another: each in a slot of its own after the warm-up and
-// a first baseline, lasting half its slot (a JIT stall three steps), targets drawn.
-std::vector<simulate::Fault> demoFaults(uint64_t steps) {
-  const uint64_t first = 60, slot = (steps - 10 - first) / simulate::kFaultKindCount;
-  std::vector<simulate::Fault> faults;
-  for (int k = 0; k < simulate::kFaultKindCount; ++k) {
-    simulate::Fault f;
-    f.kind = static_cast<simulate::FaultKind>(k);
-    f.from_step = first + k * slot;
-    f.steps = f.kind == simulate::FaultKind::kJitStall ? 3 : std::max<uint64_t>(3, slot / 2);
-    f.severity = simulate::Fault::defaultSeverity(f.kind);
-    faults.push_back(f);
-  }
-  return faults;
-}
-
 Result<std::unique_ptr<simulate::ClusterSimulator>> makeSimulator(const DemoOptions& o) {
   simulate::ClusterOptions c;
   c.layout = simulate::ClusterLayout{8, 4, o.ranks / 32, 8};
   c.seed = o.seed;
   c.checkpoint_every = 100;
-  c.faults = demoFaults(o.steps);
+  c.faults = simulate::staggeredFaults(60, o.steps - 10);  // after the warm-up and a first baseline
   simulate::KernelMix mix;
   if (std::string trace = defaultMixTrace(); !trace.empty()) {
     Result<simulate::KernelMix> m = kernelMixFromTrace(trace, 64);

@@ -71,10 +71,7 @@ std::vector<Scenario> scenarios(const EvalOptions& o) {
         out.push_back({simulate::faultKindName(static_cast<simulate::FaultKind>(k)), ranks, o.steps, rng(), {fault(static_cast<simulate::FaultKind>(k), at, 20)}});
       }
     }
-    Scenario mixed{"mixed", ranks, o.steps, rng(), {}};
-    const uint64_t slot = (o.steps - 70) / simulate::kFaultKindCount;
-    for (int k = 0; k < simulate::kFaultKindCount; ++k) mixed.faults.push_back(fault(static_cast<simulate::FaultKind>(k), 60 + k * slot, slot / 2));
-    out.push_back(mixed);
+    out.push_back({"mixed", ranks, o.steps, rng(), simulate::staggeredFaults(60, o.steps - 10)});
   }
   return out;
 }

@@ -110,45 +110,55 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
   return out;
 }
 
-Result<std::vector<RankPhases>> JobReader::rankPhases(uint64_t from, uint64_t to, uint32_t rank_count) const {
-  std::vector<RankPhases> out(rank_count);
+Result<JobReader::RankPhasesPair> JobReader::rankPhases(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const {
+  RankPhasesPair out;
+  out[0].resize(rank_count);
+  out[1].resize(rank_count);
   constexpr int kColumns = 6;
-  std::vector<int64_t> values[kColumns];
+  std::vector<int64_t> values[2][kColumns];  // the current rank's, per side of the split
   int64_t current = -1;
   auto finish = [&] {
     if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
-    RankPhases& p = out[current];
-    p.steps = static_cast<uint32_t>(values[0].size());
-    double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
-    for (int c = 0; c < kColumns; ++c) *fields[c] = medianOf(values[c]);
-    for (auto& v : values) v.clear();
+    for (int side = 0; side < 2; ++side) {
+      RankPhases& p = out[side][current];
+      p.steps = static_cast<uint32_t>(values[side][0].size());
+      double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
+      for (int c = 0; c < kColumns; ++c) {
+        *fields[c] = medianOf(values[side][c]);
+        values[side][c].clear();
+      }
+    }
   };
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"rank", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"}, from,
-                             to, {}, [&](const storage::ColumnBatch& b) {
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"rank", "step", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"},
+                             from, to, {}, [&](const storage::ColumnBatch& b) {
                                for (size_t i = 0; i < b.rows; ++i) {
                                  if (b.columns[0].ints[i] != current) {
                                    finish();
                                    current = b.columns[0].ints[i];
                                  }
-                                 for (int c = 0; c < kColumns; ++c) values[c].push_back(b.columns[c + 1].ints[i]);
+                                 const int side = static_cast<uint64_t>(b.columns[1].ints[i]) < split ? 0 : 1;
+                                 for (int c = 0; c < kColumns; ++c) values[side][c].push_back(b.columns[c + 2].ints[i]);
                                }
                              }));
   finish();
   return out;
 }
 
-Result<std::vector<std::map<CollectiveKey, CollectiveSums>>> JobReader::collectives(uint64_t from, uint64_t to, uint32_t rank_count) const {
-  std::vector<std::map<CollectiveKey, CollectiveSums>> out(rank_count);
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kCollectives, {"rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, from, to, {},
+Result<JobReader::CollectivesPair> JobReader::collectives(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const {
+  CollectivesPair out;
+  out[0].resize(rank_count);
+  out[1].resize(rank_count);
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kCollectives, {"rank", "step", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, from, to, {},
                              [&](const storage::ColumnBatch& b) {
                                for (size_t i = 0; i < b.rows; ++i) {
                                  const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
                                  if (rank >= rank_count) continue;
-                                 CollectiveKey key{static_cast<uint8_t>(b.columns[1].ints[i]), static_cast<uint64_t>(b.columns[2].ints[i]),
-                                                   static_cast<uint32_t>(b.columns[3].ints[i])};
-                                 CollectiveSums& s = out[rank][key];
-                                 const int64_t total = b.columns[5].ints[i], wait = std::max<int64_t>(0, b.columns[6].ints[i]);
-                                 s.bytes += static_cast<uint64_t>(b.columns[4].ints[i]);
+                                 const int side = static_cast<uint64_t>(b.columns[1].ints[i]) < split ? 0 : 1;
+                                 CollectiveKey key{static_cast<uint8_t>(b.columns[2].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i]),
+                                                   static_cast<uint32_t>(b.columns[4].ints[i])};
+                                 CollectiveSums& s = out[side][rank][key];
+                                 const int64_t total = b.columns[6].ints[i], wait = std::max<int64_t>(0, b.columns[7].ints[i]);
+                                 s.bytes += static_cast<uint64_t>(b.columns[5].ints[i]);
                                  s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
                                  s.wait_ns += static_cast<double>(wait);
                                }

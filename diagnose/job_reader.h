@@ -4,6 +4,7 @@
 // events, stack samples and kernels. Each call is one scan.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -67,10 +68,13 @@ class JobReader {
   // Per step of [from, to] with data: `column` of the steps table, max over the ranks (the
   // job waits for its slowest rank), or of `rank` alone.
   Result<std::vector<StepPoint>> stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const;
-  // Per rank (indexed by rank; ranks without data have steps == 0) over [from, to].
-  Result<std::vector<RankPhases>> rankPhases(uint64_t from, uint64_t to, uint32_t rank_count) const;
-  // Per rank and collective over [from, to].
-  Result<std::vector<std::map<CollectiveKey, CollectiveSums>>> collectives(uint64_t from, uint64_t to, uint32_t rank_count) const;
+  // Per rank (indexed by rank; ranks without data have steps == 0), over [from, split) in
+  // [0] and over [split, to] in [1]: a baseline and the window after it, in one scan.
+  using RankPhasesPair = std::array<std::vector<RankPhases>, 2>;
+  Result<RankPhasesPair> rankPhases(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const;
+  // Per rank and collective, split as rankPhases().
+  using CollectivesPair = std::array<std::vector<std::map<CollectiveKey, CollectiveSums>>, 2>;
+  Result<CollectivesPair> collectives(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const;
   // Events of kind `kind` over [from, to]: (rank, step, value) in rank order.
   struct Event {
     uint32_t rank;

@@ -79,12 +79,12 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
   for (const auto& t : topology) a.rank_count = std::max(a.rank_count, t.rank + 1);
   a.by_rank.assign(a.rank_count, nullptr);
   for (const auto& t : topology) a.by_rank[t.rank] = &t;
-  Result<std::vector<RankPhases>> win = reader.rankPhases(w.from_step, w.to_step, a.rank_count);
-  if (!win.isOk()) return win.status();
-  Result<std::vector<RankPhases>> base = reader.rankPhases(w.base_from, w.base_to, a.rank_count);
-  if (!base.isOk()) return base.status();
-  a.win = std::move(win).value();
-  a.base = std::move(base).value();
+  // The baseline ends where the window starts: one scan reads both.
+  if (w.base_to + 1 != w.from_step || w.base_from > w.base_to) return Status::invalidArgument("a baseline must end at the step before its window");
+  Result<JobReader::RankPhasesPair> phases = reader.rankPhases(w.base_from, w.from_step, w.to_step, a.rank_count);
+  if (!phases.isOk()) return phases.status();
+  a.base = std::move((*phases)[0]);
+  a.win = std::move((*phases)[1]);
   const auto by_stage = stages(a);
 
   // Stages: their compute now and before; a stage that slowed as a whole feeds the bubble.
@@ -127,10 +127,10 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
   }
 
   // Collective transfer bandwidth against each rank's own baseline.
-  auto cwin = reader.collectives(w.from_step, w.to_step, a.rank_count);
-  if (!cwin.isOk()) return cwin.status();
-  auto cbase = reader.collectives(w.base_from, w.base_to, a.rank_count);
-  if (!cbase.isOk()) return cbase.status();
+  auto traffic = reader.collectives(w.base_from, w.from_step, w.to_step, a.rank_count);
+  if (!traffic.isOk()) return traffic.status();
+  const auto* cbase = &(*traffic)[0];
+  const auto* cwin = &(*traffic)[1];
   struct SlowTransfer {
     uint32_t rank;
     CollectiveKey key;

@@ -1,5 +1,6 @@
 #include "simulate/fault.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <random>
@@ -49,6 +50,20 @@ double Fault::defaultSeverity(FaultKind kind) {
     case FaultKind::kJitStall: return 1.0;
     default: return 0.3;
   }
+}
+
+std::vector<Fault> staggeredFaults(uint64_t first_step, uint64_t last_step) {
+  const uint64_t slot = last_step > first_step ? (last_step - first_step) / kFaultKindCount : 0;
+  std::vector<Fault> faults;
+  for (int k = 0; k < kFaultKindCount; ++k) {
+    Fault f;
+    f.kind = static_cast<FaultKind>(k);
+    f.from_step = first_step + k * slot;
+    f.steps = f.kind == FaultKind::kJitStall ? 3 : std::max<uint64_t>(3, slot / 2);
+    f.severity = Fault::defaultSeverity(f.kind);
+    faults.push_back(f);
+  }
+  return faults;
 }
 
 Result<Fault> parseFault(std::string_view spec) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "simulate/cluster_layout.h"
@@ -56,6 +57,11 @@ struct Fault {
 
 // Parses a spec (see above). InvalidArgument names the bad part.
 Result<Fault> parseFault(std::string_view spec);
+
+// One fault of each kind, one after another over [first_step, last_step]: each kind in an
+// equal slot, at its start, lasting half of it (a JIT stall 3 steps), default severities,
+// targets left to resolveFault. What `argus demo`, `argus eval` and the benches inject.
+std::vector<Fault> staggeredFaults(uint64_t first_step, uint64_t last_step);
 
 // Fills the targets the spec left out (drawn from `seed`, so a run is reproducible) and
 // checks the given ones against the layout: a rank, stage or host past the cluster, a link
