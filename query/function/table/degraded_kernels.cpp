@@ -46,15 +46,10 @@ class DegradedKernels final : public TableFunction {
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
       diagnose::JobReader reader = in.reader();
-      if (!reader.exists().isOk()) throw ExecutionError(in.args.positions[0], std::string(kName) + "(): no job '" + in.args[0].stringValue() + "' in the store");
-      auto topology = reader.topology();
-      diagnosis::check(kName, topology.status());
-      const auto from = static_cast<uint64_t>(in.args[2].bigintValue()), to = static_cast<uint64_t>(in.args[3].bigintValue());
-      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[4].bigintValue()), diagnose::DetectorOptions{}.warmup_steps, {});
-      if (!w) throw ExecutionError(in.args.positions[2], std::string(kName) + "(): no steps before from_step " + std::to_string(from) + " to compare with");
+      const diagnosis::ResolvedWindow w = diagnosis::resolveWindow(kName, in, reader, 2);
       diagnose::KernelOptions o;
       o.peers = static_cast<uint32_t>(in.args[5].bigintValue());
-      Result<std::vector<diagnose::KernelChange>> kernels = diagnose::analyzeKernels(reader, *topology, static_cast<uint32_t>(in.args[1].bigintValue()), *w, o);
+      Result<std::vector<diagnose::KernelChange>> kernels = diagnose::analyzeKernels(reader, w.topology, static_cast<uint32_t>(in.args[1].bigintValue()), w.window, o);
       if (kernels.status().code() == Status::Code::kNotFound) throw ExecutionError(in.args.positions[1], std::string(kName) + "(): " + kernels.status().message());
       diagnosis::check(kName, kernels.status());
       std::vector<std::vector<Value>> rows;

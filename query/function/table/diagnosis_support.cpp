@@ -1,5 +1,7 @@
 #include "query/function/table/diagnosis_support.h"
 
+#include "diagnose/diagnosis.h"
+
 namespace argus::query::diagnosis {
 
 using L = LogicalType;
@@ -45,9 +47,27 @@ void checkWindowAndBaseline(const std::string& function, const TableFunctionArgu
   }
 }
 
+namespace {
+
+void requireJob(const std::string& function, const Call& in, const diagnose::JobReader& reader) {
+  if (!reader.exists().isOk()) throw ExecutionError(in.args.positions[0], function + "(): no job '" + in.args[0].stringValue() + "' in the store");
+}
+
+}  // namespace
+
+ResolvedWindow resolveWindow(const std::string& function, const Call& in, const diagnose::JobReader& reader, size_t from_arg) {
+  requireJob(function, in, reader);
+  Result<std::vector<model::RankTopology>> topology = reader.topology();
+  check(function, topology.status());
+  const auto from = static_cast<uint64_t>(in.args[from_arg].bigintValue()), to = static_cast<uint64_t>(in.args[from_arg + 1].bigintValue());
+  const auto baseline = static_cast<uint32_t>(in.args[from_arg + 2].bigintValue());
+  std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, baseline, diagnose::DetectorOptions{}.warmup_steps, {});
+  if (!w) throw ExecutionError(in.args.positions[from_arg], function + "(): no steps before from_step " + std::to_string(from) + " to compare with");
+  return ResolvedWindow{std::move(topology).value(), *w};
+}
+
 StepRange resolveStepRange(const std::string& function, const Call& in, const diagnose::JobReader& reader, size_t first) {
-  const std::string& job = in.args[first].stringValue();
-  if (!reader.exists().isOk()) throw ExecutionError(in.args.positions[first], function + "(): no job '" + job + "' in the store");
+  requireJob(function, in, reader);
   Result<std::optional<uint64_t>> last_step = reader.lastStep();
   check(function, last_step.status());
   const uint64_t job_last = last_step->value_or(0);

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "diagnose/finding.h"
 #include "diagnose/job_reader.h"
+#include "diagnose/window_analysis.h"
 #include "query/common/errors.h"
 #include "query/common/value.h"
 #include "query/function/table_function.h"
@@ -42,6 +43,15 @@ struct StepRange {
   uint64_t from = 0, to = 0;
 };
 StepRange resolveStepRange(const std::string& function, const Call& call, const diagnose::JobReader& reader, size_t first);
+
+// For stragglers() and degraded_kernels(): the job's ranks, and the window whose from_step,
+// to_step and baseline are arguments from_arg, from_arg + 1 and from_arg + 2, with its
+// baseline. ExecutionError for an unknown job or a window with no step before it.
+struct ResolvedWindow {
+  std::vector<model::RankTopology> topology;
+  diagnose::StepWindow window;
+};
+ResolvedWindow resolveWindow(const std::string& function, const Call& call, const diagnose::JobReader& reader, size_t from_arg);
 
 // Throws ExecutionError "<function>(): <status message>" unless ok.
 void check(const std::string& function, const Status& status);

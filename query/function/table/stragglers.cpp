@@ -36,13 +36,8 @@ class Stragglers final : public TableFunction {
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
       diagnose::JobReader reader = in.reader();
-      if (!reader.exists().isOk()) throw ExecutionError(in.args.positions[0], std::string(kName) + "(): no job '" + in.args[0].stringValue() + "' in the store");
-      auto topology = reader.topology();
-      diagnosis::check(kName, topology.status());
-      const auto from = static_cast<uint64_t>(in.args[1].bigintValue()), to = static_cast<uint64_t>(in.args[2].bigintValue());
-      std::optional<diagnose::StepWindow> w = diagnose::baselineFor(from, to, 0, static_cast<uint32_t>(in.args[3].bigintValue()), diagnose::DetectorOptions{}.warmup_steps, {});
-      if (!w) throw ExecutionError(in.args.positions[1], std::string(kName) + "(): no steps before from_step " + std::to_string(from) + " to compare with");
-      Result<std::vector<diagnose::Finding>> found = diagnose::analyzeWindow(reader, *topology, *w);
+      const diagnosis::ResolvedWindow w = diagnosis::resolveWindow(kName, in, reader, 1);
+      Result<std::vector<diagnose::Finding>> found = diagnose::analyzeWindow(reader, w.topology, w.window);
       diagnosis::check(kName, found.status());
       std::vector<std::vector<Value>> rows;
       for (const diagnose::Finding& f : *found) rows.push_back(diagnosis::findingRow(f, false));
