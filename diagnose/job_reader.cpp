@@ -62,9 +62,13 @@ Status JobReader::scan(storage::Table table, std::vector<std::string> columns, u
 Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const {
   if (storage::findColumn(storage::Table::kSteps, column) == nullptr) return Status::invalidArgument("no column '" + column + "' in table steps");
   if (to < from) return std::vector<StepPoint>{};
+  // Per step, in an array over the range when it is short; else by step number (a job
+  // whose steps start far from the range's start: after a restart at step 10^8).
   const uint64_t n = to - from + 1;
-  if (n > (uint64_t{1} << 26)) return Status::invalidArgument("a step range of " + std::to_string(n) + " steps: at most 2^26 at once");
-  std::vector<StepPoint> dense(n);
+  constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
+  std::vector<StepPoint> dense(std::min(n, kDenseSteps));
+  std::map<uint64_t, StepPoint> sparse;
+  auto point = [&](uint64_t step) -> StepPoint& { return n <= kDenseSteps ? dense[step - from] : sparse[step]; };
   std::vector<uint32_t> ranks;
   if (rank) ranks.push_back(*rank);
   std::vector<std::string> columns = {"step", "start_ns", "end_ns", column};
@@ -74,7 +78,7 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
     const auto& steps = b.columns[0].ints;
     const auto& values = b.columns[value_at].ints;
     for (size_t i = 0; i < b.rows; ++i) {
-      StepPoint& p = dense[static_cast<uint64_t>(steps[i]) - from];
+      StepPoint& p = point(static_cast<uint64_t>(steps[i]));
       const double v = static_cast<double>(values[i]);
       const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
       p.value = p.ranks == 0 ? v : std::max(p.value, v);
@@ -96,16 +100,21 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
         const auto name = static_cast<uint64_t>(b.columns[2].ints[i]);
         if (b.columns[1].ints[i] == static_cast<int64_t>(model::EventKind::kMarker) &&
             std::find(spike_names.begin(), spike_names.end(), name) != spike_names.end()) {
-          dense[static_cast<uint64_t>(b.columns[0].ints[i]) - from].expected = true;
+          point(static_cast<uint64_t>(b.columns[0].ints[i])).expected = true;
         }
       }
     }));
   }
   std::vector<StepPoint> out;
-  for (uint64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; i < dense.size() && n <= kDenseSteps; ++i) {
     if (dense[i].ranks == 0) continue;
     dense[i].step = from + i;
     out.push_back(dense[i]);
+  }
+  for (auto& [step, p] : sparse) {
+    if (p.ranks == 0) continue;  // an event's step with no steps row
+    p.step = step;
+    out.push_back(p);
   }
   return out;
 }

@@ -41,6 +41,8 @@ bool compilerFrame(const std::string& frame) {
   return false;
 }
 
+constexpr uint32_t kMaxRank = 1u << 22;
+
 struct Analysis {
   const JobReader& reader;
   const std::vector<model::RankTopology>& topology;
@@ -76,7 +78,11 @@ std::map<uint32_t, std::vector<uint32_t>> stages(const Analysis& a) {
 Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& w,
                                            const WindowOptions& o) {
   Analysis a{reader, topology, w, o, 0, {}, {}, {}, {}};
-  for (const auto& t : topology) a.rank_count = std::max(a.rank_count, t.rank + 1);
+  for (const auto& t : topology) {
+    // Per-rank arrays: a rank number far past any cluster would be gigabytes of them.
+    if (t.rank >= kMaxRank) return Status::invalidArgument("rank " + std::to_string(t.rank) + ": the diagnosis handles ranks below " + std::to_string(kMaxRank));
+    a.rank_count = std::max(a.rank_count, t.rank + 1);
+  }
   a.by_rank.assign(a.rank_count, nullptr);
   for (const auto& t : topology) a.by_rank[t.rank] = &t;
   // The baseline ends where the window starts: one scan reads both.

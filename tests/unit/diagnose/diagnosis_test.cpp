@@ -99,3 +99,48 @@ TEST_CASE("an unknown job is NotFound; a bad metric InvalidArgument") {
   JobReader j(*store, "j");
   CHECK(findAnomalyWindows(j, 0, 19, "nope_ns", std::nullopt, {}).status().code() == Status::Code::kInvalidArgument);
 }
+
+TEST_CASE("steps far from the range's start, and absurd rank numbers, get answers and errors, not gigabytes") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path());
+  auto id = store->ensureJob("late");
+  REQUIRE(id.isOk());
+  simulate::SyntheticOptions o;
+  o.first_step = 100'000'000;  // a job resumed at step 10^8
+  o.signatures = 2;
+  for (uint32_t rank : {0u, 1u}) {
+    simulate::SyntheticSteps gen(rank, o);
+    std::vector<model::StepRecord> records;
+    for (int i = 0; i < 100; ++i) records.push_back(gen.next());
+    storage::WriteRequest w;
+    w.job = *id;
+    w.records = records;
+    REQUIRE(store->write(w).isOk());
+  }
+  REQUIRE(store->sealAll().isOk());
+  JobReader reader(*store, "late");
+  std::vector<StepPoint> series;
+  Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, 0, 100'000'099, "iter_ns", std::nullopt, {}, &series);
+  REQUIRE_MESSAGE(windows.isOk(), windows.status().toString());
+  REQUIRE(series.size() == 100);
+  CHECK(series.front().step == 100'000'000);
+  CHECK(series.front().ranks == 2);
+  CHECK(diagnose::diagnose(reader, 0, 100'000'099).isOk());
+
+  model::RankTopology far;
+  far.rank = 3'000'000'000u;
+  storage::WriteRequest w;
+  w.job = *id;
+  w.topology = &far;
+  REQUIRE(store->write(w).isOk());
+  auto topology = reader.topology();
+  REQUIRE(topology.isOk());
+  StepWindow window;
+  window.base_from = 100'000'000;
+  window.base_to = 100'000'049;
+  window.from_step = 100'000'050;
+  window.to_step = 100'000'099;
+  Result<std::vector<Finding>> found = analyzeWindow(reader, *topology, window);
+  CHECK(found.status().code() == Status::Code::kInvalidArgument);
+  CHECK(found.status().message().find("rank 3000000000") != std::string::npos);
+}
