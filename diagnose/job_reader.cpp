@@ -27,8 +27,8 @@ bool expectedSpike(const std::string& name) {
 
 }  // namespace
 
-JobReader::JobReader(const storage::Store& store, std::string job, std::function<void()> check)
-    : store_(store), job_(std::move(job)), check_(std::move(check)) {}
+JobReader::JobReader(const storage::Store& store, std::string job, std::function<void()> check, std::function<void(size_t)> hold)
+    : store_(store), job_(std::move(job)), check_(std::move(check)), hold_(std::move(hold)) {}
 
 Status JobReader::exists() const { return store_.findJob(job_).status(); }
 
@@ -87,6 +87,7 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
       ++p.ranks;
     }
   }));
+  hold_(dense.capacity() * sizeof(StepPoint) + sparse.size() * (sizeof(StepPoint) + 48));
   // Marker events naming a checkpoint or an evaluation flag their step.
   Result<std::vector<model::StringDictEntry>> names = store_.names(job_);
   if (!names.isOk()) return names.status();
@@ -150,6 +151,7 @@ Result<JobReader::RankPhasesPair> JobReader::rankPhases(uint64_t from, uint64_t 
                                }
                              }));
   finish();
+  hold_(2 * rank_count * sizeof(RankPhases));
   return out;
 }
 
@@ -172,6 +174,11 @@ Result<JobReader::CollectivesPair> JobReader::collectives(uint64_t from, uint64_
                                  s.wait_ns += static_cast<double>(wait);
                                }
                              }));
+  size_t entries = 0;
+  for (const auto& side : out) {
+    for (const auto& m : side) entries += m.size();
+  }
+  hold_(2 * rank_count * sizeof(out[0][0]) + entries * (sizeof(CollectiveKey) + sizeof(CollectiveSums) + 32));  // map nodes
   return out;
 }
 

@@ -57,8 +57,9 @@ struct KernelSums {
 
 class JobReader {
  public:
-  // `check` is called once per batch read (a query's deadline; it may throw).
-  JobReader(const storage::Store& store, std::string job, std::function<void()> check = [] {});
+  // `check` is called once per batch read (a query's deadline; it may throw); `hold` with
+  // the bytes the call's result holds once it is built (a query's memory cap; it may throw).
+  JobReader(const storage::Store& store, std::string job, std::function<void()> check = [] {}, std::function<void(size_t bytes)> hold = [](size_t) {});
 
   // NotFound naming the job when it has no data.
   Status exists() const;
@@ -99,6 +100,7 @@ class JobReader {
   const storage::Store& store_;
   std::string job_;
   std::function<void()> check_;
+  std::function<void(size_t)> hold_;
 };
 
 }  // namespace argus::diagnose

@@ -51,7 +51,8 @@ class AnomalyWindows final : public TableFunction {
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
-      diagnose::JobReader reader = in.reader();
+      MemoryReservation memory(*in.ctx, "anomaly_windows()");
+      diagnose::JobReader reader = in.reader(&memory);
       const diagnosis::StepRange range = diagnosis::resolveStepRange(kName, in, reader, 0);
       diagnose::DetectorOptions o;
       o.threshold = in.args[6].doubleValue();

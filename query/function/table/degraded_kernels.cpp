@@ -45,7 +45,8 @@ class DegradedKernels final : public TableFunction {
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
-      diagnose::JobReader reader = in.reader();
+      MemoryReservation memory(*in.ctx, "degraded_kernels()");
+      diagnose::JobReader reader = in.reader(&memory);
       const diagnosis::ResolvedWindow w = diagnosis::resolveWindow(kName, in, reader, 2);
       diagnose::KernelOptions o;
       o.peers = static_cast<uint32_t>(in.args[5].bigintValue());

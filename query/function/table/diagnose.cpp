@@ -36,7 +36,8 @@ class Diagnose final : public TableFunction {
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
-      diagnose::JobReader reader = in.reader();
+      MemoryReservation memory(*in.ctx, "diagnose()");
+      diagnose::JobReader reader = in.reader(&memory);
       const diagnosis::StepRange range = diagnosis::resolveStepRange(kName, in, reader, 0);
       diagnose::DiagnoseOptions o;
       o.baseline_steps = static_cast<uint32_t>(in.args[4].bigintValue());

@@ -83,9 +83,9 @@ StepRange resolveStepRange(const std::string& function, const Call& in, const di
   return r;
 }
 
-diagnose::JobReader Call::reader() const {
+diagnose::JobReader Call::reader(MemoryReservation* memory) const {
   QueryContext* c = ctx;
-  return diagnose::JobReader(*store, args[0].stringValue(), [c] { c->check(); });
+  return diagnose::JobReader(*store, args[0].stringValue(), [c] { c->check(); }, [memory](size_t bytes) { memory->set(bytes); });
 }
 
 void check(const std::string& function, const Status& status) {

@@ -29,8 +29,9 @@ struct Call {
   QueryContext* ctx;
   const storage::Store* store;
   TableFunctionArguments args;
-  // A reader of the call's job (argument 0) that checks the query's deadline per batch.
-  diagnose::JobReader reader() const;
+  // A reader of the call's job (argument 0) that checks the query's deadline per batch and
+  // holds what it reads in `memory` (the query's cap). REQUIRES: memory outlives it.
+  diagnose::JobReader reader(MemoryReservation* memory) const;
 };
 
 // Checks a required window and its baseline: from_step and to_step at `baseline - 2` and

@@ -35,7 +35,8 @@ class Stragglers final : public TableFunction {
 
   PhysicalOperatorPtr execute(const TableFunctionInput& in) const override {
     auto compute = [in = diagnosis::Call(in)] {
-      diagnose::JobReader reader = in.reader();
+      MemoryReservation memory(*in.ctx, "stragglers()");
+      diagnose::JobReader reader = in.reader(&memory);
       const diagnosis::ResolvedWindow w = diagnosis::resolveWindow(kName, in, reader, 1);
       Result<std::vector<diagnose::Finding>> found = diagnose::analyzeWindow(reader, w.topology, w.window);
       diagnosis::check(kName, found.status());
