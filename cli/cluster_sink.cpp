@@ -25,9 +25,10 @@ class ServerClusterSink : public ClusterSink {
       so.auth_token = o.token;
       so.topology = sim.layout().topology(rank);
       so.client = "argus-simulate/0.1";
-      // A simulator outruns ingest: wait for room rather than fail.
+      // A simulator outruns ingest: wait for room rather than fail, in buffers that hold
+      // 1 GiB over all ranks (a 10,000-rank job at 16 MiB each would be 160 GiB).
       so.send_timeout = std::chrono::seconds(60);
-      so.max_buffered_bytes = 16u << 20;
+      so.max_buffered_bytes = std::clamp<size_t>((size_t{1} << 30) / sim.layout().ranks(), size_t{256} << 10, size_t{16} << 20);
       auto sender = std::make_unique<wire::StepSender>(so);
       sender->addKernels(sim.kernels());
       sender->addStacks(sim.stacks());
