@@ -16,6 +16,21 @@ Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, u
   return detector.windows();
 }
 
+std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint32_t gap) {
+  std::sort(windows.begin(), windows.end(), [](const AnomalyWindow& a, const AnomalyWindow& b) { return a.from_step < b.from_step; });
+  std::vector<AnomalyWindow> out;
+  for (const AnomalyWindow& w : windows) {
+    if (!out.empty() && w.from_step <= out.back().to_step + gap + 1) {
+      AnomalyWindow& m = out.back();
+      if (w.to_step > m.to_step) m.to_step = w.to_step;
+      m.open = m.open || w.open;
+      continue;
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
 std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, uint64_t warmup,
                                       const std::vector<AnomalyWindow>& windows) {
   if (from_step <= first_step || steps == 0) return std::nullopt;
@@ -37,6 +52,12 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
   std::vector<StepPoint> series;
   Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, from, to, "iter_ns", std::nullopt, o.detector, &series);
   if (!windows.isOk()) return windows.status();
+  // And the slowest rank's compute: a slow GPU or stage the pipeline's slack hides from the
+  // step time (a first stage has idle time to absorb it) is still degraded hardware.
+  Result<std::vector<AnomalyWindow>> compute = findAnomalyWindows(reader, from, to, "compute_ns", std::nullopt, o.detector);
+  if (!compute.isOk()) return compute.status();
+  windows->insert(windows->end(), compute->begin(), compute->end());
+  *windows = mergeWindows(std::move(windows).value(), o.detector.end_steps);
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
   std::vector<Finding> out;

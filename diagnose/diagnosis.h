@@ -36,14 +36,19 @@ Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, u
                                                       std::optional<uint32_t> rank, const DetectorOptions& options,
                                                       std::vector<StepPoint>* series = nullptr);
 
+// Windows in step order, those that overlap or lie within `gap` steps of each other joined
+// (the first one's baseline, slowdown and strength kept).
+std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint32_t gap);
+
 // The baseline of a window from `from_step`: up to `steps` steps before it, past the
 // job's warm-up (`warmup` steps from `first_step`) and after the end of any earlier window
 // in `windows`, each when at least 5 steps are left. Nullopt when no step is before it.
 std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, uint64_t warmup,
                                       const std::vector<AnomalyWindow>& windows);
 
-// All stages over [from, to]: the findings of every anomalous window, by window then
-// confidence; a window nothing explains yields one `unexplained` finding.
+// All stages over [from, to]: the findings of every anomalous window (of the job's step
+// time, or of its slowest rank's compute), by window then confidence; a window nothing
+// explains yields one `unexplained` finding.
 Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& options = {});
 
 }  // namespace argus::diagnose
