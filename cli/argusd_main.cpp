@@ -17,6 +17,7 @@
 
 #include "base/allocator.h"
 #include "ingest/auth.h"
+#include "diagnose/monitor.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/server.h"
 #include "query/http/http_router.h"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   int commit_threads = 2;
   int64_t hello_timeout_ms = 10000;
   int64_t drain_timeout_ms = 10000;
+  int64_t diagnose_interval_ms = 1000;
   int64_t frame_timeout_ms = 30000;
   size_t max_sessions = 20000;
   size_t max_jobs = 10000;
@@ -138,6 +140,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--drain-timeout-ms", drain_timeout_ms, "On shutdown, how long to wait for sessions to drain")
       ->capture_default_str();
+  app.add_option("--diagnose-interval-ms", diagnose_interval_ms,
+                 "Continuous diagnosis: how often new steps of every job are diagnosed (findings logged and on /metrics); 0: off")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   if ((block_steps & (block_steps - 1)) != 0) return fail("--block-steps must be a power of two", 2);
@@ -205,10 +211,29 @@ int main(int argc, char** argv) {
   std::printf("argusd: ingest listening on %s:%u\n", server->host().c_str(), static_cast<unsigned>(server->port()));
   std::fflush(stdout);
 
+  // Continuous diagnosis: each new finding on stderr and /metrics (docs/query/diagnosis.md).
+  std::unique_ptr<diagnose::DiagnosisMonitor> monitor;
+  if (diagnose_interval_ms > 0) {
+    diagnose::MonitorOptions mo;
+    mo.interval = std::chrono::milliseconds(diagnose_interval_ms);
+    monitor = std::make_unique<diagnose::DiagnosisMonitor>(*store, mo, [](const diagnose::MonitorFinding& m) {
+      const diagnose::Finding& f = m.finding;
+      std::string where = f.link.empty() ? (f.ranks.empty() ? "" : " ranks " + diagnose::rankList(f.ranks)) : " link " + f.link;
+      if (f.pp_rank) where += " stage " + std::to_string(*f.pp_rank);
+      std::fprintf(stderr, "argusd: finding %s in job %s, steps %llu-%llu,%s (%llu steps after onset, %.2f s after its steps were read): %s\n",
+                   diagnose::findingKindName(f.kind), m.job.c_str(), static_cast<unsigned long long>(f.from_step), static_cast<unsigned long long>(f.to_step),
+                   where.c_str(), static_cast<unsigned long long>(m.steps_after_onset), m.lag_s, f.evidence.c_str());
+    });
+    monitor->start();
+  }
+
   std::unique_ptr<query::HttpRouter> router;
   std::unique_ptr<query::HttpServer> http;
   if (!http_addr.empty()) {
-    router = std::make_unique<query::HttpRouter>(*store, [&metrics](std::string* out) { ingest::writePrometheus(metrics, out); });
+    router = std::make_unique<query::HttpRouter>(*store, [&metrics, &monitor](std::string* out) {
+      ingest::writePrometheus(metrics, out);
+      if (monitor) monitor->writePrometheus(out);
+    });
     router->setFlightRecorderDumper([srv = server.get()](const std::string& job, const std::vector<uint32_t>& ranks, uint64_t from,
                                                          uint64_t to) { return srv->requestFlightRecorderDump(job, ranks, from, to); });
     if (http_tokens) router->setTokens(std::move(*http_tokens));
@@ -241,8 +266,10 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "argusd: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
   if (http) http->stop();
+  if (monitor) monitor->stop();
   server->shutdown();
   http.reset();
+  monitor.reset();
   server.reset();
   Status sealed = Status::ok();
   if (seal_on_exit == "all") {

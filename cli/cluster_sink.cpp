@@ -123,9 +123,11 @@ Status writeBlock(const simulate::ClusterSimulator& sim, ClusterSink& sink, unsi
 
 }  // namespace
 
-Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads) {
+Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads, double steps_per_second) {
+  const auto start = std::chrono::steady_clock::now();
   for (uint64_t done = 0; done < steps;) {
     const auto n = static_cast<uint32_t>(std::min<uint64_t>(block, steps - done));
+    if (steps_per_second > 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(static_cast<double>(done + n) / steps_per_second));
     sim.simulate(n);
     ARGUS_RETURN_IF_ERROR(writeBlock(sim, sink, threads));
     done += n;

@@ -29,8 +29,9 @@ class ClusterSink {
 };
 
 // Runs `steps` steps of the simulator into the sink, `block` steps at a time, building
-// records on `threads` threads, then finish()es the sink.
-Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads);
+// records on `threads` threads, then finish()es the sink. `steps_per_second` > 0 paces the
+// blocks like a training job's steps (a block is written when its last step would end).
+Status runSimulation(simulate::ClusterSimulator& sim, ClusterSink& sink, uint64_t steps, uint32_t block, unsigned threads, double steps_per_second = 0);
 
 // Exactly one of options.server and options.data_dir. Every rank's topology and the
 // simulator's dictionaries go with its first records.

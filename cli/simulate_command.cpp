@@ -27,6 +27,7 @@ struct SimulateOptions {
   bool builtin_mix = false;
   size_t kernels = 64;
   uint32_t block = 64;
+  double steps_per_second = 0;
   unsigned threads = 0;
 };
 
@@ -116,7 +117,7 @@ int runSimulate(SimulateOptions o) {
   }
   const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const auto t0 = std::chrono::steady_clock::now();
-  if (Status s = runSimulation(sim, **sink, o.steps, o.block, threads); !s.isOk()) return fail(s);
+  if (Status s = runSimulation(sim, **sink, o.steps, o.block, threads, o.steps_per_second); !s.isOk()) return fail(s);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double records = static_cast<double>(o.steps) * l.ranks();
   std::printf("argus simulate: %.0f records (%u ranks x %llu steps) -> %s in %.1f s (%.0f rank-steps/s)%s%s\n", records, l.ranks(),
@@ -154,6 +155,9 @@ void addSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--warmup", c.warmup_steps, "steps of warm-up (the first about 2x slower)")->capture_default_str();
   cmd->add_option("--checkpoint-every", c.checkpoint_every, "a checkpoint stall every N steps (0: none)")->capture_default_str();
   cmd->add_option("--block", o->block, "steps simulated at a time (memory: ~200 bytes per rank and step)")->check(CLI::Range(1u, 4096u))->capture_default_str();
+  cmd->add_option("--steps-per-second", o->steps_per_second, "pace the steps like a running job (0: as fast as the sink takes them)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "threads building records (default: one per core)");
   cmd->callback([o, exit_code] { *exit_code = runSimulate(*o); });
 }

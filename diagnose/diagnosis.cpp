@@ -48,6 +48,78 @@ std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint
   return w;
 }
 
+Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw,
+                                            uint64_t first_step, const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& o) {
+  std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, first_step, o.baseline_steps, o.detector.warmup_steps, windows);
+  std::vector<Finding> found;
+  if (w) {
+    Result<std::vector<Finding>> f = analyzeWindow(reader, topology, *w, o.window);
+    if (!f.isOk()) return f.status();
+    found = std::move(f).value();
+  }
+  // Stage 3 for each straggler: its top kernels into the evidence, and a kernel of its
+  // own when the slowdown sits in it rather than in all of the rank's compute.
+  const size_t stage2 = found.size();
+  for (size_t i = 0; i < stage2; ++i) {
+    if (found[i].kind != FindingKind::kComputeStraggler && found[i].kind != FindingKind::kMaskedStraggler) continue;
+    Result<std::vector<KernelChange>> kernels = analyzeKernels(reader, topology, found[i].ranks[0], *w);
+    if (!kernels.isOk()) return kernels.status();
+    std::string top;
+    for (size_t k = 0; k < kernels->size() && k < 3 && (*kernels)[k].share >= 0.01; ++k) {
+      const KernelChange& c = (*kernels)[k];
+      char b[96];
+      std::snprintf(b, sizeof b, " (%+.0f%%, %.0f%% of the time lost)", c.slowdown * 100, c.share * 100);
+      top += (k == 0 ? "" : "; ") + shortKernelName(c.name) + b;
+    }
+    if (!top.empty()) found[i].evidence += "; its kernels that lost the most: " + top;
+    if (!kernels->empty()) {
+      // Against the rank's other kernels: when all slowed alike (a throttled GPU), no one
+      // kernel is to blame.
+      const KernelChange& c = kernels->front();
+      std::vector<double> others;
+      for (size_t k = 1; k < kernels->size(); ++k) {
+        if (!(*kernels)[k].is_new) others.push_back((*kernels)[k].slowdown);
+      }
+      double typical = 0;
+      if (!others.empty()) {
+        std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(others.size() / 2), others.end());
+        typical = std::max(0.0, others[others.size() / 2]);
+      }
+      if (!c.is_new && c.share >= o.kernel_share && c.slowdown >= o.kernel_concentration * typical && c.slowdown - typical >= o.window.compute_excess) {
+        Finding f;
+        f.kind = FindingKind::kDegradedKernel;
+        f.from_step = aw.from_step;
+        f.to_step = aw.to_step;
+        f.ranks = found[i].ranks;
+        f.pp_rank = found[i].pp_rank;
+        f.kernel = c.name;
+        f.slowdown = c.slowdown;
+        f.confidence = std::min(0.99, 0.5 + c.share / 2);
+        char b[160];
+        std::snprintf(b, sizeof b, ": %.1f us per call against %.1f us before (p99 %.1f us against %.1f us), %.0f%% of the time rank %u lost", c.p50_ns / 1e3,
+                      c.baseline_p50_ns / 1e3, c.p99_ns / 1e3, c.baseline_p99_ns / 1e3, c.share * 100, f.ranks[0]);
+        f.evidence = shortKernelName(c.name) + b;
+        found.push_back(std::move(f));
+      }
+    }
+  }
+  if (found.empty()) {
+    Finding f;
+    f.kind = FindingKind::kUnexplained;
+    f.from_step = aw.from_step;
+    f.to_step = aw.to_step;
+    f.slowdown = aw.slowdown;
+    f.confidence = aw.confidence();
+    char b[200];
+    std::snprintf(b, sizeof b, "the job's step time is %+.0f%% over its baseline (%.1f ms) for steps %llu-%llu; no rank, stage, link or stall stands out%s",
+                  aw.slowdown * 100, aw.baseline / 1e6, static_cast<unsigned long long>(aw.from_step), static_cast<unsigned long long>(aw.to_step),
+                  w ? "" : " (no steps before it to compare with)");
+    f.evidence = b;
+    found.push_back(std::move(f));
+  }
+  return found;
+}
+
 Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& o) {
   std::vector<StepPoint> series;
   Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, from, to, "iter_ns", std::nullopt, o.detector, &series);
@@ -62,73 +134,9 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
   if (!topology.isOk()) return topology.status();
   std::vector<Finding> out;
   for (const AnomalyWindow& aw : *windows) {
-    std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, from, o.baseline_steps, o.detector.warmup_steps, *windows);
-    std::vector<Finding> found;
-    if (w) {
-      Result<std::vector<Finding>> f = analyzeWindow(reader, *topology, *w, o.window);
-      if (!f.isOk()) return f.status();
-      found = std::move(f).value();
-    }
-    // Stage 3 for each straggler: its top kernels into the evidence, and a kernel of its
-    // own when the slowdown sits in it rather than in all of the rank's compute.
-    const size_t stage2 = found.size();
-    for (size_t i = 0; i < stage2; ++i) {
-      if (found[i].kind != FindingKind::kComputeStraggler && found[i].kind != FindingKind::kMaskedStraggler) continue;
-      Result<std::vector<KernelChange>> kernels = analyzeKernels(reader, *topology, found[i].ranks[0], *w);
-      if (!kernels.isOk()) return kernels.status();
-      std::string top;
-      for (size_t k = 0; k < kernels->size() && k < 3 && (*kernels)[k].share >= 0.01; ++k) {
-        const KernelChange& c = (*kernels)[k];
-        char b[96];
-        std::snprintf(b, sizeof b, " (%+.0f%%, %.0f%% of the time lost)", c.slowdown * 100, c.share * 100);
-        top += (k == 0 ? "" : "; ") + shortKernelName(c.name) + b;
-      }
-      if (!top.empty()) found[i].evidence += "; its kernels that lost the most: " + top;
-      if (!kernels->empty()) {
-        // Against the rank's other kernels: when all slowed alike (a throttled GPU), no one
-        // kernel is to blame.
-        const KernelChange& c = kernels->front();
-        std::vector<double> others;
-        for (size_t k = 1; k < kernels->size(); ++k) {
-          if (!(*kernels)[k].is_new) others.push_back((*kernels)[k].slowdown);
-        }
-        double typical = 0;
-        if (!others.empty()) {
-          std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(others.size() / 2), others.end());
-          typical = std::max(0.0, others[others.size() / 2]);
-        }
-        if (!c.is_new && c.share >= o.kernel_share && c.slowdown >= o.kernel_concentration * typical && c.slowdown - typical >= o.window.compute_excess) {
-          Finding f;
-          f.kind = FindingKind::kDegradedKernel;
-          f.from_step = aw.from_step;
-          f.to_step = aw.to_step;
-          f.ranks = found[i].ranks;
-          f.pp_rank = found[i].pp_rank;
-          f.kernel = c.name;
-          f.slowdown = c.slowdown;
-          f.confidence = std::min(0.99, 0.5 + c.share / 2);
-          char b[160];
-          std::snprintf(b, sizeof b, ": %.1f us per call against %.1f us before (p99 %.1f us against %.1f us), %.0f%% of the time rank %u lost", c.p50_ns / 1e3,
-                        c.baseline_p50_ns / 1e3, c.p99_ns / 1e3, c.baseline_p99_ns / 1e3, c.share * 100, f.ranks[0]);
-          f.evidence = shortKernelName(c.name) + b;
-          found.push_back(std::move(f));
-        }
-      }
-    }
-    if (found.empty()) {
-      Finding f;
-      f.kind = FindingKind::kUnexplained;
-      f.from_step = aw.from_step;
-      f.to_step = aw.to_step;
-      f.slowdown = aw.slowdown;
-      f.confidence = aw.confidence();
-      char b[200];
-      std::snprintf(b, sizeof b, "the job's step time is %+.0f%% over its baseline (%.1f ms) for steps %llu-%llu; no rank, stage, link or stall stands out%s",
-                    aw.slowdown * 100, aw.baseline / 1e6, static_cast<unsigned long long>(aw.from_step), static_cast<unsigned long long>(aw.to_step),
-                    w ? "" : " (no steps before it to compare with)");
-      f.evidence = b;
-      found.push_back(std::move(f));
-    }
+    Result<std::vector<Finding>> window = diagnoseWindow(reader, *topology, aw, from, *windows, o);
+    if (!window.isOk()) return window.status();
+    std::vector<Finding> found = std::move(window).value();
     // The window's wall clock, for timelines (Grafana annotations).
     auto at = [&](uint64_t step) {
       auto it = std::lower_bound(series.begin(), series.end(), step, [](const StepPoint& p, uint64_t s) { return p.step < s; });

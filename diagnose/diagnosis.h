@@ -46,6 +46,11 @@ std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint
 std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint64_t first_step, uint32_t steps, uint64_t warmup,
                                       const std::vector<AnomalyWindow>& windows);
 
+// Stages 2 and 3 for one window of `windows` (all of them, for baselines) in a job whose
+// steps start at `first_step`: its findings, most confident first, or one `unexplained`.
+Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& window,
+                                            uint64_t first_step, const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& options = {});
+
 // All stages over [from, to]: the findings of every anomalous window (of the job's step
 // time, or of its slowest rank's compute), by window then confidence; a window nothing
 // explains yields one `unexplained` finding.

@@ -125,3 +125,37 @@ TEST_CASE("eval scores the diagnosis per fault class on small simulated jobs") {
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.output, "--steps"));
 }
+
+TEST_CASE("continuous mode: argusd finds a paced job's straggler within 3 steps and 3 s of its records, logs it and counts it") {
+  cli::ArgusdProcess argusd;
+  argusd.setHttp(true);
+  argusd.setArgs({"--diagnose-interval-ms", "100"});
+  Status s = argusd.start();
+  REQUIRE_MESSAGE(s.isOk(), s.toString() << "\n" << argusd.stderrTail());
+  // 20 steps a second, a step per block: records arrive as a running job's would.
+  RunResult sent = runArgus("simulate --job live --server 127.0.0.1:" + std::to_string(argusd.ingestPort()) +
+                            " --tp 2 --pp 2 --dp 4 --gpus-per-host 4 --microbatches 4 --warmup 0 --checkpoint-every 0 --steps 110 --block 1"
+                            " --steps-per-second 20 --fault compute_straggler:rank=5,at=70,for=30");
+  INFO(sent.output);
+  REQUIRE(sent.exit_code == 0);
+  auto metrics = cli::httpRequest("127.0.0.1", argusd.httpPort(), "GET", "/metrics");
+  REQUIRE(metrics.isOk());
+  INFO(metrics->body);
+  CHECK(contains(metrics->body, "argus_diagnosis_findings_total{kind=\"compute_straggler\"} 1"));
+  CHECK(contains(metrics->body, "argus_diagnosis_errors_total 0"));
+  REQUIRE(argusd.stop() == 0);
+  const std::string log = argusd.stderrTail(20000);
+  INFO(log);
+  const size_t line = log.find("argusd: finding compute_straggler in job live, steps 70-");
+  REQUIRE(line != std::string::npos);
+  const std::string found = log.substr(line, log.find('\n', line) - line);
+  CHECK(contains(found, "ranks 5 "));
+  // "(N steps after onset, X s after its steps were read)"
+  const size_t after = found.find(" steps after onset, ");
+  REQUIRE(after != std::string::npos);
+  const long steps = std::stol(found.substr(found.rfind('(', after) + 1));
+  const double secs = std::stod(found.substr(after + 20));
+  CHECK(steps <= 3);
+  CHECK(secs <= 3.0);
+  CHECK_FALSE(contains(log, "finding masked_straggler"));
+}

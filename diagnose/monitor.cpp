@@ -1,0 +1,160 @@
+#include "diagnose/monitor.h"
+
+#include <cstdio>
+
+#include "base/prometheus.h"
+
+namespace argus::diagnose {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kReanalyzeSteps = 16;  // an open window's findings again every this many steps
+constexpr uint64_t kLateSteps = 64;       // how far the job runs ahead before a step is fed incomplete
+
+// What makes a finding the same one seen before.
+std::string keyOf(const Finding& f) {
+  return std::string(findingKindName(f.kind)) + "|" + std::to_string(f.from_step) + "|" + rankList(f.ranks) + "|" +
+         (f.pp_rank ? std::to_string(*f.pp_rank) : "") + "|" + f.link + "|" + f.kernel;
+}
+
+}  // namespace
+
+struct DiagnosisMonitor::JobState {
+  explicit JobState(const DetectorOptions& d) : step_time(d), compute(d) {}
+  ChangeDetector step_time, compute;
+  bool started = false;
+  uint64_t first_step = 0, next_step = 0;
+  std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
+  std::set<std::string> known;
+  std::map<uint64_t, Clock::time_point> seen_at;  // step: when it was fed
+};
+
+DiagnosisMonitor::DiagnosisMonitor(const storage::Store& store, MonitorOptions options, Callback on_finding)
+    : store_(store), o_(std::move(options)), on_finding_(std::move(on_finding)) {}
+
+DiagnosisMonitor::~DiagnosisMonitor() { stop(); }
+
+void DiagnosisMonitor::start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      pass();
+      lock.lock();
+      wake_.wait_for(lock, o_.interval, [this] { return stopping_; });
+    }
+  });
+}
+
+void DiagnosisMonitor::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DiagnosisMonitor::pass() {
+  const auto t0 = Clock::now();
+  for (const storage::JobInfo& job : store_.listJobs()) {
+    auto& state = jobs_[job.name];
+    if (!state) state = std::make_unique<JobState>(o_.diagnose.detector);
+    if (Status s = passJob(job.name, *state); !s.isOk()) {
+      std::fprintf(stderr, "argusd: diagnosis of job %s: %s\n", job.name.c_str(), s.toString().c_str());
+      std::lock_guard lock(mu_);
+      ++errors_;
+    }
+  }
+  std::lock_guard lock(mu_);
+  ++passes_;
+  last_pass_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
+  JobReader reader(store_, job);
+  Result<std::optional<uint64_t>> last = reader.lastStep();
+  if (!last.isOk()) return last.status();
+  if (!*last) return Status::ok();
+  const uint64_t newest = **last;
+  if (!st.started) {
+    st.started = true;
+    st.first_step = newest > o_.max_history ? newest - o_.max_history : 0;
+    st.next_step = st.first_step;
+  }
+  if (st.next_step > newest) return Status::ok();
+  Result<std::vector<model::RankTopology>> topology = reader.topology();
+  if (!topology.isOk()) return topology.status();
+  Result<std::vector<StepPoint>> times = reader.stepSeries("iter_ns", st.next_step, newest, std::nullopt);
+  if (!times.isOk()) return times.status();
+  Result<std::vector<StepPoint>> compute = reader.stepSeries("compute_ns", st.next_step, newest, std::nullopt);
+  if (!compute.isOk()) return compute.status();
+  // Feed the steps every rank reported, in order; a step some rank never reports is fed
+  // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
+  // topology, a step is complete once a later one exists.
+  const uint32_t ranks = static_cast<uint32_t>(topology->size());
+  const auto now = Clock::now();
+  for (size_t i = 0; i < times->size() && i < compute->size(); ++i) {
+    const StepPoint& p = (*times)[i];
+    const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
+    if (!complete && p.step + kLateSteps > newest) break;
+    st.step_time.add(p.step, p.value, p.expected);
+    st.compute.add(p.step, (*compute)[i].value, p.expected);
+    st.seen_at[p.step] = now;
+    st.next_step = p.step + 1;
+  }
+  const uint64_t fed = st.next_step == 0 ? 0 : st.next_step - 1;
+
+  std::vector<AnomalyWindow> windows = st.step_time.windows();
+  std::vector<AnomalyWindow> more = st.compute.windows();
+  windows.insert(windows.end(), more.begin(), more.end());
+  windows = mergeWindows(std::move(windows), o_.diagnose.detector.end_steps);
+  for (const AnomalyWindow& w : windows) {
+    auto done = st.analyzed.find(w.from_step);
+    const bool fresh = done == st.analyzed.end();
+    if (!fresh && (done->second == w.to_step || (w.open && w.to_step < done->second + kReanalyzeSteps))) continue;
+    Result<std::vector<Finding>> found = diagnoseWindow(reader, *topology, w, st.first_step, windows, o_.diagnose);
+    if (!found.isOk()) return found.status();
+    st.analyzed[w.from_step] = w.to_step;
+    for (const Finding& f : *found) {
+      if (f.kind == FindingKind::kUnexplained && w.open) continue;  // more steps may explain it
+      if (!st.known.insert(keyOf(f)).second) continue;
+      MonitorFinding m;
+      m.job = job;
+      m.finding = f;
+      m.steps_after_onset = fed - w.from_step;
+      // From when the step that opened the window was fed (its min_steps-th anomalous one).
+      auto opened = st.seen_at.find(w.from_step + o_.diagnose.detector.min_steps - 1);
+      m.lag_s = opened == st.seen_at.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second).count();
+      {
+        std::lock_guard lock(mu_);
+        ++found_by_kind_[findingKindName(f.kind)];
+        last_lag_s_ = m.lag_s;
+      }
+      if (on_finding_) on_finding_(m);
+    }
+  }
+  // Forget what no window can still need: steps fed long ago.
+  while (!st.seen_at.empty() && st.seen_at.begin()->first + o_.max_history < fed) st.seen_at.erase(st.seen_at.begin());
+  return Status::ok();
+}
+
+void DiagnosisMonitor::writePrometheus(std::string* out) const {
+  std::lock_guard lock(mu_);
+  const char* found = "argus_diagnosis_findings_total";
+  prometheus::header(out, found, "counter", "Findings of the continuous diagnosis, by kind.");
+  for (int k = 0; k <= static_cast<int>(FindingKind::kUnexplained); ++k) {
+    const char* kind = findingKindName(static_cast<FindingKind>(k));
+    auto it = found_by_kind_.find(kind);
+    prometheus::sample(out, found, std::string("kind=\"") + kind + "\"", it == found_by_kind_.end() ? 0 : static_cast<double>(it->second));
+  }
+  prometheus::metric(out, "argus_diagnosis_passes_total", "counter", "Passes of the continuous diagnosis over every job.", static_cast<double>(passes_));
+  prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
+  prometheus::metric(out, "argus_diagnosis_pass_seconds", "gauge", "Time the last pass took.", last_pass_s_);
+  prometheus::metric(out, "argus_diagnosis_finding_lag_seconds", "gauge",
+                     "For the last finding: seconds from when the step that opened its window was read to the finding.", last_lag_s_);
+}
+
+}  // namespace argus::diagnose
