@@ -29,6 +29,7 @@ struct DiagnosisMonitor::JobState {
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
   std::set<std::string> known;
   std::map<uint64_t, Clock::time_point> seen_at;  // step: when it was fed
+  std::string last_error;                          // of the last pass, "" when it went well
 };
 
 DiagnosisMonitor::DiagnosisMonitor(const storage::Store& store, MonitorOptions options, Callback on_finding)
@@ -62,11 +63,15 @@ void DiagnosisMonitor::pass() {
   for (const storage::JobInfo& job : store_.listJobs()) {
     auto& state = jobs_[job.name];
     if (!state) state = std::make_unique<JobState>(o_.diagnose.detector);
-    if (Status s = passJob(job.name, *state); !s.isOk()) {
-      std::fprintf(stderr, "argusd: diagnosis of job %s: %s\n", job.name.c_str(), s.toString().c_str());
+    Status s = passJob(job.name, *state);
+    if (!s.isOk()) {
       std::lock_guard lock(mu_);
       ++errors_;
     }
+    // Once per change, not every pass: a damaged chunk would fail each one.
+    std::string error = s.isOk() ? "" : s.toString();
+    if (error != state->last_error && !error.empty()) std::fprintf(stderr, "argusd: diagnosis of job %s: %s\n", job.name.c_str(), error.c_str());
+    state->last_error = std::move(error);
   }
   std::lock_guard lock(mu_);
   ++passes_;
