@@ -45,7 +45,9 @@ std::string diagnosisQuery(const std::string& job) { return "SELECT * FROM diagn
 
 Result<std::vector<diagnose::Finding>> runDiagnosis(QueryTarget& target, const std::string& job, double* secs) {
   const auto t0 = std::chrono::steady_clock::now();
-  Result<std::string> answer = target.answerJson(diagnosisQuery(job), query::QueryOptions{});
+  query::QueryOptions options;
+  options.deadline = std::chrono::minutes(5);
+  Result<std::string> answer = target.answerJson(diagnosisQuery(job), options);
   if (!answer.isOk()) return answer.status();
   if (secs != nullptr) *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Json body = Json::parse(*answer, nullptr, /*allow_exceptions=*/false);

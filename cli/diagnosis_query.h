@@ -13,7 +13,9 @@ namespace argus::cli {
 
 std::string diagnosisQuery(const std::string& job);
 
-// *secs (may be null): the query's wall time.
+// *secs (may be null): the query's wall time. A deadline of 5 minutes (argusd's longest),
+// not 30 s: right after ingest the steps are unsealed head entries, read several times
+// slower than chunks, and a sanitizer build is slower again.
 Result<std::vector<diagnose::Finding>> runDiagnosis(QueryTarget& target, const std::string& job, double* secs);
 
 }  // namespace argus::cli
