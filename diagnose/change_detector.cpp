@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "diagnose/median.h"
+
 namespace argus::diagnose {
-
-namespace {
-
-double medianOf(std::vector<double> v) {  // by value: reordered
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double m = v[mid];
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
-  return m;
-}
-
-}  // namespace
 
 double AnomalyWindow::confidence() const {
   // Longer and stronger is surer: three steps at twice the threshold give ~0.9.
@@ -27,10 +17,11 @@ double AnomalyWindow::confidence() const {
 ChangeDetector::ChangeDetector(DetectorOptions options) : o_(options) { baseline_.reserve(o_.baseline_steps); }
 
 bool ChangeDetector::judge(double value, double* z, double* median) const {
-  *median = medianOf(baseline_);
+  std::vector<double> values = baseline_;
+  *median = medianOf(values);
   std::vector<double> dev(baseline_.size());
   for (size_t i = 0; i < baseline_.size(); ++i) dev[i] = std::abs(baseline_[i] - *median);
-  const double scale = std::max(1.4826 * medianOf(std::move(dev)), o_.noise_floor * std::abs(*median));
+  const double scale = std::max(1.4826 * medianOf(dev), o_.noise_floor * std::abs(*median));
   *z = scale > 0 ? (value - *median) / scale : 0;
   return *z > o_.threshold && value > *median * (1 + o_.min_slowdown);
 }
@@ -85,7 +76,8 @@ void ChangeDetector::add(uint64_t step, double value, bool expected) {
 }
 
 void ChangeDetector::closeWindow() {
-  current_.slowdown = medianOf(current_values_) / current_.baseline - 1;
+  std::vector<double> values = current_values_;
+  current_.slowdown = medianOf(values) / current_.baseline - 1;
   closed_.push_back(current_);
   in_window_ = false;
   normal_run_ = 0;
@@ -96,7 +88,8 @@ std::vector<AnomalyWindow> ChangeDetector::windows() const {
   std::vector<AnomalyWindow> out = closed_;
   if (in_window_) {
     AnomalyWindow w = current_;
-    w.slowdown = medianOf(current_values_) / w.baseline - 1;
+    std::vector<double> values = current_values_;
+    w.slowdown = medianOf(values) / w.baseline - 1;
     w.open = true;
     out.push_back(w);
   }

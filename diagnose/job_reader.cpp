@@ -3,19 +3,11 @@
 #include <algorithm>
 
 #include "base/worker_threads.h"
+#include "diagnose/median.h"
 
 namespace argus::diagnose {
 
 namespace {
-
-double medianOf(std::vector<int64_t>& v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double m = static_cast<double>(v[mid]);
-  if (v.size() % 2 == 0) m = (m + static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)))) / 2;
-  return m;
-}
 
 // Marker names that announce a spike on purpose.
 bool expectedSpike(const std::string& name) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,20 @@
 #include "storage/store.h"
 
 namespace argus::testing {
+
+// Writes `rank`'s records with its topology and the simulator's dictionaries, in one request.
+inline Status writeRankRecords(storage::Store& store, storage::JobId job, const simulate::ClusterSimulator& sim, uint32_t rank,
+                               std::span<const model::StepRecord> records) {
+  const model::RankTopology topology = sim.layout().topology(rank);
+  storage::WriteRequest w;
+  w.job = job;
+  w.topology = &topology;
+  w.kernels = sim.kernels();
+  w.stacks = sim.stacks();
+  w.strings = sim.strings();
+  w.records = records;
+  return store.write(w);
+}
 
 // Returns the simulator (its faults resolved: the truth), or the first failure.
 inline Result<std::unique_ptr<simulate::ClusterSimulator>> writeSimulatedJob(storage::Store& store, const std::string& job, simulate::ClusterOptions options,
@@ -29,15 +44,7 @@ inline Result<std::unique_ptr<simulate::ClusterSimulator>> writeSimulatedJob(sto
   std::vector<model::StepRecord> records(steps);
   for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
     for (uint32_t i = 0; i < steps; ++i) sim.record(rank, i, &records[i]);
-    const model::RankTopology topology = sim.layout().topology(rank);
-    storage::WriteRequest w;
-    w.job = *id;
-    w.topology = &topology;
-    w.kernels = sim.kernels();
-    w.stacks = sim.stacks();
-    w.strings = sim.strings();
-    w.records = records;
-    ARGUS_RETURN_IF_ERROR(store.write(w));
+    ARGUS_RETURN_IF_ERROR(writeRankRecords(store, *id, sim, rank, records));
   }
   ARGUS_RETURN_IF_ERROR(store.sealAll());
   return made;

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../../simulated_job.h"
 #include "../storage/store_test_util.h"
 #include "simulate/cluster_simulator.h"
 
@@ -31,15 +32,7 @@ TEST_CASE("the monitor finds a straggler within 3 steps of its onset, once, as s
     for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
       model::StepRecord rec;
       sim.record(rank, 0, &rec);
-      const model::RankTopology topology = sim.layout().topology(rank);
-      storage::WriteRequest w;
-      w.job = *id;
-      w.topology = &topology;
-      w.kernels = sim.kernels();
-      w.stacks = sim.stacks();
-      w.strings = sim.strings();
-      w.records = std::span(&rec, 1);
-      REQUIRE(store->write(w).isOk());
+      REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
     }
     const size_t before = found.size();
     monitor.pass();
