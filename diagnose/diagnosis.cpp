@@ -5,15 +5,24 @@
 
 namespace argus::diagnose {
 
+namespace {
+
+std::vector<AnomalyWindow> detect(const std::vector<StepPoint>& series, const DetectorOptions& options) {
+  ChangeDetector detector(options);
+  for (const StepPoint& p : series) detector.add(p.step, p.value, p.expected);
+  return detector.windows();
+}
+
+}  // namespace
+
 Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, uint64_t from, uint64_t to, const std::string& metric,
                                                       std::optional<uint32_t> rank, const DetectorOptions& options, std::vector<StepPoint>* series_out) {
   ARGUS_RETURN_IF_ERROR(reader.exists());
   Result<std::vector<StepPoint>> series = reader.stepSeries(metric, from, to, rank);
   if (!series.isOk()) return series.status();
-  ChangeDetector detector(options);
-  for (const StepPoint& p : *series) detector.add(p.step, p.value, p.expected);
+  std::vector<AnomalyWindow> windows = detect(*series, options);
   if (series_out != nullptr) *series_out = std::move(series).value();
-  return detector.windows();
+  return windows;
 }
 
 std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint32_t gap) {
@@ -48,15 +57,12 @@ std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint
   return w;
 }
 
-Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw,
-                                            uint64_t first_step, const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& o) {
-  std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, first_step, o.baseline_steps, o.detector.warmup_steps, windows);
-  std::vector<Finding> found;
-  if (w) {
-    Result<std::vector<Finding>> f = analyzeWindow(reader, topology, *w, o.window);
-    if (!f.isOk()) return f.status();
-    found = std::move(f).value();
-  }
+namespace {
+
+// Stage 3 over one window's stage-2 findings `found` (`w`: its baseline, when it has one),
+// and `unexplained` when nothing was found.
+Status explainWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw, const std::optional<StepWindow>& w,
+                     const DiagnoseOptions& o, std::vector<Finding>& found) {
   // Stage 3 for each straggler: its top kernels into the evidence, and a kernel of its
   // own when the slowdown sits in it rather than in all of the rank's compute.
   const size_t stage2 = found.size();
@@ -117,36 +123,65 @@ Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::
     f.evidence = b;
     found.push_back(std::move(f));
   }
-  return found;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<Finding>>> diagnoseWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
+                                                          const std::vector<AnomalyWindow>& which, uint64_t first_step,
+                                                          const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& o) {
+  std::vector<std::optional<StepWindow>> bases;
+  std::vector<StepWindow> with_base;
+  for (const AnomalyWindow& aw : which) {
+    bases.push_back(baselineFor(aw.from_step, aw.to_step, first_step, o.baseline_steps, o.detector.warmup_steps, windows));
+    if (bases.back()) with_base.push_back(*bases.back());
+  }
+  Result<std::vector<std::vector<Finding>>> stage2 = analyzeWindows(reader, topology, with_base, o.window);
+  if (!stage2.isOk()) return stage2.status();
+  std::vector<std::vector<Finding>> out(which.size());
+  for (size_t i = 0, analyzed = 0; i < which.size(); ++i) {
+    if (bases[i]) out[i] = std::move((*stage2)[analyzed++]);
+    ARGUS_RETURN_IF_ERROR(explainWindow(reader, topology, which[i], bases[i], o, out[i]));
+  }
+  return out;
+}
+
+Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw,
+                                            uint64_t first_step, const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& o) {
+  Result<std::vector<std::vector<Finding>>> found = diagnoseWindows(reader, topology, {aw}, first_step, windows, o);
+  if (!found.isOk()) return found.status();
+  return std::move(found->front());
 }
 
 Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& o) {
-  std::vector<StepPoint> series;
-  Result<std::vector<AnomalyWindow>> windows = findAnomalyWindows(reader, from, to, "iter_ns", std::nullopt, o.detector, &series);
-  if (!windows.isOk()) return windows.status();
-  // And the slowest rank's compute: a slow GPU or stage the pipeline's slack hides from the
-  // step time (a first stage has idle time to absorb it) is still degraded hardware.
-  Result<std::vector<AnomalyWindow>> compute = findAnomalyWindows(reader, from, to, "compute_ns", std::nullopt, o.detector);
-  if (!compute.isOk()) return compute.status();
-  windows->insert(windows->end(), compute->begin(), compute->end());
-  *windows = mergeWindows(std::move(windows).value(), o.detector.end_steps);
+  ARGUS_RETURN_IF_ERROR(reader.exists());
+  // The step time, and the slowest rank's compute: a slow GPU or stage the pipeline's slack
+  // hides from the step time (a first stage has idle time to absorb it) is still degraded
+  // hardware. One scan reads both.
+  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, from, to, std::nullopt);
+  if (!read.isOk()) return read.status();
+  const std::vector<StepPoint>& series = (*read)[0];
+  std::vector<AnomalyWindow> windows = detect(series, o.detector);
+  const std::vector<AnomalyWindow> compute = detect((*read)[1], o.detector);
+  windows.insert(windows.end(), compute.begin(), compute.end());
+  windows = mergeWindows(std::move(windows), o.detector.end_steps);
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
+  Result<std::vector<std::vector<Finding>>> found = diagnoseWindows(reader, *topology, windows, from, windows, o);
+  if (!found.isOk()) return found.status();
   std::vector<Finding> out;
-  for (const AnomalyWindow& aw : *windows) {
-    Result<std::vector<Finding>> window = diagnoseWindow(reader, *topology, aw, from, *windows, o);
-    if (!window.isOk()) return window.status();
-    std::vector<Finding> found = std::move(window).value();
+  for (std::vector<Finding>& window : *found) {
     // The window's wall clock, for timelines (Grafana annotations).
     auto at = [&](uint64_t step) {
       auto it = std::lower_bound(series.begin(), series.end(), step, [](const StepPoint& p, uint64_t s) { return p.step < s; });
       return it != series.end() && it->step == step ? &*it : nullptr;
     };
-    for (Finding& f : found) {
+    for (Finding& f : window) {
       if (const StepPoint* p = at(f.from_step)) f.from_ns = p->start_ns;
       if (const StepPoint* p = at(f.to_step)) f.to_ns = p->end_ns;
     }
-    out.insert(out.end(), found.begin(), found.end());
+    out.insert(out.end(), window.begin(), window.end());
   }
   return out;
 }

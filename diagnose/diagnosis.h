@@ -51,6 +51,11 @@ std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint
 Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& window,
                                             uint64_t first_step, const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& options = {});
 
+// diagnoseWindow for each of `which`, in its order; the windows' reads are shared.
+Result<std::vector<std::vector<Finding>>> diagnoseWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
+                                                          const std::vector<AnomalyWindow>& which, uint64_t first_step,
+                                                          const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& options = {});
+
 // All stages over [from, to]: the findings of every anomalous window (of the job's step
 // time, or of its slowest rank's compute), by window then confidence; a window nothing
 // explains yields one `unexplained` finding.

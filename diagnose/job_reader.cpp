@@ -52,34 +52,62 @@ Status JobReader::scan(storage::Table table, std::vector<std::string> columns, u
 }
 
 Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const {
-  if (storage::findColumn(storage::Table::kSteps, column) == nullptr) return Status::invalidArgument("no column '" + column + "' in table steps");
-  if (to < from) return std::vector<StepPoint>{};
+  Result<std::vector<std::vector<StepPoint>>> series = stepSeries(std::vector<std::string>{column}, from, to, rank);
+  if (!series.isOk()) return series.status();
+  return std::move(series->front());
+}
+
+Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vector<std::string>& metrics, uint64_t from, uint64_t to,
+                                                                 std::optional<uint32_t> rank) const {
+  for (const std::string& m : metrics) {
+    if (storage::findColumn(storage::Table::kSteps, m) == nullptr) return Status::invalidArgument("no column '" + m + "' in table steps");
+  }
+  std::vector<std::vector<StepPoint>> out(metrics.size());
+  if (to < from || metrics.empty()) return out;
   // Per step, in an array over the range when it is short; else by step number (a job
-  // whose steps start far from the range's start: after a restart at step 10^8).
+  // whose steps start far from the range's start: after a restart at step 10^8). Each point
+  // holds every metric's value: a step's max over ranks, metric by metric.
+  struct Point {
+    StepPoint p;
+    std::vector<double> values;
+  };
+  const size_t k = metrics.size();
   const uint64_t n = to - from + 1;
   constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
   std::vector<StepPoint> dense(std::min(n, kDenseSteps));
-  std::map<uint64_t, StepPoint> sparse;
-  auto point = [&](uint64_t step) -> StepPoint& { return n <= kDenseSteps ? dense[step - from] : sparse[step]; };
+  std::vector<double> dense_values(dense.size() * k);
+  std::map<uint64_t, Point> sparse;
+  auto point = [&](uint64_t step) -> std::pair<StepPoint*, double*> {
+    if (n <= kDenseSteps) return {&dense[step - from], &dense_values[(step - from) * k]};
+    Point& q = sparse[step];
+    q.values.resize(k);
+    return {&q.p, q.values.data()};
+  };
   std::vector<uint32_t> ranks;
   if (rank) ranks.push_back(*rank);
-  std::vector<std::string> columns = {"step", "start_ns", "end_ns", column};
-  const size_t value_at = column == "start_ns" ? 1 : column == "end_ns" ? 2 : 3;
-  if (value_at < 3) columns.pop_back();
+  std::vector<std::string> columns = {"step", "start_ns", "end_ns"};
+  std::vector<size_t> at;  // each metric's column (start_ns and end_ns are read once)
+  for (const std::string& m : metrics) {
+    auto it = std::find(columns.begin(), columns.end(), m);
+    at.push_back(static_cast<size_t>(it - columns.begin()));
+    if (it == columns.end()) columns.push_back(m);
+  }
   ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, columns, from, to, ranks, [&](const storage::ColumnBatch& b) {
     const auto& steps = b.columns[0].ints;
-    const auto& values = b.columns[value_at].ints;
     for (size_t i = 0; i < b.rows; ++i) {
-      StepPoint& p = point(static_cast<uint64_t>(steps[i]));
-      const double v = static_cast<double>(values[i]);
+      auto [p, values] = point(static_cast<uint64_t>(steps[i]));
       const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
-      p.value = p.ranks == 0 ? v : std::max(p.value, v);
-      p.start_ns = p.ranks == 0 ? start : std::min(p.start_ns, start);
-      p.end_ns = p.ranks == 0 ? end : std::max(p.end_ns, end);
-      ++p.ranks;
+      for (size_t c = 0; c < k; ++c) {
+        const double v = static_cast<double>(b.columns[at[c]].ints[i]);
+        values[c] = p->ranks == 0 ? v : std::max(values[c], v);
+      }
+      p->start_ns = p->ranks == 0 ? start : std::min(p->start_ns, start);
+      p->end_ns = p->ranks == 0 ? end : std::max(p->end_ns, end);
+      ++p->ranks;
     }
   }));
-  hold_(dense.capacity() * sizeof(StepPoint) + sparse.size() * (sizeof(StepPoint) + 48));
+  hold_(dense.capacity() * sizeof(StepPoint) * (k + 1) + dense_values.capacity() * sizeof(double) +
+        sparse.size() * (sizeof(Point) + k * (8 + sizeof(StepPoint)) + 48));
   // Marker events naming a checkpoint or an evaluation flag their step.
   Result<std::vector<model::StringDictEntry>> names = store_.names(job_);
   if (!names.isOk()) return names.status();
@@ -93,95 +121,172 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
         const auto name = static_cast<uint64_t>(b.columns[2].ints[i]);
         if (b.columns[1].ints[i] == static_cast<int64_t>(model::EventKind::kMarker) &&
             std::find(spike_names.begin(), spike_names.end(), name) != spike_names.end()) {
-          point(static_cast<uint64_t>(b.columns[0].ints[i])).expected = true;
+          point(static_cast<uint64_t>(b.columns[0].ints[i])).first->expected = true;
         }
       }
     }));
   }
-  std::vector<StepPoint> out;
-  for (uint64_t i = 0; i < dense.size() && n <= kDenseSteps; ++i) {
-    if (dense[i].ranks == 0) continue;
-    dense[i].step = from + i;
-    out.push_back(dense[i]);
-  }
-  for (auto& [step, p] : sparse) {
-    if (p.ranks == 0) continue;  // an event's step with no steps row
+  auto emit = [&](uint64_t step, StepPoint p, const double* values) {
+    if (p.ranks == 0) return;  // an event's step with no steps row
     p.step = step;
-    out.push_back(p);
-  }
+    for (size_t c = 0; c < k; ++c) {
+      p.value = values[c];
+      out[c].push_back(p);
+    }
+  };
+  for (uint64_t i = 0; i < dense.size() && n <= kDenseSteps; ++i) emit(from + i, dense[i], &dense_values[i * k]);
+  for (auto& [step, q] : sparse) emit(step, q.p, q.values.data());
   return out;
 }
 
-Result<JobReader::RankPhasesPair> JobReader::rankPhases(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const {
-  RankPhasesPair out;
-  out[0].resize(rank_count);
-  out[1].resize(rank_count);
+namespace {
+
+// Runs of windows whose steps lie close, each read by one scan over [from, to]. A gap of a
+// chunk's steps (256 by default) or more is skipped rather than decoded; a run of at most
+// kRunWindows keeps the per-row loop over its windows short.
+struct WindowRun {
+  uint64_t from = 0, to = 0;
+  std::vector<size_t> windows;
+};
+std::vector<WindowRun> windowRuns(const std::vector<StepWindow>& windows) {
+  constexpr uint64_t kJoinSteps = 256;
+  constexpr size_t kRunWindows = 16;
+  std::vector<size_t> order(windows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return windows[x].base_from < windows[y].base_from; });
+  std::vector<WindowRun> runs;
+  for (size_t w : order) {
+    if (runs.empty() || runs.back().windows.size() == kRunWindows || windows[w].base_from > runs.back().to + kJoinSteps) {
+      runs.push_back(WindowRun{windows[w].base_from, windows[w].to_step, {}});
+    }
+    runs.back().to = std::max(runs.back().to, windows[w].to_step);
+    runs.back().windows.push_back(w);
+  }
+  return runs;
+}
+
+}  // namespace
+
+template <typename EachRow, typename AfterScan>
+Status JobReader::scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows, EachRow&& each,
+                              AfterScan&& after) const {
+  for (const WindowRun& run : windowRuns(windows)) {
+    ARGUS_RETURN_IF_ERROR(scan(table, columns, run.from, run.to, {}, [&](const storage::ColumnBatch& b) {
+      const auto& steps = b.columns[0].ints;
+      for (size_t i = 0; i < b.rows; ++i) {
+        const auto step = static_cast<uint64_t>(steps[i]);
+        for (size_t w : run.windows) {
+          const StepWindow& sw = windows[w];
+          if (step >= sw.base_from && step <= sw.base_to) {
+            each(b, i, w, 0);
+          } else if (step >= sw.from_step && step <= sw.to_step) {
+            each(b, i, w, 1);
+          }
+        }
+      }
+    }));
+    after();
+  }
+  return Status::ok();
+}
+
+Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count) const {
+  std::vector<RankPhasesPair> out(windows.size());
+  for (RankPhasesPair& pair : out) {
+    pair[0].resize(rank_count);
+    pair[1].resize(rank_count);
+  }
   constexpr int kColumns = 6;
-  std::vector<int64_t> values[2][kColumns];  // the current rank's, per side of the split
+  // The current rank's values per window, side of the split and column (rows come in
+  // (rank, step) order).
+  std::vector<std::array<std::array<std::vector<int64_t>, kColumns>, 2>> values(windows.size());
   int64_t current = -1;
   auto finish = [&] {
     if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
-    for (int side = 0; side < 2; ++side) {
-      RankPhases& p = out[side][current];
-      p.steps = static_cast<uint32_t>(values[side][0].size());
-      double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
-      for (int c = 0; c < kColumns; ++c) {
-        *fields[c] = medianOf(values[side][c]);
-        values[side][c].clear();
+    for (size_t w = 0; w < windows.size(); ++w) {
+      for (int side = 0; side < 2; ++side) {
+        auto& v = values[w][side];
+        if (v[0].empty()) continue;
+        RankPhases& p = out[w][side][current];
+        p.steps = static_cast<uint32_t>(v[0].size());
+        double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
+        for (int c = 0; c < kColumns; ++c) {
+          *fields[c] = medianOf(v[c]);
+          v[c].clear();
+        }
       }
     }
   };
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, {"rank", "step", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"},
-                             from, to, {}, [&](const storage::ColumnBatch& b) {
-                               for (size_t i = 0; i < b.rows; ++i) {
-                                 if (b.columns[0].ints[i] != current) {
-                                   finish();
-                                   current = b.columns[0].ints[i];
-                                 }
-                                 const int side = static_cast<uint64_t>(b.columns[1].ints[i]) < split ? 0 : 1;
-                                 for (int c = 0; c < kColumns; ++c) values[side][c].push_back(b.columns[c + 2].ints[i]);
-                               }
-                             }));
-  finish();
-  hold_(2 * rank_count * sizeof(RankPhases));
+  ARGUS_RETURN_IF_ERROR(scanWindows(
+      storage::Table::kSteps, {"step", "rank", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"}, windows,
+      [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
+        if (b.columns[1].ints[i] != current) {
+          finish();
+          current = b.columns[1].ints[i];
+        }
+        for (int c = 0; c < kColumns; ++c) values[w][side][c].push_back(b.columns[c + 2].ints[i]);
+      },
+      [&] {
+        finish();
+        current = -1;
+      }));
+  hold_(2 * windows.size() * rank_count * sizeof(RankPhases));
   return out;
 }
 
-Result<JobReader::CollectivesPair> JobReader::collectives(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const {
-  CollectivesPair out;
-  out[0].resize(rank_count);
-  out[1].resize(rank_count);
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kCollectives, {"rank", "step", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, from, to, {},
-                             [&](const storage::ColumnBatch& b) {
-                               for (size_t i = 0; i < b.rows; ++i) {
-                                 const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
-                                 if (rank >= rank_count) continue;
-                                 const int side = static_cast<uint64_t>(b.columns[1].ints[i]) < split ? 0 : 1;
-                                 CollectiveKey key{static_cast<uint8_t>(b.columns[2].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i]),
-                                                   static_cast<uint32_t>(b.columns[4].ints[i])};
-                                 CollectiveSums& s = out[side][rank][key];
-                                 const int64_t total = b.columns[6].ints[i], wait = std::max<int64_t>(0, b.columns[7].ints[i]);
-                                 s.bytes += static_cast<uint64_t>(b.columns[5].ints[i]);
-                                 s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
-                                 s.wait_ns += static_cast<double>(wait);
-                               }
-                             }));
-  size_t entries = 0;
-  for (const auto& side : out) {
-    for (const auto& m : side) entries += m.size();
+const CollectiveSums* RankTraffic::find(const CollectiveKey& key) const {
+  for (const Entry& e : entries_) {
+    if (e.first == key) return &e.second;
   }
-  hold_(2 * rank_count * sizeof(out[0][0]) + entries * (sizeof(CollectiveKey) + sizeof(CollectiveSums) + 32));  // map nodes
+  return nullptr;
+}
+
+CollectiveSums& RankTraffic::operator[](const CollectiveKey& key) {
+  for (Entry& e : entries_) {
+    if (e.first == key) return e.second;
+  }
+  return entries_.emplace_back(key, CollectiveSums{}).second;
+}
+
+Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std::vector<StepWindow>& windows, uint32_t rank_count) const {
+  std::vector<CollectivesPair> out(windows.size());
+  for (CollectivesPair& pair : out) {
+    pair[0].resize(rank_count);
+    pair[1].resize(rank_count);
+  }
+  size_t entries = 0;
+  ARGUS_RETURN_IF_ERROR(scanWindows(
+      storage::Table::kCollectives, {"step", "rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, windows,
+      [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
+        const auto rank = static_cast<uint64_t>(b.columns[1].ints[i]);
+        if (rank >= rank_count) return;
+        CollectiveKey key{static_cast<uint8_t>(b.columns[2].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i]),
+                          static_cast<uint32_t>(b.columns[4].ints[i])};
+        RankTraffic& traffic = out[w][side][rank];
+        const size_t had = traffic.size();
+        CollectiveSums& s = traffic[key];
+        entries += traffic.size() - had;
+        const int64_t total = b.columns[6].ints[i], wait = std::max<int64_t>(0, b.columns[7].ints[i]);
+        s.bytes += static_cast<uint64_t>(b.columns[5].ints[i]);
+        s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
+        s.wait_ns += static_cast<double>(wait);
+      },
+      [] {}));
+  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + entries * sizeof(RankTraffic::Entry));
   return out;
 }
 
-Result<std::vector<JobReader::Event>> JobReader::events(uint8_t kind, uint64_t from, uint64_t to) const {
+Result<std::vector<JobReader::Event>> JobReader::events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const {
   std::vector<Event> out;
   ARGUS_RETURN_IF_ERROR(scan(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, {}, [&](const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
-      if (b.columns[2].ints[i] != kind) continue;
-      out.push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i])});
+      const auto kind = static_cast<uint8_t>(b.columns[2].ints[i]);
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
+      out.push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), kind,
+                          static_cast<uint64_t>(b.columns[3].ints[i])});
     }
   }));
+  hold_(out.capacity() * sizeof(Event));
   return out;
 }
 

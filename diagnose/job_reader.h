@@ -33,6 +33,12 @@ struct RankPhases {
   double iter = 0, compute = 0, exposed = 0, bubble = 0, data_wait = 0, idle = 0;
 };
 
+// A window of steps and the baseline before it that it is compared with.
+struct StepWindow {
+  uint64_t from_step = 0, to_step = 0;  // the window, inclusive
+  uint64_t base_from = 0, base_to = 0;  // its baseline, inclusive; base_to + 1 == from_step
+};
+
 // One rank's collective traffic of one kind over a window: sums over its calls.
 struct CollectiveKey {
   uint8_t op = 0;
@@ -46,6 +52,19 @@ struct CollectiveSums {
   double wait_ns = 0;
   // Bytes per ns (GB/s) of the transfer part; 0 when unknown.
   double gbps() const { return transfer_ns > 0 ? static_cast<double>(bytes) / transfer_ns : 0; }
+};
+// A rank's collectives by kind: a few (its rings and pipeline neighbours), so a flat list.
+class RankTraffic {
+ public:
+  using Entry = std::pair<CollectiveKey, CollectiveSums>;
+  const CollectiveSums* find(const CollectiveKey& key) const;
+  CollectiveSums& operator[](const CollectiveKey& key);
+  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<Entry> entries_;
 };
 
 struct KernelSums {
@@ -69,20 +88,25 @@ class JobReader {
   // Per step of [from, to] with data: `column` of the steps table, max over the ranks (the
   // job waits for its slowest rank), or of `rank` alone.
   Result<std::vector<StepPoint>> stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const;
-  // Per rank (indexed by rank; ranks without data have steps == 0), over [from, split) in
-  // [0] and over [split, to] in [1]: a baseline and the window after it, in one scan.
+  // Several columns in one scan: a series per column, in their order.
+  Result<std::vector<std::vector<StepPoint>>> stepSeries(const std::vector<std::string>& columns, uint64_t from, uint64_t to,
+                                                         std::optional<uint32_t> rank) const;
+  // Per window of `windows` and per rank (indexed by rank; ranks without data have steps ==
+  // 0): over its baseline in [0] and over the window in [1]. One scan per run of nearby
+  // windows, so a chunk is decoded once however many windows and baselines it holds.
   using RankPhasesPair = std::array<std::vector<RankPhases>, 2>;
-  Result<RankPhasesPair> rankPhases(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const;
-  // Per rank and collective, split as rankPhases().
-  using CollectivesPair = std::array<std::vector<std::map<CollectiveKey, CollectiveSums>>, 2>;
-  Result<CollectivesPair> collectives(uint64_t from, uint64_t split, uint64_t to, uint32_t rank_count) const;
-  // Events of kind `kind` over [from, to]: (rank, step, value) in rank order.
+  Result<std::vector<RankPhasesPair>> rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count) const;
+  // Per window and per rank, its collectives, split as rankPhases().
+  using CollectivesPair = std::array<std::vector<RankTraffic>, 2>;
+  Result<std::vector<CollectivesPair>> collectives(const std::vector<StepWindow>& windows, uint32_t rank_count) const;
+  // Events of the kinds in `kinds` over [from, to]: (rank, step, kind, value) in rank order.
   struct Event {
     uint32_t rank;
     uint64_t step;
+    uint8_t kind;
     uint64_t value;
   };
-  Result<std::vector<Event>> events(uint8_t kind, uint64_t from, uint64_t to) const;
+  Result<std::vector<Event>> events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const;
   // Per rank: stack samples over [from, to], and those of stacks `in` selects.
   Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
                                                                    const std::function<bool(uint64_t stack_id)>& in) const;
@@ -93,6 +117,12 @@ class JobReader {
   const std::string& job() const { return job_; }
 
  private:
+  // Calls `each(batch, row, window, side)` for every row of `table`'s `columns` that falls
+  // in a window (side 1) or its baseline (side 0) of `windows`, and `after()` at the end of
+  // each scan (a rank's rows are contiguous within one). columns[0] must be "step".
+  template <typename EachRow, typename AfterScan>
+  Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows, EachRow&& each,
+                     AfterScan&& after) const;
   // Scans `table`'s `columns` over [from, to] (optionally some ranks), batch by batch.
   Status scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
               const std::function<void(const storage::ColumnBatch&)>& each) const;

@@ -92,10 +92,10 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
   if (st.next_step > newest) return Status::ok();
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
-  Result<std::vector<StepPoint>> times = reader.stepSeries("iter_ns", st.next_step, newest, std::nullopt);
-  if (!times.isOk()) return times.status();
-  Result<std::vector<StepPoint>> compute = reader.stepSeries("compute_ns", st.next_step, newest, std::nullopt);
-  if (!compute.isOk()) return compute.status();
+  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, st.next_step, newest, std::nullopt);
+  if (!read.isOk()) return read.status();
+  const std::vector<StepPoint>* times = &(*read)[0];
+  const std::vector<StepPoint>* compute = &(*read)[1];
   // Feed the steps every rank reported, in order; a step some rank never reports is fed
   // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
   // topology, a step is complete once a later one exists.

@@ -49,7 +49,7 @@ struct Analysis {
   const StepWindow& w;
   const WindowOptions& o;
   uint32_t rank_count = 0;
-  std::vector<const model::RankTopology*> by_rank;
+  const std::vector<const model::RankTopology*>& by_rank;
   std::vector<RankPhases> win, base;
   std::vector<Finding> findings;
 
@@ -73,24 +73,16 @@ std::map<uint32_t, std::vector<uint32_t>> stages(const Analysis& a) {
   return out;
 }
 
-}  // namespace
+// What the stages read for one window: its phases, collectives and JIT events.
+struct WindowReads {
+  JobReader::RankPhasesPair phases;
+  JobReader::CollectivesPair traffic;
+  std::vector<JobReader::Event> jit_events;
+};
 
-Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& w,
-                                           const WindowOptions& o) {
-  Analysis a{reader, topology, w, o, 0, {}, {}, {}, {}};
-  for (const auto& t : topology) {
-    // Per-rank arrays: a rank number far past any cluster would be gigabytes of them.
-    if (t.rank >= kMaxRank) return Status::invalidArgument("rank " + std::to_string(t.rank) + ": the diagnosis handles ranks below " + std::to_string(kMaxRank));
-    a.rank_count = std::max(a.rank_count, t.rank + 1);
-  }
-  a.by_rank.assign(a.rank_count, nullptr);
-  for (const auto& t : topology) a.by_rank[t.rank] = &t;
-  // The baseline ends where the window starts: one scan reads both.
-  if (w.base_to + 1 != w.from_step || w.base_from > w.base_to) return Status::invalidArgument("a baseline must end at the step before its window");
-  Result<JobReader::RankPhasesPair> phases = reader.rankPhases(w.base_from, w.from_step, w.to_step, a.rank_count);
-  if (!phases.isOk()) return phases.status();
-  a.base = std::move((*phases)[0]);
-  a.win = std::move((*phases)[1]);
+Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<model::RankTopology>& topology, const std::vector<const model::RankTopology*>& by_rank,
+                                     const StepWindow& w, WindowReads& reads, const WindowOptions& o) {
+  Analysis a{reader, topology, w, o, static_cast<uint32_t>(by_rank.size()), by_rank, std::move(reads.phases[1]), std::move(reads.phases[0]), {}};
   const auto by_stage = stages(a);
 
   // Stages: their compute now and before; a stage that slowed as a whole feeds the bubble.
@@ -133,10 +125,8 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
   }
 
   // Collective transfer bandwidth against each rank's own baseline.
-  auto traffic = reader.collectives(w.base_from, w.from_step, w.to_step, a.rank_count);
-  if (!traffic.isOk()) return traffic.status();
-  const auto* cbase = &(*traffic)[0];
-  const auto* cwin = &(*traffic)[1];
+  const auto* cbase = &reads.traffic[0];
+  const auto* cwin = &reads.traffic[1];
   struct SlowTransfer {
     uint32_t rank;
     CollectiveKey key;
@@ -145,9 +135,9 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
   std::vector<SlowTransfer> slow;
   for (uint32_t r = 0; r < a.rank_count; ++r) {
     for (const auto& [key, now] : (*cwin)[r]) {
-      auto was = (*cbase)[r].find(key);
-      if (was == (*cbase)[r].end() || was->second.gbps() <= 0 || now.gbps() <= 0) continue;
-      if (now.gbps() < (1 - o.bandwidth_drop) * was->second.gbps()) slow.push_back({r, key, now.gbps(), was->second.gbps()});
+      const CollectiveSums* was = (*cbase)[r].find(key);
+      if (was == nullptr || was->gbps() <= 0 || now.gbps() <= 0) continue;
+      if (now.gbps() < (1 - o.bandwidth_drop) * was->gbps()) slow.push_back({r, key, now.gbps(), was->gbps()});
     }
   }
 
@@ -173,12 +163,12 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
     // runs its NCCL kernels slowly too, by less than a link would (no bandwidth_drop bar).
     double own_now = 0, own_before = 0, own_ratio = 1;
     for (const auto& [key, now] : (*cwin)[r]) {
-      auto was = (*cbase)[r].find(key);
-      if (was == (*cbase)[r].end() || was->second.gbps() <= 0 || now.gbps() <= 0) continue;
-      if (now.gbps() / was->second.gbps() < own_ratio) {
-        own_ratio = now.gbps() / was->second.gbps();
+      const CollectiveSums* was = (*cbase)[r].find(key);
+      if (was == nullptr || was->gbps() <= 0 || now.gbps() <= 0) continue;
+      if (now.gbps() / was->gbps() < own_ratio) {
+        own_ratio = now.gbps() / was->gbps();
         own_now = now.gbps();
-        own_before = was->second.gbps();
+        own_before = was->gbps();
       }
     }
     for (const auto& [key, sums] : (*cwin)[r]) straggler_comms.insert(key.communicator);
@@ -245,13 +235,14 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
   }
 
   // JIT stalls: new signatures or recompiles, GPU idle grown, stacks in a compiler.
-  auto fresh = reader.events(static_cast<uint8_t>(model::EventKind::kNewKernelSignature), w.from_step, w.to_step);
-  if (!fresh.isOk()) return fresh.status();
-  auto recompiles = reader.events(static_cast<uint8_t>(model::EventKind::kRecompile), w.from_step, w.to_step);
-  if (!recompiles.isOk()) return recompiles.status();
   std::map<uint32_t, std::pair<std::vector<uint64_t>, size_t>> jit;  // rank: (new signatures, recompiles)
-  for (const auto& e : *fresh) jit[e.rank].first.push_back(e.value);
-  for (const auto& e : *recompiles) ++jit[e.rank].second;
+  for (const auto& e : reads.jit_events) {
+    if (e.kind == static_cast<uint8_t>(model::EventKind::kNewKernelSignature)) {
+      jit[e.rank].first.push_back(e.value);
+    } else {
+      ++jit[e.rank].second;
+    }
+  }
   if (!jit.empty()) {
     Result<std::vector<model::StackDictEntry>> stacks = reader.store().stackNames(reader.job());
     if (!stacks.isOk()) return stacks.status();
@@ -291,6 +282,62 @@ Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::v
 
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) { return x.confidence > y.confidence; });
   return std::move(a.findings);
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
+                                                         const std::vector<StepWindow>& windows, const WindowOptions& o) {
+  uint32_t rank_count = 0;
+  for (const auto& t : topology) {
+    // Per-rank arrays: a rank number far past any cluster would be gigabytes of them.
+    if (t.rank >= kMaxRank) return Status::invalidArgument("rank " + std::to_string(t.rank) + ": the diagnosis handles ranks below " + std::to_string(kMaxRank));
+    rank_count = std::max(rank_count, t.rank + 1);
+  }
+  std::vector<const model::RankTopology*> by_rank(rank_count, nullptr);
+  for (const auto& t : topology) by_rank[t.rank] = &t;
+  for (const StepWindow& w : windows) {
+    if (w.base_to + 1 != w.from_step || w.base_from > w.base_to || w.from_step > w.to_step) {
+      return Status::invalidArgument("a baseline must end at the step before its window");
+    }
+  }
+  // A batch of windows at a time: each read serves all of them (a chunk is decoded once),
+  // and what they hold stays bounded however many windows a job has.
+  constexpr size_t kBatchWindows = 8;
+  std::vector<std::vector<Finding>> out;
+  for (size_t start = 0; start < windows.size(); start += kBatchWindows) {
+    const std::vector<StepWindow> batch(windows.begin() + static_cast<std::ptrdiff_t>(start),
+                                        windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), start + kBatchWindows)));
+    Result<std::vector<JobReader::RankPhasesPair>> phases = reader.rankPhases(batch, rank_count);
+    if (!phases.isOk()) return phases.status();
+    Result<std::vector<JobReader::CollectivesPair>> traffic = reader.collectives(batch, rank_count);
+    if (!traffic.isOk()) return traffic.status();
+    uint64_t from = UINT64_MAX, to = 0;
+    for (const StepWindow& w : batch) {
+      from = std::min(from, w.from_step);
+      to = std::max(to, w.to_step);
+    }
+    Result<std::vector<JobReader::Event>> jit =
+        reader.events({static_cast<uint8_t>(model::EventKind::kNewKernelSignature), static_cast<uint8_t>(model::EventKind::kRecompile)}, from, to);
+    if (!jit.isOk()) return jit.status();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      WindowReads reads{std::move((*phases)[i]), std::move((*traffic)[i]), {}};
+      for (const JobReader::Event& e : *jit) {
+        if (e.step >= batch[i].from_step && e.step <= batch[i].to_step) reads.jit_events.push_back(e);
+      }
+      Result<std::vector<Finding>> found = analyze(reader, topology, by_rank, batch[i], reads, o);
+      if (!found.isOk()) return found.status();
+      out.push_back(std::move(found).value());
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& w,
+                                           const WindowOptions& o) {
+  Result<std::vector<std::vector<Finding>>> found = analyzeWindows(reader, topology, {w}, o);
+  if (!found.isOk()) return found.status();
+  return std::move(found->front());
 }
 
 }  // namespace argus::diagnose

@@ -33,13 +33,12 @@ struct WindowOptions {
   uint32_t max_stragglers = 16;  // per window; more is a stage or the whole job
 };
 
-struct StepWindow {
-  uint64_t from_step = 0, to_step = 0;      // the window, inclusive
-  uint64_t base_from = 0, base_to = 0;      // its baseline, inclusive
-};
-
 // Findings of the window, most confident first. `topology` lists the job's ranks.
 Result<std::vector<Finding>> analyzeWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const StepWindow& window,
                                            const WindowOptions& options = {});
+// The findings of each of `windows`, in their order: as analyzeWindow, with each read
+// serving several windows (a job's windows share chunks).
+Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
+                                                         const std::vector<StepWindow>& windows, const WindowOptions& options = {});
 
 }  // namespace argus::diagnose

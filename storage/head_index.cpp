@@ -49,6 +49,17 @@ std::vector<uint32_t> HeadIndex::ranks(uint32_t job, uint64_t from_step, uint64_
   return out;
 }
 
+std::optional<uint64_t> HeadIndex::lastBlock(uint32_t job) const {
+  std::optional<uint64_t> last;
+  std::lock_guard lock(mu_);
+  auto j = jobs_.find(job);
+  if (j == jobs_.end()) return last;
+  for (const auto& [rank, blocks] : j->second) {
+    if (!blocks.empty() && (!last || blocks.rbegin()->first > *last)) last = blocks.rbegin()->first;
+  }
+  return last;
+}
+
 std::vector<HeadIndex::Block> HeadIndex::blocks() const {
   std::vector<Block> out;
   std::lock_guard lock(mu_);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -39,6 +40,9 @@ class HeadIndex {
   // Ranks of `job` with live entries in a block that overlaps steps [from_step, to_step),
   // ascending. block_steps: the store's block size.
   std::vector<uint32_t> ranks(uint32_t job, uint64_t from_step, uint64_t to_step, uint32_t block_steps) const;
+
+  // The highest block base of `job` with live entries; nullopt when none.
+  std::optional<uint64_t> lastBlock(uint32_t job) const;
 
   // Every block listed, in key order (job, rank, block_base): what the sealer visits.
   std::vector<Block> blocks() const;

@@ -569,31 +569,10 @@ Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {
     last = k.step_base;
   }
   ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "last step: listing chunks"));
-  // Head: each rank's last entry (keys order by rank, then block), one seek per rank present.
-  std::string job_prefix = headPrefix(id);
-  std::string job_end = prefixSuccessor(job_prefix);
-  rocksdb::Slice upper(job_end);
-  rocksdb::ReadOptions ro;
-  if (!job_end.empty()) ro.iterate_upper_bound = &upper;  // sealed jobs leave only tombstones: stop at the job's end
-  std::unique_ptr<rocksdb::Iterator> hit(db_->NewIterator(ro, h_.head));
-  HeadKey k;
-  for (uint64_t r = 0; r <= UINT32_MAX;) {
-    hit->Seek(headPrefix(id, static_cast<uint32_t>(r)));
-    if (!hit->Valid()) break;
-    if (!decodeHeadKey(view(hit->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(hit->key())));
-    std::string rank_end = prefixSuccessor(headPrefix(id, k.rank));
-    if (rank_end.empty() || rank_end >= job_end) {
-      hit->SeekToLast();
-    } else {
-      hit->SeekForPrev(rank_end);
-    }
-    if (!hit->Valid() || !decodeHeadKey(view(hit->key()), &k)) {
-      return Status::corruption("head entries of job " + std::to_string(id) + " vanished under a read");
-    }
-    if (!last || k.block_base > *last) last = k.block_base;
-    r = uint64_t{k.rank} + 1;
-  }
-  ARGUS_RETURN_IF_ERROR(fromRocks(hit->status(), "last step: listing head entries"));
+  // Head: the index lists every live entry's block (head_index.h), without walking the
+  // tombstones sealing leaves.
+  std::optional<uint64_t> head = head_index_.lastBlock(id);
+  if (head && (!last || *head > *last)) last = head;
   return last;
 }
 
@@ -603,21 +582,28 @@ Result<std::optional<uint64_t>> RocksStore::lastStep(std::string_view job) const
   auto base = lastBlockBase(info->id);
   if (!base.isOk()) return base.status();
   if (!base->has_value()) return std::optional<uint64_t>();
-  // The last block holds the job's last step: scan only its step column.
-  ScanSpec spec;
-  spec.job = std::string(job);
-  spec.columns = {"step"};
-  spec.from_step = **base;
-  auto cursor = scan(spec);
-  if (!cursor.isOk()) return cursor.status();
-  std::optional<uint64_t> last;
-  ColumnBatch batch;
-  for (bool has_rows = true;;) {
-    ARGUS_RETURN_IF_ERROR((*cursor)->next(&batch, &has_rows));
-    if (!has_rows) break;
-    for (int64_t step : batch.columns[0].ints) last = std::max(last.value_or(0), static_cast<uint64_t>(step));
-  }
-  return last;
+  // The last block holds the job's last step: scan only its step column. The head index
+  // may list a block whose first entry is still being committed; then the last step is in
+  // an earlier block, and the rest of the job is scanned.
+  auto maxStep = [&](uint64_t from, uint64_t to) -> Result<std::optional<uint64_t>> {
+    ScanSpec spec;
+    spec.job = std::string(job);
+    spec.columns = {"step"};
+    spec.from_step = from;
+    spec.to_step = to;
+    auto cursor = scan(spec);
+    if (!cursor.isOk()) return cursor.status();
+    std::optional<uint64_t> last;
+    ColumnBatch batch;
+    for (bool has_rows = true;;) {
+      ARGUS_RETURN_IF_ERROR((*cursor)->next(&batch, &has_rows));
+      if (!has_rows) return last;
+      for (int64_t step : batch.columns[0].ints) last = std::max(last.value_or(0), static_cast<uint64_t>(step));
+    }
+  };
+  auto last = maxStep(**base, UINT64_MAX);
+  if (!last.isOk() || last->has_value() || **base == 0) return last;
+  return maxStep(0, **base);
 }
 
 Status RocksStore::forEachJobData(std::string_view job, JobDataKind kind,

@@ -21,7 +21,13 @@ TEST_CASE("head index: ranks with live entries in the blocks a step range overla
   CHECK(ix.ranks(1, 256, 256, 256).empty());         // an empty range
   CHECK(ix.ranks(1, 768, UINT64_MAX, 256).empty());  // past every block
   CHECK(ix.ranks(3, 0, UINT64_MAX, 256).empty());    // an unknown job
+  CHECK(ix.lastBlock(1) == std::optional<uint64_t>(512));  // what lastStep() starts from
+  CHECK(ix.lastBlock(2) == std::optional<uint64_t>(0));
+  CHECK_FALSE(ix.lastBlock(3).has_value());
 
+  ix.remove(1, 5, 512, 1);
+  CHECK(ix.lastBlock(1) == std::optional<uint64_t>(256));
+  ix.add(1, 5, 512);
   ix.remove(1, 3, 256, 1);  // one of two entries sealed
   CHECK(ix.ranks(1, 256, 512, 256) == V{3});
   ix.remove(1, 3, 256, 5);  // more than it holds: gone, not negative
@@ -73,11 +79,14 @@ TEST_CASE("the store's head index follows writes and seals, and is rebuilt on re
     REQUIRE(store->sealReady().isOk());
     CHECK(store->lastSealStats().blocks == 1);
     CHECK(rows(*store) == 23);  // rank 1 from a chunk and head, rank 2 from head
+    CHECK(store->lastStep("j").value() == std::optional<uint64_t>(17));  // from the index's block 16
   }
   auto store = openStore(dir.path());
   CHECK(rows(*store) == 23);
+  CHECK(store->lastStep("j").value() == std::optional<uint64_t>(17));
   REQUIRE(store->sealAll().isOk());
   CHECK(rows(*store) == 23);
+  CHECK(store->lastStep("j").value() == std::optional<uint64_t>(17));  // from the chunks alone
 }
 
 TEST_CASE("a malformed head key is left out of the index; the store still opens and scans") {
