@@ -13,6 +13,7 @@
 #include "cli/diagnosis_query.h"
 #include "cli/fault_matching.h"
 #include "cli/table_printer.h"
+#include "cli/trace_eval.h"
 #include "cli/trace_kernel_mix.h"
 #include "simulate/cluster_simulator.h"
 
@@ -27,6 +28,12 @@ struct EvalOptions {
   uint32_t runs = 3;  // per fault class and scale
   uint64_t seed = 1;
   std::string work_dir;
+  TraceEvalOptions traces = [] {
+    TraceEvalOptions t;
+    t.kineto_dir = sharedDataDir() + "/kineto";
+    return t;
+  }();
+  bool no_traces = false;
 };
 
 // A cluster of `ranks`: tensor-parallel 8 (fewer on tiny ones), pipeline 4, the rest data-parallel.
@@ -218,6 +225,15 @@ int runEval(const EvalOptions& o) {
               percentile(totals.query_secs, 1), totals.query_secs.size(), step_s);
   std::printf("targets (localization >= 99%% per class, findings <= 3 steps after onset, <= 1 false window per 10,000 steps): %s\n",
               all_met ? "met" : "NOT met");
+  if (!o.no_traces) {
+    TraceEvalOptions to = o.traces;
+    to.work_dir = o.work_dir;
+    const TraceEvalResult real = runTraceEval(to, stdout);
+    failed += real.ok ? 0 : 1;
+    std::printf("real traces: the slowed rank blamed in %zu of %zu jobs (%.1f%%, target >= 99%%), %zu findings blaming another rank; %zu findings on the traces as recorded\n",
+                real.localized, real.slowed, real.slowed == 0 ? 0.0 : 100.0 * static_cast<double>(real.localized) / static_cast<double>(real.slowed),
+                real.misplaced, real.clean_findings);
+  }
   std::printf("(%.0f s in all)\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return failed == 0 ? 0 : 1;
 }
@@ -233,6 +249,12 @@ void addEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--runs", o->runs, "runs of each fault class per scale (random targets and onsets)")->check(CLI::Range(1u, 1000u))->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the scenarios")->capture_default_str();
   cmd->add_option("--work", o->work_dir, "directory for the jobs' stores (default: a temporary one, removed)");
+  cmd->add_option("--traces", o->traces.kineto_dir, "folder whose subfolders of rank-N.json.gz Kineto traces are each diagnosed as a job")->capture_default_str();
+  cmd->add_option("--trace-factors", o->traces.factors, "factors by which one rank's compute kernels are slowed in the real traces")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
+  cmd->add_flag("--no-traces", o->no_traces, "skip the real traces");
   cmd->callback([o, exit_code] { *exit_code = runEval(*o); });
 }
 

@@ -9,10 +9,13 @@
 
 namespace argus::cli {
 
-std::string defaultMixTrace() {
+std::string sharedDataDir() {
   const char* env = std::getenv("ARGUS_SHARED_DATA");
-  const std::string root = env != nullptr && *env != '\0' ? env : "../shared/data";
-  const std::string path = root + "/kineto/single-rank/a100-8rank-rank3.json.gz";
+  return env != nullptr && *env != '\0' ? env : "../shared/data";
+}
+
+std::string defaultMixTrace() {
+  const std::string path = sharedDataDir() + "/kineto/single-rank/a100-8rank-rank3.json.gz";
   std::error_code ec;
   return std::filesystem::is_regular_file(path, ec) ? path : std::string();
 }

@@ -10,6 +10,9 @@
 
 namespace argus::cli {
 
+// The shared real traces' folder: $ARGUS_SHARED_DATA, else ../shared/data.
+std::string sharedDataDir();
+
 // The trace `argus simulate` takes its mix from when none is named: the A100 training
 // rank of the shared traces ($ARGUS_SHARED_DATA, else ../shared/data), or "" when absent.
 std::string defaultMixTrace();

@@ -59,16 +59,16 @@ std::optional<StepWindow> baselineFor(uint64_t from_step, uint64_t to_step, uint
 
 namespace {
 
-// Stage 3 over one window's stage-2 findings `found` (`w`: its baseline, when it has one),
+// Stage 3 over one window's stage-2 findings `found` (`w`: the window and its baseline),
 // and `unexplained` when nothing was found.
-Status explainWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw, const std::optional<StepWindow>& w,
+Status explainWindow(const JobReader& reader, const std::vector<model::RankTopology>& topology, const AnomalyWindow& aw, const StepWindow& w,
                      const DiagnoseOptions& o, std::vector<Finding>& found) {
   // Stage 3 for each straggler: its top kernels into the evidence, and a kernel of its
   // own when the slowdown sits in it rather than in all of the rank's compute.
   const size_t stage2 = found.size();
   for (size_t i = 0; i < stage2; ++i) {
     if (found[i].kind != FindingKind::kComputeStraggler && found[i].kind != FindingKind::kMaskedStraggler) continue;
-    Result<std::vector<KernelChange>> kernels = analyzeKernels(reader, topology, found[i].ranks[0], *w);
+    Result<std::vector<KernelChange>> kernels = analyzeKernels(reader, topology, found[i].ranks[0], w);
     if (!kernels.isOk()) return kernels.status();
     std::string top;
     for (size_t k = 0; k < kernels->size() && k < 3 && (*kernels)[k].share >= 0.01; ++k) {
@@ -101,9 +101,10 @@ Status explainWindow(const JobReader& reader, const std::vector<model::RankTopol
         f.kernel = c.name;
         f.slowdown = c.slowdown;
         f.confidence = std::min(0.99, 0.5 + c.share / 2);
-        char b[160];
-        std::snprintf(b, sizeof b, ": %.1f us per call against %.1f us before (p99 %.1f us against %.1f us), %.0f%% of the time rank %u lost", c.p50_ns / 1e3,
-                      c.baseline_p50_ns / 1e3, c.p99_ns / 1e3, c.baseline_p99_ns / 1e3, c.share * 100, f.ranks[0]);
+        char b[192];
+        std::snprintf(b, sizeof b, ": %.1f us per call against %.1f us %s (p99 %.1f us against %.1f us), %.0f%% of the time rank %u lost", c.p50_ns / 1e3,
+                      c.baseline_p50_ns / 1e3, w.peers_only ? "on its median stage peer" : "before", c.p99_ns / 1e3, c.baseline_p99_ns / 1e3, c.share * 100,
+                      f.ranks[0]);
         f.evidence = shortKernelName(c.name) + b;
         found.push_back(std::move(f));
       }
@@ -119,7 +120,7 @@ Status explainWindow(const JobReader& reader, const std::vector<model::RankTopol
     char b[200];
     std::snprintf(b, sizeof b, "the job's step time is %+.0f%% over its baseline (%.1f ms) for steps %llu-%llu; no rank, stage, link or stall stands out%s",
                   aw.slowdown * 100, aw.baseline / 1e6, static_cast<unsigned long long>(aw.from_step), static_cast<unsigned long long>(aw.to_step),
-                  w ? "" : " (no steps before it to compare with)");
+                  w.peers_only ? " among peers (no steps before it to compare with)" : "");
     f.evidence = b;
     found.push_back(std::move(f));
   }
@@ -131,19 +132,15 @@ Status explainWindow(const JobReader& reader, const std::vector<model::RankTopol
 Result<std::vector<std::vector<Finding>>> diagnoseWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
                                                           const std::vector<AnomalyWindow>& which, uint64_t first_step,
                                                           const std::vector<AnomalyWindow>& windows, const DiagnoseOptions& o) {
-  std::vector<std::optional<StepWindow>> bases;
-  std::vector<StepWindow> with_base;
+  // A window with no steps before it is compared with peers alone.
+  std::vector<StepWindow> steps;
   for (const AnomalyWindow& aw : which) {
-    bases.push_back(baselineFor(aw.from_step, aw.to_step, first_step, o.baseline_steps, o.detector.warmup_steps, windows));
-    if (bases.back()) with_base.push_back(*bases.back());
+    std::optional<StepWindow> w = baselineFor(aw.from_step, aw.to_step, first_step, o.baseline_steps, o.detector.warmup_steps, windows);
+    steps.push_back(w.value_or(StepWindow{aw.from_step, aw.to_step, 0, 0, true}));
   }
-  Result<std::vector<std::vector<Finding>>> stage2 = analyzeWindows(reader, topology, with_base, o.window);
-  if (!stage2.isOk()) return stage2.status();
-  std::vector<std::vector<Finding>> out(which.size());
-  for (size_t i = 0, analyzed = 0; i < which.size(); ++i) {
-    if (bases[i]) out[i] = std::move((*stage2)[analyzed++]);
-    ARGUS_RETURN_IF_ERROR(explainWindow(reader, topology, which[i], bases[i], o, out[i]));
-  }
+  Result<std::vector<std::vector<Finding>>> out = analyzeWindows(reader, topology, steps, o.window);
+  if (!out.isOk()) return out.status();
+  for (size_t i = 0; i < which.size(); ++i) ARGUS_RETURN_IF_ERROR(explainWindow(reader, topology, which[i], steps[i], o, (*out)[i]));
   return out;
 }
 
@@ -168,8 +165,24 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
   windows = mergeWindows(std::move(windows), o.detector.end_steps);
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
-  Result<std::vector<std::vector<Finding>>> found = diagnoseWindows(reader, *topology, windows, from, windows, o);
+  // A capture too short for stage 1 to judge any step (a profiler trace of a few steps):
+  // all of it is one window, its ranks compared with their peers; with nothing standing
+  // out there is nothing to report (no anomaly was claimed).
+  const DetectorOptions& d = o.detector;
+  const bool short_capture = !series.empty() && series.size() < d.warmup_steps + d.min_baseline + d.min_steps;
+  if (short_capture) {
+    AnomalyWindow all;
+    all.from_step = series.front().step;
+    all.to_step = series.back().step;
+    windows = {all};
+  }
+  const uint64_t first_step = series.empty() ? from : series.front().step;
+  Result<std::vector<std::vector<Finding>>> found = diagnoseWindows(reader, *topology, windows, first_step, windows, o);
   if (!found.isOk()) return found.status();
+  if (short_capture) {
+    auto& f = found->front();
+    f.erase(std::remove_if(f.begin(), f.end(), [](const Finding& x) { return x.kind == FindingKind::kUnexplained; }), f.end());
+  }
   std::vector<Finding> out;
   for (std::vector<Finding>& window : *found) {
     // The window's wall clock, for timelines (Grafana annotations).

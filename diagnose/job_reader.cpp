@@ -153,11 +153,12 @@ std::vector<WindowRun> windowRuns(const std::vector<StepWindow>& windows) {
   constexpr size_t kRunWindows = 16;
   std::vector<size_t> order(windows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return windows[x].base_from < windows[y].base_from; });
+  auto firstStep = [](const StepWindow& w) { return w.peers_only ? w.from_step : w.base_from; };
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return firstStep(windows[x]) < firstStep(windows[y]); });
   std::vector<WindowRun> runs;
   for (size_t w : order) {
-    if (runs.empty() || runs.back().windows.size() == kRunWindows || windows[w].base_from > runs.back().to + kJoinSteps) {
-      runs.push_back(WindowRun{windows[w].base_from, windows[w].to_step, {}});
+    if (runs.empty() || runs.back().windows.size() == kRunWindows || firstStep(windows[w]) > runs.back().to + kJoinSteps) {
+      runs.push_back(WindowRun{firstStep(windows[w]), windows[w].to_step, {}});
     }
     runs.back().to = std::max(runs.back().to, windows[w].to_step);
     runs.back().windows.push_back(w);
@@ -177,7 +178,7 @@ Status JobReader::scanWindows(storage::Table table, const std::vector<std::strin
         const auto step = static_cast<uint64_t>(steps[i]);
         for (size_t w : run.windows) {
           const StepWindow& sw = windows[w];
-          if (step >= sw.base_from && step <= sw.base_to) {
+          if (!sw.peers_only && step >= sw.base_from && step <= sw.base_to) {
             each(b, i, w, 0);
           } else if (step >= sw.from_step && step <= sw.to_step) {
             each(b, i, w, 1);
@@ -305,12 +306,35 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint6
   return out;
 }
 
+Result<std::vector<std::vector<JobReader::KernelTime>>> JobReader::computeKernelTimes(uint64_t from, uint64_t to, uint32_t rank_count) const {
+  std::vector<std::vector<KernelTime>> out(rank_count);
+  size_t entries = 0;
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "phase"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+    for (size_t i = 0; i < b.rows; ++i) {
+      const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
+      if (rank >= rank_count || b.columns[4].ints[i] == static_cast<int64_t>(model::Phase::kCommunication)) continue;
+      const auto sig = static_cast<uint64_t>(b.columns[1].ints[i]);
+      std::vector<KernelTime>& mine = out[rank];
+      auto it = std::find_if(mine.begin(), mine.end(), [&](const KernelTime& k) { return k.signature == sig; });
+      if (it == mine.end()) {
+        it = mine.insert(mine.end(), KernelTime{sig, 0, 0});
+        ++entries;
+      }
+      it->count += static_cast<uint64_t>(b.columns[2].ints[i]);
+      it->total_ns += b.columns[3].ints[i];
+    }
+  }));
+  hold_(rank_count * sizeof(out[0]) + entries * sizeof(KernelTime));
+  return out;
+}
+
 Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> JobReader::kernels(const std::vector<uint32_t>& ranks, uint64_t from, uint64_t to) const {
   std::map<uint32_t, std::map<uint64_t, KernelSums>> out;
   if (ranks.empty()) return out;
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "hist"}, from, to, ranks, [&](const storage::ColumnBatch& b) {
+  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "hist", "phase"}, from, to, ranks, [&](const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       KernelSums& k = out[static_cast<uint32_t>(b.columns[0].ints[i])][static_cast<uint64_t>(b.columns[1].ints[i])];
+      k.phase = static_cast<model::Phase>(b.columns[5].ints[i]);
       k.count += static_cast<uint64_t>(b.columns[2].ints[i]);
       k.total_ns += b.columns[3].ints[i];
       ++k.steps;

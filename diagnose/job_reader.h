@@ -37,6 +37,9 @@ struct RankPhases {
 struct StepWindow {
   uint64_t from_step = 0, to_step = 0;  // the window, inclusive
   uint64_t base_from = 0, base_to = 0;  // its baseline, inclusive; base_to + 1 == from_step
+  // No baseline (base_from and base_to unused): ranks are compared with their peers alone,
+  // for a capture with no steps before the window (a profiler trace of a few steps).
+  bool peers_only = false;
 };
 
 // One rank's collective traffic of one kind over a window: sums over its calls.
@@ -68,6 +71,7 @@ class RankTraffic {
 };
 
 struct KernelSums {
+  model::Phase phase = model::Phase::kUnknown;
   uint64_t count = 0;
   int64_t total_ns = 0;
   uint32_t steps = 0;  // steps it ran in
@@ -110,6 +114,14 @@ class JobReader {
   // Per rank: stack samples over [from, to], and those of stacks `in` selects.
   Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
                                                                    const std::function<bool(uint64_t stack_id)>& in) const;
+  // Per rank (indexed by rank), its compute kernels over [from, to]: calls and time per
+  // signature, communication kernels left out. Lighter than kernels(): no histograms.
+  struct KernelTime {
+    uint64_t signature = 0;
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+  };
+  Result<std::vector<std::vector<KernelTime>>> computeKernelTimes(uint64_t from, uint64_t to, uint32_t rank_count) const;
   // Kernels of `ranks` over [from, to], per rank and signature.
   Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> kernels(const std::vector<uint32_t>& ranks, uint64_t from, uint64_t to) const;
 

@@ -2,8 +2,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 namespace argus::diagnose {
+
+namespace {
+
+double perCall(const KernelSums& k) { return static_cast<double>(k.total_ns) / static_cast<double>(std::max<uint64_t>(k.count, 1)); }
+
+}  // namespace
 
 Result<std::vector<KernelChange>> analyzeKernels(const JobReader& reader, const std::vector<model::RankTopology>& topology, uint32_t rank,
                                                  const StepWindow& w, const KernelOptions& o) {
@@ -26,7 +33,8 @@ Result<std::vector<KernelChange>> analyzeKernels(const JobReader& reader, const 
   std::sort(now_ranks.begin(), now_ranks.end());
   auto now = reader.kernels(now_ranks, w.from_step, w.to_step);
   if (!now.isOk()) return now.status();
-  auto before = reader.kernels({rank}, w.base_from, w.base_to);
+  Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> before = std::map<uint32_t, std::map<uint64_t, KernelSums>>{};
+  if (!w.peers_only) before = reader.kernels({rank}, w.base_from, w.base_to);
   if (!before.isOk()) return before.status();
   const double win_steps = static_cast<double>(w.to_step - w.from_step + 1), base_steps = static_cast<double>(w.base_to - w.base_from + 1);
 
@@ -35,6 +43,9 @@ Result<std::vector<KernelChange>> analyzeKernels(const JobReader& reader, const 
   const auto& baseline = (*before)[rank];
   double lost_total = 0;
   for (const auto& [sig, k] : mine) {
+    // Communication kernels run as long as the slowest peer makes them wait: stage 2 splits
+    // their transfer from their waiting.
+    if (k.phase == model::Phase::kCommunication) continue;
     KernelChange c;
     c.signature = sig;
     c.calls_per_step = static_cast<double>(k.count) / win_steps;
@@ -42,23 +53,33 @@ Result<std::vector<KernelChange>> analyzeKernels(const JobReader& reader, const 
     c.p50_ns = k.hist.quantile(0.5);
     c.p99_ns = k.hist.quantile(0.99);
     auto b = baseline.find(sig);
-    c.is_new = b == baseline.end();
-    if (!c.is_new) {
+    c.is_new = !w.peers_only && b == baseline.end();
+    if (b != baseline.end()) {
       c.baseline_ns_per_step = static_cast<double>(b->second.total_ns) / base_steps;
       c.baseline_p50_ns = b->second.hist.quantile(0.5);
       c.baseline_p99_ns = b->second.hist.quantile(0.99);
-      const double per_call = static_cast<double>(k.total_ns) / static_cast<double>(std::max<uint64_t>(k.count, 1));
-      const double was = static_cast<double>(b->second.total_ns) / static_cast<double>(std::max<uint64_t>(b->second.count, 1));
-      c.slowdown = was > 0 ? per_call / was - 1 : 0;
+      c.slowdown = perCall(b->second) > 0 ? perCall(k) / perCall(b->second) - 1 : 0;
     }
-    std::vector<double> peer_ns;
+    std::vector<const KernelSums*> peer;
     for (uint32_t p : peers) {
       auto it = (*now)[p].find(sig);
-      if (it != (*now)[p].end()) peer_ns.push_back(static_cast<double>(it->second.total_ns) / win_steps);
+      if (it != (*now)[p].end()) peer.push_back(&it->second);
     }
-    if (!peer_ns.empty()) {
-      std::nth_element(peer_ns.begin(), peer_ns.begin() + static_cast<std::ptrdiff_t>(peer_ns.size() / 2), peer_ns.end());
-      c.peers_ns_per_step = peer_ns[peer_ns.size() / 2];
+    if (!peer.empty()) {
+      auto middle = [&](auto less) -> const KernelSums& {
+        std::nth_element(peer.begin(), peer.begin() + static_cast<std::ptrdiff_t>(peer.size() / 2), peer.end(), less);
+        return *peer[peer.size() / 2];
+      };
+      c.peers_ns_per_step = static_cast<double>(middle([](const KernelSums* x, const KernelSums* y) { return x->total_ns < y->total_ns; }).total_ns) / win_steps;
+      if (w.peers_only) {
+        // No baseline of its own: the peer with the median time per call stands in for it
+        // (per call: a peer may call the kernel more often, with more work to do).
+        const KernelSums& typical = middle([&](const KernelSums* x, const KernelSums* y) { return perCall(*x) < perCall(*y); });
+        c.baseline_ns_per_step = perCall(typical) * static_cast<double>(k.count) / win_steps;  // its calls at the peer's speed
+        c.baseline_p50_ns = typical.hist.quantile(0.5);
+        c.baseline_p99_ns = typical.hist.quantile(0.99);
+        c.slowdown = perCall(typical) > 0 ? perCall(k) / perCall(typical) - 1 : 0;
+      }
     }
     c.lost_ns_per_step = c.ns_per_step - c.baseline_ns_per_step;
     if (c.lost_ns_per_step > 0) lost_total += c.lost_ns_per_step;

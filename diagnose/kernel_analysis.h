@@ -1,7 +1,8 @@
 // analyzeKernels: the kernel-level stage of the diagnosis (DESIGN §7 stage 3). For one
 // rank and window, each kernel signature's time per step against the rank's own baseline
 // and against its stage peers in the same window, ranked by its share of the time lost.
-// A signature absent from the baseline is new (a JIT compile, a changed shape).
+// A signature absent from the baseline is new (a JIT compile, a changed shape). A
+// peers-only window (no baseline) compares with the median stage peer instead.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ struct KernelChange {
   std::string name;
   double calls_per_step = 0;
   double ns_per_step = 0;           // in the window
-  double baseline_ns_per_step = 0;  // the same rank before
+  double baseline_ns_per_step = 0;  // the same rank before (peers-only: the median peer)
   double peers_ns_per_step = 0;     // median of the stage peers asked for, in the window (0: none)
   double p50_ns = 0, baseline_p50_ns = 0;
   double p99_ns = 0, baseline_p99_ns = 0;

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "diagnose/median.h"
+
 namespace argus::diagnose {
 
 namespace {
@@ -60,8 +62,11 @@ struct Analysis {
     f.to_step = w.to_step;
     return f;
   }
-  bool present(uint32_t r) const { return by_rank[r] != nullptr && win[r].steps > 0 && base[r].steps > 0 && base[r].compute > 0; }
-  double growth(uint32_t r) const { return win[r].compute / base[r].compute; }
+  bool present(uint32_t r) const {
+    return by_rank[r] != nullptr && win[r].steps > 0 && (w.peers_only || (base[r].steps > 0 && base[r].compute > 0));
+  }
+  // Compute against the own baseline; 1 (unknown) without one.
+  double growth(uint32_t r) const { return w.peers_only ? 1 : win[r].compute / base[r].compute; }
 };
 
 // Ranks grouped by pipeline stage.
@@ -69,6 +74,38 @@ std::map<uint32_t, std::vector<uint32_t>> stages(const Analysis& a) {
   std::map<uint32_t, std::vector<uint32_t>> out;
   for (uint32_t r = 0; r < a.rank_count; ++r) {
     if (a.present(r)) out[a.by_rank[r]->pp_rank].push_back(r);
+  }
+  return out;
+}
+
+// Ranks a stage needs to be judged without a baseline: with two, neither is the normal one.
+constexpr size_t kMinPeersAlone = 3;
+
+// Per rank of `by_stage` (indexed by rank), how much longer its compute kernels took than
+// the same calls would at its stage's median speed per call of each signature, minus 1;
+// 0 in stages of fewer than kMinPeersAlone ranks.
+Result<std::vector<double>> perCallExcess(const Analysis& a, const std::map<uint32_t, std::vector<uint32_t>>& by_stage) {
+  Result<std::vector<std::vector<JobReader::KernelTime>>> times = a.reader.computeKernelTimes(a.w.from_step, a.w.to_step, a.rank_count);
+  if (!times.isOk()) return times.status();
+  std::vector<double> out(a.rank_count, 0);
+  for (const auto& [k, ranks] : by_stage) {
+    if (ranks.size() < kMinPeersAlone) continue;
+    std::map<uint64_t, std::vector<double>> speeds;  // signature: ns per call on each rank
+    for (uint32_t r : ranks) {
+      for (const auto& t : (*times)[r]) {
+        if (t.count > 0) speeds[t.signature].push_back(static_cast<double>(t.total_ns) / static_cast<double>(t.count));
+      }
+    }
+    std::map<uint64_t, double> typical;
+    for (auto& [sig, v] : speeds) typical[sig] = medianOf(v);
+    for (uint32_t r : ranks) {
+      double took = 0, at_typical = 0;
+      for (const auto& t : (*times)[r]) {
+        took += static_cast<double>(t.total_ns);
+        at_typical += typical[t.signature] * static_cast<double>(t.count);
+      }
+      out[r] = at_typical > 0 ? took / at_typical - 1 : 0;
+    }
   }
   return out;
 }
@@ -104,7 +141,7 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
       if (j != k) rest.push_back(h);
     }
     if (!rest.empty()) others = median(rest);
-    if (by_stage.size() < 2 || g < 1 + o.compute_excess || g - others < o.compute_excess) continue;
+    if (w.peers_only || by_stage.size() < 2 || g < 1 + o.compute_excess || g - others < o.compute_excess) continue;
     slow_stages.insert(k);
     std::vector<double> bubble_now, bubble_before;
     for (const auto& [j, ranks] : by_stage) {
@@ -142,14 +179,27 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
   }
 
   // Compute stragglers, individually: above their stage's median and their own baseline.
+  // Without a baseline: at least their stage's median compute, with their kernels slower per
+  // call than the same kernels on their stage peers; computing longer alone may be more
+  // work (an uneven shard), not a slower GPU.
+  std::vector<double> per_call;
+  if (w.peers_only) {
+    Result<std::vector<double>> speed = perCallExcess(a, by_stage);
+    if (!speed.isOk()) return speed.status();
+    per_call = std::move(speed).value();
+  }
   std::vector<uint32_t> stragglers;
   for (const auto& [k, ranks] : by_stage) {
     if (slow_stages.count(k) != 0) continue;
     for (uint32_t r : ranks) {
-      if (a.win[r].compute > (1 + o.compute_excess) * stage_now[k] && a.growth(r) > 1 + o.compute_excess) stragglers.push_back(r);
+      const bool slow = w.peers_only ? per_call[r] >= o.compute_excess
+                                     : a.win[r].compute > (1 + o.compute_excess) * stage_now[k] && a.growth(r) > 1 + o.compute_excess;
+      if (slow) stragglers.push_back(r);
     }
   }
-  std::sort(stragglers.begin(), stragglers.end(), [&](uint32_t x, uint32_t y) { return a.growth(x) > a.growth(y); });
+  // The most slowed first: against their own baseline, or per call against their peers.
+  auto slowed = [&](uint32_t r) { return w.peers_only ? per_call[r] : a.growth(r); };
+  std::sort(stragglers.begin(), stragglers.end(), [&](uint32_t x, uint32_t y) { return slowed(x) > slowed(y); });
   if (stragglers.size() > o.max_stragglers) stragglers.resize(o.max_stragglers);
   std::set<uint64_t> straggler_comms;  // their rings: a slow transfer there is theirs, not a link's
   std::set<uint32_t> straggler_set(stragglers.begin(), stragglers.end());
@@ -177,12 +227,14 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
     f.ranks = {r};
     f.pp_rank = k;
     const double excess = a.win[r].compute / stage_now[k];
-    f.slowdown = excess - 1;
-    f.confidence = std::clamp(0.6 + (excess - 1 - o.compute_excess) * 4, 0.6, 0.99);
+    f.slowdown = w.peers_only ? per_call[r] : excess - 1;
+    f.confidence = std::clamp(0.6 + (f.slowdown - o.compute_excess) * 4, 0.6, 0.99);
     f.evidence = "rank " + std::to_string(r) + " (stage " + std::to_string(k) + ", " + a.by_rank[r]->host + ") computes " + ms(a.win[r].compute) +
                  " per step against " + ms(stage_now[k]) + " for the median of its " + std::to_string(by_stage.at(k).size() - 1) + " stage peers (" +
-                 pct(excess) + ") and " + ms(a.base[r].compute) + " before step " + std::to_string(w.from_step) + "; it waits " + ms(a.win[r].exposed) +
+                 pct(excess) + ")" + (w.peers_only ? " (no earlier steps to compare with: peers alone)" : " and " + ms(a.base[r].compute) + " before step " + std::to_string(w.from_step)) +
+                 "; it waits " + ms(a.win[r].exposed) +
                  " per step in collectives, its peers " + ms(median(peer_wait)) + ": they wait for it";
+    if (w.peers_only) f.evidence += "; its compute kernels run " + pct(1 + per_call[r]) + " per call against the same kernels on its stage peers";
     if (masked) {
       f.evidence += "; its own transfers move " + gbps(own_now) + " against " + gbps(own_before) +
                     " before, so its rings look like a slow network, but its GPU is slow at compute too";
@@ -236,7 +288,9 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
 
   // JIT stalls: new signatures or recompiles, GPU idle grown, stacks in a compiler.
   std::map<uint32_t, std::pair<std::vector<uint64_t>, size_t>> jit;  // rank: (new signatures, recompiles)
-  for (const auto& e : reads.jit_events) {
+  // Without a baseline every kernel of a capture's first step is new, and idle has nothing
+  // to have grown from: no JIT judgement.
+  for (const auto& e : w.peers_only ? std::vector<JobReader::Event>{} : reads.jit_events) {
     if (e.kind == static_cast<uint8_t>(model::EventKind::kNewKernelSignature)) {
       jit[e.rank].first.push_back(e.value);
     } else {
@@ -297,7 +351,8 @@ Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader
   std::vector<const model::RankTopology*> by_rank(rank_count, nullptr);
   for (const auto& t : topology) by_rank[t.rank] = &t;
   for (const StepWindow& w : windows) {
-    if (w.base_to + 1 != w.from_step || w.base_from > w.base_to || w.from_step > w.to_step) {
+    if (w.from_step > w.to_step) return Status::invalidArgument("a window must not end before it starts");
+    if (!w.peers_only && (w.base_to + 1 != w.from_step || w.base_from > w.base_to)) {
       return Status::invalidArgument("a baseline must end at the step before its window");
     }
   }

@@ -79,6 +79,11 @@ void cpuFirstPerSlice(std::vector<capture::TraceEvent>& events) {
 
 }  // namespace
 
+void orderForReplay(std::vector<capture::TraceEvent>& events) {
+  std::stable_sort(events.begin(), events.end(), [](const capture::TraceEvent& a, const capture::TraceEvent& b) { return a.start_ns < b.start_ns; });
+  cpuFirstPerSlice(events);
+}
+
 Result<KinetoTrace> readKinetoTrace(const std::string& path) {
   KinetoTrace trace;
   trace.path = path;
@@ -101,9 +106,7 @@ Result<KinetoTrace> readKinetoTrace(const std::string& path) {
     }
   }
   // Kineto writes CPU events, then GPU events per stream: the assembler wants time order.
-  std::stable_sort(trace.events.begin(), trace.events.end(),
-                   [](const capture::TraceEvent& a, const capture::TraceEvent& b) { return a.start_ns < b.start_ns; });
-  cpuFirstPerSlice(trace.events);
+  orderForReplay(trace.events);
   trace.events.shrink_to_fit();
   return trace;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "import/kineto_trace.h"
@@ -16,6 +17,9 @@ namespace argus::import {
 // order the capture shim feeds its assembler in, whose collector drains every 50 ms
 // (kineto_reader.cpp, cpuFirstPerSlice).
 inline constexpr int64_t kCpuLeadNs = 50'000'000;
+
+// Puts `events` in that order: by start time (stable), CPU events first per slice.
+void orderForReplay(std::vector<capture::TraceEvent>& events);
 
 // Returns the trace, or an error naming the file and the byte position: unreadable file,
 // truncated or corrupt gzip, malformed JSON, or JSON that is not a trace (no traceEvents).

@@ -109,7 +109,7 @@ TEST_CASE("simulate refuses bad layouts and fault specs with a reason, and write
 }
 
 TEST_CASE("eval scores the diagnosis per fault class on small simulated jobs") {
-  RunResult r = runArgus("eval --scales 32 --steps 160 --runs 1 --clean-steps 400 --seed 2");
+  RunResult r = runArgus("eval --scales 32 --steps 160 --runs 1 --clean-steps 400 --seed 2 --trace-factors 1.5");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   for (const char* kind : {"compute_straggler", "masked_straggler", "link_degradation", "pipeline_bubble", "jit_stall"}) {
@@ -122,6 +122,13 @@ TEST_CASE("eval scores the diagnosis per fault class on small simulated jobs") {
   CHECK(contains(r.output, "0 windows in 400 steps: 0.00 false windows per 10,000 steps"));
   CHECK(contains(r.output, "diagnose() query time: p50"));
   CHECK(contains(r.output, "): met"));
+  // The real traces: the 8-rank DLRM job as recorded (its ranks' uneven work is no finding)
+  // and with each rank's compute kernels 1.5x slower (that rank blamed); 2 ranks are too few.
+  size_t dlrm = r.output.find("dlrm-8rank-v100          8      1            1.50x");
+  REQUIRE(dlrm != std::string::npos);
+  CHECK(contains(r.output.substr(dlrm, r.output.find('\n', dlrm) - dlrm), "100% (8/8)"));
+  CHECK(contains(r.output, "(3 ranks needed)"));
+  CHECK(contains(r.output, "real traces: the slowed rank blamed in 8 of 8 jobs (100.0%, target >= 99%), 0 findings blaming another rank; 0 findings on the traces as recorded"));
   RunResult bad = runArgus("eval --scales 32 --steps 20");
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.output, "--steps"));
