@@ -10,15 +10,16 @@
 
 namespace argus::diagnose {
 
-// Do not rename: the `kind` column's values, and what `argus eval` scores.
+// Do not rename: the `kind` column's values, and what `argus eval` scores. Do not renumber:
+// recorded findings store them (docs/format/keys.md).
 enum class FindingKind : uint8_t {
-  kComputeStraggler,
-  kMaskedStraggler,
-  kLinkDegradation,
-  kPipelineBubble,
-  kJitStall,
-  kDegradedKernel,
-  kUnexplained,
+  kComputeStraggler = 0,
+  kMaskedStraggler = 1,
+  kLinkDegradation = 2,
+  kPipelineBubble = 3,
+  kJitStall = 4,
+  kDegradedKernel = 5,
+  kUnexplained = 6,
 };
 const char* findingKindName(FindingKind kind);
 

@@ -29,10 +29,11 @@ struct DiagnosisMonitor::JobState {
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
   std::set<std::string> known;
   std::map<uint64_t, Clock::time_point> seen_at;  // step: when it was fed
+  std::map<uint64_t, std::pair<int64_t, int64_t>> wall;  // step: its earliest start and latest end (ns)
   std::string last_error;                          // of the last pass, "" when it went well
 };
 
-DiagnosisMonitor::DiagnosisMonitor(const storage::Store& store, MonitorOptions options, Callback on_finding)
+DiagnosisMonitor::DiagnosisMonitor(storage::Store& store, MonitorOptions options, Callback on_finding)
     : store_(store), o_(std::move(options)), on_finding_(std::move(on_finding)) {}
 
 DiagnosisMonitor::~DiagnosisMonitor() { stop(); }
@@ -85,6 +86,14 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
   if (!*last) return Status::ok();
   const uint64_t newest = **last;
   if (!st.started) {
+    // What an earlier run recorded is known: found again, it is not recorded twice.
+    Result<std::vector<std::string>> recorded = store_.findings(job);
+    if (!recorded.isOk()) return recorded.status();
+    for (const std::string& value : *recorded) {
+      RecordedFinding r;
+      ARGUS_RETURN_IF_ERROR(decodeRecordedFinding(value, &r));
+      st.known.insert(keyOf(r.finding));
+    }
     st.started = true;
     st.first_step = newest > o_.max_history ? newest - o_.max_history : 0;
     st.next_step = st.first_step;
@@ -108,6 +117,7 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     st.step_time.add(p.step, p.value, p.expected);
     st.compute.add(p.step, (*compute)[i].value, p.expected);
     st.seen_at[p.step] = now;
+    st.wall[p.step] = {p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }
   const uint64_t fed = st.next_step == 0 ? 0 : st.next_step - 1;
@@ -125,14 +135,20 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     st.analyzed[w.from_step] = w.to_step;
     for (const Finding& f : *found) {
       if (f.kind == FindingKind::kUnexplained && w.open) continue;  // more steps may explain it
-      if (!st.known.insert(keyOf(f)).second) continue;
+      if (st.known.count(keyOf(f)) != 0) continue;
       MonitorFinding m;
       m.job = job;
       m.finding = f;
+      if (auto it = st.wall.find(f.from_step); it != st.wall.end()) m.finding.from_ns = it->second.first;
+      if (auto it = st.wall.find(f.to_step); it != st.wall.end()) m.finding.to_ns = it->second.second;
+      m.detected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
       m.steps_after_onset = fed - w.from_step;
       // From when the step that opened the window was fed (its min_steps-th anomalous one).
       auto opened = st.seen_at.find(w.from_step + o_.diagnose.detector.min_steps - 1);
       m.lag_s = opened == st.seen_at.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second).count();
+      // Recorded before it counts as known: a failed write is tried again next pass.
+      ARGUS_RETURN_IF_ERROR(store_.addFinding(job, encodeRecordedFinding(m)));
+      st.known.insert(keyOf(f));
       {
         std::lock_guard lock(mu_);
         ++found_by_kind_[findingKindName(f.kind)];
@@ -143,6 +159,7 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
   }
   // Forget what no window can still need: steps fed long ago.
   while (!st.seen_at.empty() && st.seen_at.begin()->first + o_.max_history < fed) st.seen_at.erase(st.seen_at.begin());
+  while (!st.wall.empty() && st.wall.begin()->first + o_.max_history < fed) st.wall.erase(st.wall.begin());
   return Status::ok();
 }
 

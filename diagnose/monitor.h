@@ -3,7 +3,9 @@
 // it feeds the steps every rank has reported to the job's own online detectors (the step
 // time and the slowest rank's compute, diagnose/change_detector.h), and runs stages 2 and 3
 // on a window when it opens, every 16 steps while it grows, and when it closes. A finding
-// not seen before is handed to the callback (argusd logs it) and counted for /metrics.
+// not seen before is recorded in the store (the `findings(job)` table function reads them),
+// handed to the callback (argusd logs it) and counted for /metrics. A job's recorded
+// findings are known from its first pass on: a restart does not record them again.
 //
 // The newest step is fed once a later one exists (its last ranks may still be arriving), or
 // once every rank reported it. Thread-safety: start/stop from one thread; writePrometheus
@@ -21,6 +23,7 @@
 #include <thread>
 
 #include "diagnose/diagnosis.h"
+#include "diagnose/finding_record.h"
 
 namespace argus::diagnose {
 
@@ -30,17 +33,15 @@ struct MonitorOptions {
   DiagnoseOptions diagnose;
 };
 
-struct MonitorFinding {
+// A new finding, recorded in the store (Store::addFinding) before it is handed on.
+struct MonitorFinding : RecordedFinding {
   std::string job;
-  Finding finding;
-  uint64_t steps_after_onset = 0;  // the newest step fed when it was found, minus the window's first
-  double lag_s = 0;                // from when the monitor first saw the step that opened the window
 };
 
 class DiagnosisMonitor {
  public:
   using Callback = std::function<void(const MonitorFinding&)>;
-  DiagnosisMonitor(const storage::Store& store, MonitorOptions options, Callback on_finding);
+  DiagnosisMonitor(storage::Store& store, MonitorOptions options, Callback on_finding);
   ~DiagnosisMonitor();
   DiagnosisMonitor(const DiagnosisMonitor&) = delete;
   DiagnosisMonitor& operator=(const DiagnosisMonitor&) = delete;
@@ -56,7 +57,7 @@ class DiagnosisMonitor {
   struct JobState;
   Status passJob(const std::string& job, JobState& state);
 
-  const storage::Store& store_;
+  storage::Store& store_;
   MonitorOptions o_;
   Callback on_finding_;
   std::map<std::string, std::unique_ptr<JobState>> jobs_;  // the pass's thread only

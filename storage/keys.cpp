@@ -197,6 +197,7 @@ std::string describeMetaKey(std::string_view key) {
       if (kind == JobDataKind::kTopology && key.size() == 10) {
         return head + "topology rank=" + std::to_string(getBE(key, 6, 4));
       }
+      if (kind == JobDataKind::kFinding && key.size() == 14) return head + "finding recorded_ns=" + std::to_string(getBE(key, 6, 8));
       if (key.size() == 14) {
         const char* what = kind == JobDataKind::kKernelDict  ? "kernel signature="
                            : kind == JobDataKind::kStackDict ? "stack id="

@@ -35,6 +35,7 @@ enum class JobDataKind : uint8_t {
   kKernelDict = 0x02,  // id: signature u64 BE
   kStackDict = 0x03,   // id: stack id u64 BE
   kStringDict = 0x04,  // id: string id u64 BE
+  kFinding = 0x05,     // id: when it was recorded, Unix ns u64 BE (unique within the job)
 };
 
 // Reserved column ids of the row layout of a block (never schema columns).

@@ -205,6 +205,8 @@ std::string describeMetaValue(std::string_view key, std::string_view value) {
         Status s = decodeStringDict(value, &e);
         return s.isOk() ? "\"" + e.text + "\"" : fail(s);
       }
+      case JobDataKind::kFinding:
+        break;  // the diagnosis's layout (diagnose/finding_record.h): shown as bytes
     }
   }
   return "0x" + hexBytes(value);

@@ -677,6 +677,36 @@ Result<std::vector<model::StringDictEntry>> RocksStore::names(std::string_view j
                                             [](model::StringDictEntry& e, uint64_t id) { e.id = id; });
 }
 
+Status RocksStore::addFinding(std::string_view job, std::string_view value) {
+  if (options_.read_only) return Status::permissionDenied("store opened read-only");
+  std::shared_lock drop(drop_mu_);  // a drop after this put deletes it with the job's range
+  uint32_t id = 0;
+  {
+    std::lock_guard lock(jobs_mu_);
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return Status::notFound("no job '" + std::string(job) + "'");
+    id = it->second.id;
+  }
+  // Keyed by the time it was recorded, one ns past the last when two come in the same ns.
+  const auto now = static_cast<uint64_t>(nowNs());
+  uint64_t last = last_finding_ns_.load(), at = 0;
+  do {
+    at = std::max(now, last + 1);
+  } while (!last_finding_ns_.compare_exchange_weak(last, at));
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync_wal;
+  return fromRocks(db_->Put(wo, h_.meta, jobDataKey(id, JobDataKind::kFinding, at), rocksdb::Slice(value.data(), value.size())), "recording a finding");
+}
+
+Result<std::vector<std::string>> RocksStore::findings(std::string_view job) const {
+  std::vector<std::string> out;
+  ARGUS_RETURN_IF_ERROR(forEachJobData(job, JobDataKind::kFinding, [&](uint64_t, std::string_view, std::string_view value) {
+    out.emplace_back(value);
+    return Status::ok();
+  }));
+  return out;
+}
+
 // --- drops and retention ---
 
 Status RocksStore::dropJob(std::string_view job) {

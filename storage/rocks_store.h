@@ -58,6 +58,8 @@ class RocksStore final : public Store {
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const override;
   Result<std::vector<model::StackDictEntry>> stackNames(std::string_view job) const override;
   Result<std::vector<model::StringDictEntry>> names(std::string_view job) const override;
+  Status addFinding(std::string_view job, std::string_view value) override;
+  Result<std::vector<std::string>> findings(std::string_view job) const override;
 
   Status dropJob(std::string_view job) override;
   Status applyRetention(int64_t now_ns) override;
@@ -114,6 +116,7 @@ class RocksStore final : public Store {
 
   std::atomic<uint64_t> next_session_id_{0};
   std::atomic<uint64_t> head_bytes_{0};
+  std::atomic<uint64_t> last_finding_ns_{0};  // addFinding's last key: keys stay unique
 
   // Writes hold it shared; dropJob/applyRetention exclusive, so no write lands in a job
   // while its ranges are being deleted.

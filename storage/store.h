@@ -187,6 +187,11 @@ class Store {
   // Every string dictionary entry of the job (the text behind events' name_id), by id ascending.
   virtual Result<std::vector<model::StringDictEntry>> names(std::string_view job) const = 0;
 
+  // Findings the continuous diagnosis recorded for `job`: opaque values (their layout is
+  // diagnose/finding_record.h's), listed in the order added, dropped with the job.
+  virtual Status addFinding(std::string_view job, std::string_view value) = 0;
+  virtual Result<std::vector<std::string>> findings(std::string_view job) const = 0;
+
   virtual Status dropJob(std::string_view job) = 0;  // range deletes
   // Drops every job whose last write is older than its retention.
   virtual Status applyRetention(int64_t now_ns) = 0;

@@ -8,6 +8,7 @@ TableFunctionRegistry::TableFunctionRegistry() {
   registerAnomalyWindows(*this);
   registerDegradedKernels(*this);
   registerDiagnose(*this);
+  registerFindings(*this);
   registerGenerateSeries(*this);
   registerRecentSteps(*this);
   registerStepStats(*this);

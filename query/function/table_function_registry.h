@@ -34,6 +34,7 @@ class TableFunctionRegistry {
 void registerAnomalyWindows(TableFunctionRegistry& r);
 void registerDegradedKernels(TableFunctionRegistry& r);
 void registerDiagnose(TableFunctionRegistry& r);
+void registerFindings(TableFunctionRegistry& r);
 void registerGenerateSeries(TableFunctionRegistry& r);
 void registerRecentSteps(TableFunctionRegistry& r);
 void registerStepStats(TableFunctionRegistry& r);

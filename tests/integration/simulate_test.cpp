@@ -157,6 +157,12 @@ TEST_CASE("continuous mode: argusd finds a paced job's straggler within 3 s of i
   INFO(body);
   CHECK(contains(body, "argus_diagnosis_findings_total{kind=\"compute_straggler\"} 1"));
   CHECK(contains(body, "argus_diagnosis_errors_total 0"));
+  // Recorded: the findings table answers with it, as found.
+  auto recorded = cli::httpRequest("127.0.0.1", argusd.httpPort(), "POST", "/api/v1/query",
+                                   R"q({"q": "SELECT kind, ranks, from_step, steps_after_onset <= 40, lag_s >= 0, detected_ns > from_ns FROM findings('live')", "format": "csv"})q");
+  REQUIRE(recorded.isOk());
+  INFO(recorded->body);
+  CHECK(contains(recorded->body, "compute_straggler,5,70,true,true,true"));
   REQUIRE(argusd.stop() == 0);
   const std::string log = argusd.stderrTail(20000);
   INFO(log);

@@ -57,4 +57,71 @@ TEST_CASE("the monitor finds a straggler within 3 steps of its onset, once, as s
   CHECK(metrics.find("argus_diagnosis_findings_total{kind=\"compute_straggler\"} 1") != std::string::npos);
   CHECK(metrics.find("argus_diagnosis_passes_total 170") != std::string::npos);
   CHECK(metrics.find("argus_diagnosis_errors_total 0") != std::string::npos);
+
+  // Each finding was recorded in the store as it was handed on, with its window's clock.
+  auto recorded = store->findings("live");
+  REQUIRE(recorded.isOk());
+  REQUIRE(recorded->size() == found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    RecordedFinding r;
+    REQUIRE(decodeRecordedFinding((*recorded)[i], &r).isOk());
+    CHECK(r.finding.kind == found[i].finding.kind);
+    CHECK(r.finding.ranks == found[i].finding.ranks);
+    CHECK(r.finding.evidence == found[i].finding.evidence);
+    CHECK(r.steps_after_onset == found[i].steps_after_onset);
+    CHECK(r.detected_ns == found[i].detected_ns);
+    CHECK(r.finding.from_ns > 0);
+    CHECK(r.finding.to_ns > r.finding.from_ns);
+  }
+  // A restarted monitor reads the job's history again: it finds the same, records nothing new.
+  std::vector<MonitorFinding> again;
+  DiagnosisMonitor restarted(*store, MonitorOptions{}, [&](const MonitorFinding& m) { again.push_back(m); });
+  restarted.pass();
+  CHECK(again.empty());
+  CHECK(store->findings("live")->size() == found.size());
+}
+
+TEST_CASE("a recorded finding decodes to what was encoded; damage is an error, never a crash") {
+  RecordedFinding r;
+  r.finding.kind = FindingKind::kLinkDegradation;
+  r.finding.from_step = 130;
+  r.finding.to_step = 149;
+  r.finding.from_ns = 1'700'000'000'000'000'000;
+  r.finding.to_ns = 1'700'000'000'500'000'000;
+  r.finding.ranks = {8, 9};
+  r.finding.pp_rank = 0;
+  r.finding.link = "node-00000/node-00001";
+  r.finding.slowdown = 2.5;
+  r.finding.confidence = 0.7;
+  r.finding.evidence = "2 transfers of 2 ranks across node-00000/node-00001 move 10.0 GB/s against 35.0 GB/s before";
+  r.detected_ns = 1'700'000'001'000'000'000;
+  r.steps_after_onset = 2;
+  r.lag_s = 0.25;
+  const std::string value = encodeRecordedFinding(r);
+  RecordedFinding back;
+  REQUIRE(decodeRecordedFinding(value, &back).isOk());
+  CHECK(back.finding.kind == r.finding.kind);
+  CHECK(back.finding.from_step == 130);
+  CHECK(back.finding.to_step == 149);
+  CHECK(back.finding.from_ns == r.finding.from_ns);
+  CHECK(back.finding.to_ns == r.finding.to_ns);
+  CHECK(back.finding.ranks == r.finding.ranks);
+  CHECK(back.finding.pp_rank == std::optional<uint32_t>(0));
+  CHECK(back.finding.link == r.finding.link);
+  CHECK(back.finding.kernel.empty());
+  CHECK(back.finding.slowdown == 2.5);
+  CHECK(back.finding.confidence == 0.7);
+  CHECK(back.finding.evidence == r.finding.evidence);
+  CHECK(back.detected_ns == r.detected_ns);
+  CHECK(back.steps_after_onset == 2);
+  CHECK(back.lag_s == 0.25);
+  // Every truncation, a version from the future, an unknown kind, bytes past the end.
+  for (size_t n = 0; n < value.size(); ++n) CHECK_FALSE(decodeRecordedFinding(value.substr(0, n), &back).isOk());
+  std::string future = value;
+  future[0] = 2;
+  CHECK(decodeRecordedFinding(future, &back).message().find("version 2") != std::string::npos);
+  std::string kind = value;
+  kind[1 + 9] = 42;  // after the version byte and the 9-byte zigzag varint of detected_ns
+  CHECK_FALSE(decodeRecordedFinding(kind, &back).isOk());
+  CHECK_FALSE(decodeRecordedFinding(value + "x", &back).isOk());
 }

@@ -84,6 +84,8 @@ class FakeStore : public storage::Store {
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view) const override { return Status::notFound("x"); }
   Result<std::vector<model::StackDictEntry>> stackNames(std::string_view) const override { return Status::notFound("x"); }
   Result<std::vector<model::StringDictEntry>> names(std::string_view) const override { return Status::notFound("x"); }
+  Status addFinding(std::string_view, std::string_view) override { return Status::ok(); }
+  Result<std::vector<std::string>> findings(std::string_view) const override { return std::vector<std::string>{}; }
   Status dropJob(std::string_view) override { return Status::ok(); }
   Status applyRetention(int64_t) override { return Status::ok(); }
   SizeInfo size() const override { return {}; }

@@ -52,6 +52,8 @@ class FailingStore : public storage::Store {
   Result<std::vector<model::KernelDictEntry>> kernelNames(std::string_view job) const override { return real_.kernelNames(job); }
   Result<std::vector<model::StackDictEntry>> stackNames(std::string_view job) const override { return real_.stackNames(job); }
   Result<std::vector<model::StringDictEntry>> names(std::string_view job) const override { return real_.names(job); }
+  Status addFinding(std::string_view job, std::string_view value) override { return real_.addFinding(job, value); }
+  Result<std::vector<std::string>> findings(std::string_view job) const override { return real_.findings(job); }
   Status dropJob(std::string_view job) override { return real_.dropJob(job); }
   Status applyRetention(int64_t now_ns) override { return real_.applyRetention(now_ns); }
   SizeInfo size() const override { return real_.size(); }
