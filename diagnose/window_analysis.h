@@ -15,6 +15,9 @@
 //   name their peer; ring collectives pair the flagged hosts of one communicator.
 // - jit_stall: new kernel signatures or recompiles in the window, GPU idle grown, and CPU
 //   stack samples in a compiler.
+//
+// A window without a baseline (StepWindow::peers_only) judges compute stragglers alone: a
+// rank whose compute kernels run slower per call than the same kernels on its stage peers.
 #pragma once
 
 #include <cstdint>
