@@ -169,10 +169,10 @@ std::vector<WindowRun> windowRuns(const std::vector<StepWindow>& windows) {
 }  // namespace
 
 template <typename EachRow, typename AfterScan>
-Status JobReader::scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows, EachRow&& each,
-                              AfterScan&& after) const {
+Status JobReader::scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
+                              const std::vector<uint32_t>& ranks, EachRow&& each, AfterScan&& after) const {
   for (const WindowRun& run : windowRuns(windows)) {
-    ARGUS_RETURN_IF_ERROR(scan(table, columns, run.from, run.to, {}, [&](const storage::ColumnBatch& b) {
+    ARGUS_RETURN_IF_ERROR(scan(table, columns, run.from, run.to, ranks, [&](const storage::ColumnBatch& b) {
       const auto& steps = b.columns[0].ints;
       for (size_t i = 0; i < b.rows; ++i) {
         const auto step = static_cast<uint64_t>(steps[i]);
@@ -191,17 +191,24 @@ Status JobReader::scanWindows(storage::Table table, const std::vector<std::strin
   return Status::ok();
 }
 
-Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count) const {
+Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count,
+                                                                     const std::vector<bool>& detailed) const {
   std::vector<RankPhasesPair> out(windows.size());
   for (RankPhasesPair& pair : out) {
     pair[0].resize(rank_count);
     pair[1].resize(rank_count);
   }
-  constexpr int kColumns = 6;
+  // Every rank's compute, exposed, bubble and transfer; iter and idle of detailed ranks,
+  // read only when there are some: a median per rank, window and side is most of the work.
+  const bool any_detailed = std::find(detailed.begin(), detailed.end(), true) != detailed.end();
+  std::vector<std::string> columns = {"step", "rank", "compute_ns", "comm_exposed_ns", "bubble_ns", "comm_transfer_ns"};
+  if (any_detailed) columns.insert(columns.end(), {"iter_ns", "gpu_idle_ns"});
+  constexpr int kAll = 4, kColumns = 6;
   // The current rank's values per window, side of the split and column (rows come in
   // (rank, step) order).
   std::vector<std::array<std::array<std::vector<int64_t>, kColumns>, 2>> values(windows.size());
   int64_t current = -1;
+  int columns_now = kAll;  // of the current rank
   auto finish = [&] {
     if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
     for (size_t w = 0; w < windows.size(); ++w) {
@@ -210,22 +217,26 @@ Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::
         if (v[0].empty()) continue;
         RankPhases& p = out[w][side][current];
         p.steps = static_cast<uint32_t>(v[0].size());
-        double* fields[kColumns] = {&p.iter, &p.compute, &p.exposed, &p.bubble, &p.data_wait, &p.idle};
-        for (int c = 0; c < kColumns; ++c) {
+        // Steps without comm_transfer_ns (older blocks) make its median mean nothing.
+        const bool transfer_known = *std::min_element(v[3].begin(), v[3].end()) >= 0;
+        double* fields[kColumns] = {&p.compute, &p.exposed, &p.bubble, &p.transfer, &p.iter, &p.idle};
+        for (int c = 0; c < columns_now; ++c) {
           *fields[c] = medianOf(v[c]);
           v[c].clear();
         }
+        if (!transfer_known) p.transfer = -1;
       }
     }
   };
   ARGUS_RETURN_IF_ERROR(scanWindows(
-      storage::Table::kSteps, {"step", "rank", "iter_ns", "compute_ns", "comm_exposed_ns", "bubble_ns", "data_wait_ns", "gpu_idle_ns"}, windows,
+      storage::Table::kSteps, columns, windows, {},
       [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
         if (b.columns[1].ints[i] != current) {
           finish();
           current = b.columns[1].ints[i];
+          columns_now = current >= 0 && static_cast<uint64_t>(current) < detailed.size() && detailed[current] ? kColumns : kAll;
         }
-        for (int c = 0; c < kColumns; ++c) values[w][side][c].push_back(b.columns[c + 2].ints[i]);
+        for (int c = 0; c < columns_now; ++c) values[w][side][c].push_back(b.columns[c + 2].ints[i]);
       },
       [&] {
         finish();
@@ -249,15 +260,17 @@ CollectiveSums& RankTraffic::operator[](const CollectiveKey& key) {
   return entries_.emplace_back(key, CollectiveSums{}).second;
 }
 
-Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std::vector<StepWindow>& windows, uint32_t rank_count) const {
+Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std::vector<StepWindow>& windows, uint32_t rank_count,
+                                                                       const std::vector<uint32_t>& ranks) const {
   std::vector<CollectivesPair> out(windows.size());
   for (CollectivesPair& pair : out) {
     pair[0].resize(rank_count);
     pair[1].resize(rank_count);
   }
+  if (ranks.empty()) return out;  // (an empty rank list would scan them all)
   size_t entries = 0;
   ARGUS_RETURN_IF_ERROR(scanWindows(
-      storage::Table::kCollectives, {"step", "rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, windows,
+      storage::Table::kCollectives, {"step", "rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, windows, ranks,
       [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
         const auto rank = static_cast<uint64_t>(b.columns[1].ints[i]);
         if (rank >= rank_count) return;

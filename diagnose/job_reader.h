@@ -30,7 +30,9 @@ struct StepPoint {
 // Medians over a window's steps of one rank's phase columns (ns).
 struct RankPhases {
   uint32_t steps = 0;  // steps the rank reported in the window (0: absent)
-  double iter = 0, compute = 0, exposed = 0, bubble = 0, data_wait = 0, idle = 0;
+  double compute = 0, exposed = 0, bubble = 0;
+  double transfer = 0;  // comm_transfer_ns; negative where a step's blocks predate the column
+  double iter = 0, idle = 0;  // of the ranks asked for (rankPhases), else 0
 };
 
 // A window of steps and the baseline before it that it is compared with.
@@ -96,13 +98,16 @@ class JobReader {
   Result<std::vector<std::vector<StepPoint>>> stepSeries(const std::vector<std::string>& columns, uint64_t from, uint64_t to,
                                                          std::optional<uint32_t> rank) const;
   // Per window of `windows` and per rank (indexed by rank; ranks without data have steps ==
-  // 0): over its baseline in [0] and over the window in [1]. One scan per run of nearby
-  // windows, so a chunk is decoded once however many windows and baselines it holds.
+  // 0): over its baseline in [0] and over the window in [1]; iter and idle only of the ranks
+  // `detailed` marks (indexed by rank; JIT suspects). One scan per run of nearby windows, so
+  // a chunk is decoded once however many windows and baselines it holds.
   using RankPhasesPair = std::array<std::vector<RankPhases>, 2>;
-  Result<std::vector<RankPhasesPair>> rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count) const;
-  // Per window and per rank, its collectives, split as rankPhases().
+  Result<std::vector<RankPhasesPair>> rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count,
+                                                 const std::vector<bool>& detailed = {}) const;
+  // Per window and per rank, the collectives of `ranks` (sorted; the others' stay empty),
+  // split as rankPhases().
   using CollectivesPair = std::array<std::vector<RankTraffic>, 2>;
-  Result<std::vector<CollectivesPair>> collectives(const std::vector<StepWindow>& windows, uint32_t rank_count) const;
+  Result<std::vector<CollectivesPair>> collectives(const std::vector<StepWindow>& windows, uint32_t rank_count, const std::vector<uint32_t>& ranks) const;
   // Events of the kinds in `kinds` over [from, to]: (rank, step, kind, value) in rank order.
   struct Event {
     uint32_t rank;
@@ -130,11 +135,12 @@ class JobReader {
 
  private:
   // Calls `each(batch, row, window, side)` for every row of `table`'s `columns` that falls
-  // in a window (side 1) or its baseline (side 0) of `windows`, and `after()` at the end of
-  // each scan (a rank's rows are contiguous within one). columns[0] must be "step".
+  // in a window (side 1) or its baseline (side 0) of `windows`, of `ranks` (empty: all), and
+  // `after()` at the end of each scan (a rank's rows are contiguous within one). columns[0]
+  // must be "step".
   template <typename EachRow, typename AfterScan>
-  Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows, EachRow&& each,
-                     AfterScan&& after) const;
+  Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
+                     const std::vector<uint32_t>& ranks, EachRow&& each, AfterScan&& after) const;
   // Scans `table`'s `columns` over [from, to] (optionally some ranks), batch by batch.
   Status scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
               const std::function<void(const storage::ColumnBatch&)>& each) const;

@@ -13,9 +13,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kReanalyzeSteps = 16;  // an open window's findings again every this many steps
 constexpr uint64_t kLateSteps = 64;       // how far the job runs ahead before a step is fed incomplete
 
-// What makes a finding the same one seen before.
+// What makes a finding the same one seen before: its kind, onset and place. A link's ranks
+// are evidence, not its place: more steps may show more of them.
 std::string keyOf(const Finding& f) {
-  return std::string(findingKindName(f.kind)) + "|" + std::to_string(f.from_step) + "|" + rankList(f.ranks) + "|" +
+  return std::string(findingKindName(f.kind)) + "|" + std::to_string(f.from_step) + "|" + (f.link.empty() ? rankList(f.ranks) : "") + "|" +
          (f.pp_rank ? std::to_string(*f.pp_rank) : "") + "|" + f.link + "|" + f.kernel;
 }
 
@@ -28,8 +29,11 @@ struct DiagnosisMonitor::JobState {
   uint64_t first_step = 0, next_step = 0;
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
   std::set<std::string> known;
-  std::map<uint64_t, Clock::time_point> seen_at;  // step: when it was fed
-  std::map<uint64_t, std::pair<int64_t, int64_t>> wall;  // step: its earliest start and latest end (ns)
+  struct FedStep {
+    Clock::time_point at;      // when it was fed
+    int64_t start_ns, end_ns;  // its earliest start and latest end
+  };
+  std::map<uint64_t, FedStep> fed;  // steps a window may still need
   std::string last_error;                          // of the last pass, "" when it went well
 };
 
@@ -116,11 +120,10 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     if (!complete && p.step + kLateSteps > newest) break;
     st.step_time.add(p.step, p.value, p.expected);
     st.compute.add(p.step, (*compute)[i].value, p.expected);
-    st.seen_at[p.step] = now;
-    st.wall[p.step] = {p.start_ns, p.end_ns};
+    st.fed[p.step] = {now, p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }
-  const uint64_t fed = st.next_step == 0 ? 0 : st.next_step - 1;
+  const uint64_t last_fed = st.next_step == 0 ? 0 : st.next_step - 1;
 
   std::vector<AnomalyWindow> windows = st.step_time.windows();
   std::vector<AnomalyWindow> more = st.compute.windows();
@@ -139,13 +142,13 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
       MonitorFinding m;
       m.job = job;
       m.finding = f;
-      if (auto it = st.wall.find(f.from_step); it != st.wall.end()) m.finding.from_ns = it->second.first;
-      if (auto it = st.wall.find(f.to_step); it != st.wall.end()) m.finding.to_ns = it->second.second;
+      if (auto it = st.fed.find(f.from_step); it != st.fed.end()) m.finding.from_ns = it->second.start_ns;
+      if (auto it = st.fed.find(f.to_step); it != st.fed.end()) m.finding.to_ns = it->second.end_ns;
       m.detected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-      m.steps_after_onset = fed - w.from_step;
+      m.steps_after_onset = last_fed - w.from_step;
       // From when the step that opened the window was fed (its min_steps-th anomalous one).
-      auto opened = st.seen_at.find(w.from_step + o_.diagnose.detector.min_steps - 1);
-      m.lag_s = opened == st.seen_at.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second).count();
+      auto opened = st.fed.find(w.from_step + o_.diagnose.detector.min_steps - 1);
+      m.lag_s = opened == st.fed.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second.at).count();
       // Recorded before it counts as known: a failed write is tried again next pass.
       ARGUS_RETURN_IF_ERROR(store_.addFinding(job, encodeRecordedFinding(m)));
       st.known.insert(keyOf(f));
@@ -158,8 +161,7 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     }
   }
   // Forget what no window can still need: steps fed long ago.
-  while (!st.seen_at.empty() && st.seen_at.begin()->first + o_.max_history < fed) st.seen_at.erase(st.seen_at.begin());
-  while (!st.wall.empty() && st.wall.begin()->first + o_.max_history < fed) st.wall.erase(st.wall.begin());
+  while (!st.fed.empty() && st.fed.begin()->first + o_.max_history < last_fed) st.fed.erase(st.fed.begin());
   return Status::ok();
 }
 

@@ -338,6 +338,36 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
   return std::move(a.findings);
 }
 
+// The ranks whose collectives the analysis of `windows` reads (sorted): those whose
+// transfer time grew (a slow link's) or is unknown, and those that may be stragglers (a
+// straggler's own transfers tell a masked one): compute grown, and above its stage's median.
+// Without a baseline neither is judged.
+std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const std::vector<JobReader::RankPhasesPair>& phases,
+                                   const std::vector<const model::RankTopology*>& by_rank, const WindowOptions& o) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (windows[i].peers_only) continue;
+    const auto& [base, win] = phases[i];
+    auto present = [&](uint32_t r) { return by_rank[r] != nullptr && win[r].steps > 0 && base[r].steps > 0; };
+    std::map<uint32_t, std::vector<double>> stage_compute;
+    for (uint32_t r = 0; r < win.size(); ++r) {
+      if (present(r)) stage_compute[by_rank[r]->pp_rank].push_back(win[r].compute);
+    }
+    std::map<uint32_t, double> stage_median;
+    for (auto& [k, v] : stage_compute) stage_median[k] = median(std::move(v));
+    for (uint32_t r = 0; r < win.size(); ++r) {
+      if (!present(r)) continue;
+      const bool unknown = win[r].transfer < 0 || base[r].transfer < 0;
+      const bool straggling = win[r].compute > (1 + o.compute_excess) * base[r].compute &&
+                              win[r].compute > (1 + o.compute_excess) * stage_median[by_rank[r]->pp_rank];
+      if (unknown || straggling || win[r].transfer > (1 + o.transfer_screen) * base[r].transfer) out.push_back(r);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader, const std::vector<model::RankTopology>& topology,
@@ -363,10 +393,6 @@ Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader
   for (size_t start = 0; start < windows.size(); start += kBatchWindows) {
     const std::vector<StepWindow> batch(windows.begin() + static_cast<std::ptrdiff_t>(start),
                                         windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), start + kBatchWindows)));
-    Result<std::vector<JobReader::RankPhasesPair>> phases = reader.rankPhases(batch, rank_count);
-    if (!phases.isOk()) return phases.status();
-    Result<std::vector<JobReader::CollectivesPair>> traffic = reader.collectives(batch, rank_count);
-    if (!traffic.isOk()) return traffic.status();
     uint64_t from = UINT64_MAX, to = 0;
     for (const StepWindow& w : batch) {
       from = std::min(from, w.from_step);
@@ -375,6 +401,15 @@ Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader
     Result<std::vector<JobReader::Event>> jit =
         reader.events({static_cast<uint8_t>(model::EventKind::kNewKernelSignature), static_cast<uint8_t>(model::EventKind::kRecompile)}, from, to);
     if (!jit.isOk()) return jit.status();
+    // The ranks with JIT events are the ones whose step and idle time the JIT stage reads.
+    std::vector<bool> jit_ranks(rank_count, false);
+    for (const JobReader::Event& e : *jit) {
+      if (e.rank < rank_count) jit_ranks[e.rank] = true;
+    }
+    Result<std::vector<JobReader::RankPhasesPair>> phases = reader.rankPhases(batch, rank_count, jit_ranks);
+    if (!phases.isOk()) return phases.status();
+    Result<std::vector<JobReader::CollectivesPair>> traffic = reader.collectives(batch, rank_count, trafficRanks(batch, *phases, by_rank, o));
+    if (!traffic.isOk()) return traffic.status();
     for (size_t i = 0; i < batch.size(); ++i) {
       WindowReads reads{std::move((*phases)[i]), std::move((*traffic)[i]), {}};
       for (const JobReader::Event& e : *jit) {

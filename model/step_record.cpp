@@ -72,6 +72,12 @@ double effectiveBandwidth(const CollectiveStat& c) {
   return static_cast<double>(c.bytes) * 1e9 / static_cast<double>(c.total_ns);
 }
 
+int64_t commTransferNs(const std::vector<CollectiveStat>& collectives) {
+  int64_t sum = 0;
+  for (const CollectiveStat& c : collectives) sum += std::max<int64_t>(0, c.total_ns - std::max<int64_t>(0, c.wait_ns));
+  return sum;
+}
+
 bool isValidJobId(std::string_view job) {
   if (job.empty() || job.size() > 128) return false;
   for (char c : job) {

@@ -96,6 +96,10 @@ struct CollectiveStat {
 // over the time spent, both summed over the entry's calls; 0 when either is unknown. Derived,
 // not stored: the record keeps the exact inputs.
 double effectiveBandwidth(const CollectiveStat& c);
+// Time a step's collectives spent moving data: their total minus the time they waited for a
+// late peer (all of it where the source gives no wait). A slow link grows it on the ranks
+// whose traffic crosses the link; a slow peer does not (the others wait, they do not move).
+int64_t commTransferNs(const std::vector<CollectiveStat>& collectives);
 
 struct StackStat {
   uint64_t stack_id = 0;  // text in a StackDictEntry

@@ -148,7 +148,15 @@ class BlockLoader {
       view = known_->view;
     } else {
       std::string_view v;
-      ARGUS_RETURN_IF_ERROR(fetch(id, true, &v));
+      const ColumnDef* def = findColumn(table, id);
+      const bool late = def != nullptr && def->added_later;
+      Status got = fetch(id, !late, &v);
+      if (late && got.isNotFound()) {  // sealed before the column was stored
+        out_->columns[id].ints.assign(out_->rows, def->absent);
+        state_[id] = kLoaded;
+        return Status::ok();
+      }
+      ARGUS_RETURN_IF_ERROR(got);
       ARGUS_RETURN_IF_ERROR(named_here(parseChunk(v, &view)));
     }
     // What the codec predicts from: load those columns first.

@@ -27,6 +27,8 @@ constexpr ColumnDef kStepsColumns[] = {
     {"gpu_idle_ns", ColumnType::kInt64, 14},
     {"bubble_ns", ColumnType::kInt64, 15},
     {"launch_gap_ns", ColumnType::kInt64, 16},
+    // model::commTransferNs; -1 in blocks sealed before it was stored (format 2, Dec 2026).
+    {"comm_transfer_ns", ColumnType::kInt64, 17, true, -1},
 };
 
 constexpr ColumnDef kKernelsColumns[] = {
@@ -109,6 +111,13 @@ std::span<const ColumnDef> tableColumns(Table t) {
 const ColumnDef* findColumn(Table t, std::string_view name) {
   for (const ColumnDef& c : tableColumns(t)) {
     if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const ColumnDef* findColumn(Table t, uint8_t id) {
+  for (const ColumnDef& c : tableColumns(t)) {
+    if (c.id == id) return &c;
   }
   return nullptr;
 }

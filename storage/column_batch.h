@@ -29,11 +29,17 @@ struct ColumnDef {
   std::string_view name;
   ColumnType type;
   uint8_t id;  // stored in chunk keys; do not renumber within a table
+  // A column added to the table after its first layout: blocks sealed before it have no
+  // chunk of it and read `absent` in every row; never a scan's lead column (listing its
+  // keys would miss those blocks).
+  bool added_later = false;
+  int64_t absent = 0;
 };
 
 // Columns of a table in schema order. Every table starts with rank, step, attempt.
 std::span<const ColumnDef> tableColumns(Table t);
 const ColumnDef* findColumn(Table t, std::string_view name);
+const ColumnDef* findColumn(Table t, uint8_t id);
 
 struct Column {
   std::string name;

@@ -166,9 +166,7 @@ namespace {
 std::string columnLabel(Table table, uint8_t column) {
   if (column == kStepsColumnId) return "_steps";
   if (column == kRowCountColumnId) return "_rows";
-  for (const ColumnDef& c : tableColumns(table)) {
-    if (c.id == column) return std::string(c.name);
-  }
+  if (const ColumnDef* c = findColumn(table, column)) return std::string(c->name);
   return "#" + std::to_string(column);
 }
 

@@ -33,7 +33,12 @@ RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec
     pending_.columns.push_back(std::move(col));
   }
   // The lowest id: which sets a scan lists must not depend on the order columns were named in.
-  lead_column_ = !isNestedTable(spec_.table) && !stored_ids_.empty() ? *std::min_element(stored_ids_.begin(), stored_ids_.end()) : kStepsColumnId;
+  // A column added later is missing from older blocks: their _steps keys list them instead.
+  lead_column_ = kStepsColumnId;
+  for (const ColumnDef* c : columns_) {
+    if (isNestedTable(spec_.table) || c->id < kFirstStoredColumnId || c->added_later) continue;
+    lead_column_ = std::min(lead_column_, c->id);  // kStepsColumnId is above every schema id
+  }
 }
 
 RocksScanCursor::~RocksScanCursor() {

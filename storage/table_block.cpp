@@ -118,6 +118,7 @@ void TableBlock::append(const model::StepRecord& rec) {
       col(5).push_back(rec.iter_ns);
       col(6).push_back(rec.flags);
       for (int p = 0; p < model::kPhaseColumnCount; ++p) col(7 + p).push_back(rec.phase_ns[p]);
+      col(17).push_back(model::commTransferNs(rec.collectives));
       n = 1;
       break;
     case Table::kKernels:

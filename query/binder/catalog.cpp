@@ -88,6 +88,10 @@ std::vector<TableInfo> buildCatalog() {
         c.has_null_sentinel = true;
         c.null_sentinel = -1;  // the source does not report waiting
       }
+      if (def.added_later) {  // blocks sealed before the column was stored
+        c.has_null_sentinel = true;
+        c.null_sentinel = def.absent;
+      }
       info.columns.push_back(std::move(c));
     }
     tables.push_back(std::move(info));
