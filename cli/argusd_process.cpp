@@ -45,9 +45,10 @@ std::string argusdBinary() {
   return bin != nullptr && *bin != '\0' ? bin : "argusd";
 }
 
-std::string makeTempDir(const std::string& prefix) {
+std::string makeTempDir(const std::string& prefix, const std::string& parent) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  const std::string under = !parent.empty() ? parent : tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  std::string pattern = under + "/" + prefix + "-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return "";

@@ -25,8 +25,9 @@ namespace argus::cli {
 // Path of the argusd binary from ARGUSD_BIN ("argusd" if unset).
 std::string argusdBinary();
 
-// Makes a fresh directory under $TMPDIR (or /tmp); removeTree() deletes it.
-std::string makeTempDir(const std::string& prefix);
+// Makes a fresh directory under `parent`, else $TMPDIR (or /tmp); "" when it cannot.
+// removeTree() deletes it.
+std::string makeTempDir(const std::string& prefix, const std::string& parent = "");
 void removeTree(const std::string& path);
 
 class ArgusdProcess {

@@ -59,18 +59,14 @@ struct RankReplay {
 // Replays one rank's events through its own assembler into the sink, as one session.
 Result<RankReplay> replayRank(bool figures, const capture::NameTable& names, std::span<const capture::TraceEvent> events,
                               const capture::StepAssemblerOptions& options, const model::RankTopology& topology, RecordSink& sink) {
-  ARGUS_RETURN_IF_ERROR(sink.begin(topology));
   std::optional<import::StepRecordChecker> checker;
   if (figures) checker.emplace(names, events, options.rules);
-  Status failed;
-  RankReplay out;
-  out.assembler = import::replayTrace(names, events, options, [&](const capture::StepOutput& step) {
-    if (checker) checker->add(step.record);
-    if (failed.isOk()) failed = sink.add(step);
+  Result<capture::AssemblerStats> replayed = replayIntoSink(names, events, options, topology, sink, [&](const model::StepRecord& r) {
+    if (checker) checker->add(r);
   });
-  Status durable = sink.end();
-  if (!failed.isOk()) return failed;
-  if (!durable.isOk()) return durable;
+  if (!replayed.isOk()) return replayed.status();
+  RankReplay out;
+  out.assembler = *replayed;
   if (checker) out.stats = checker->finish();
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "import/trace_replay.h"
 #include "storage/store.h"
 #include "wire/step_sender.h"
 
@@ -110,6 +111,21 @@ Result<std::unique_ptr<RecordSink>> openSink(const SinkOptions& o) {
   auto job = (*store)->ensureJob(o.job);
   if (!job.isOk()) return job.status().withContext("job " + o.job);
   return std::unique_ptr<RecordSink>(new StoreSink(std::move(store).value(), *job, o.data_dir));
+}
+
+Result<capture::AssemblerStats> replayIntoSink(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
+                                               const capture::StepAssemblerOptions& options, const model::RankTopology& topology, RecordSink& sink,
+                                               const std::function<void(const model::StepRecord&)>& each) {
+  ARGUS_RETURN_IF_ERROR(sink.begin(topology));
+  Status failed;
+  const capture::AssemblerStats stats = import::replayTrace(names, events, options, [&](const capture::StepOutput& step) {
+    if (each) each(step.record);
+    if (failed.isOk()) failed = sink.add(step);
+  });
+  Status durable = sink.end();
+  if (!failed.isOk()) return failed;
+  if (!durable.isOk()) return durable;
+  return stats;
 }
 
 }  // namespace argus::cli

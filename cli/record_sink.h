@@ -3,7 +3,9 @@
 // importer (docs/cli/argus.md).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "base/status.h"
@@ -33,5 +35,12 @@ struct SinkOptions {
 
 // Exactly one of server and data_dir. The store sink seals and closes when destroyed.
 Result<std::unique_ptr<RecordSink>> openSink(const SinkOptions& options);
+
+// Replays one rank's imported events (time-sorted) through its own step assembler into
+// `sink` as one session: begin(topology), each record (handed to `each` too, when given),
+// end(). The first failure is the answer.
+Result<capture::AssemblerStats> replayIntoSink(const capture::NameTable& names, std::span<const capture::TraceEvent> events,
+                                               const capture::StepAssemblerOptions& options, const model::RankTopology& topology, RecordSink& sink,
+                                               const std::function<void(const model::StepRecord&)>& each = nullptr);
 
 }  // namespace argus::cli

@@ -55,15 +55,9 @@ Result<uint64_t> importJob(const std::string& dir, const std::string& job, const
     topology.world_size = t.world_size;
     std::vector<capture::TraceEvent> events = t.events;
     if (i == slow_rank && factor != 1) import::slowComputeKernels(t.names, factor, events);
-    ARGUS_RETURN_IF_ERROR((*sink)->begin(topology));
-    Status failed;
-    const capture::AssemblerStats stats =
-        import::replayTrace(t.names, events, import::importAssemblerOptions(topology.rank), [&](const capture::StepOutput& step) {
-          if (failed.isOk()) failed = (*sink)->add(step);
-        });
-    ARGUS_RETURN_IF_ERROR(failed);
-    ARGUS_RETURN_IF_ERROR((*sink)->end());
-    if (i == 0) steps = stats.steps_emitted;
+    Result<capture::AssemblerStats> stats = replayIntoSink(t.names, events, import::importAssemblerOptions(topology.rank), topology, **sink);
+    if (!stats.isOk()) return stats.status();
+    if (i == 0) steps = stats->steps_emitted;
   }
   return steps;
 }
@@ -87,7 +81,12 @@ TraceEvalResult runTraceEval(const TraceEvalOptions& o, FILE* out) {
     std::fprintf(out, "real traces: no folder of rank-N.json.gz files under %s\n", o.kineto_dir.c_str());
     return result;
   }
-  const std::string dir = makeTempDir((o.work_dir.empty() ? std::string() : o.work_dir + "/") + "argus-trace-eval");
+  const std::string dir = makeTempDir("argus-trace-eval", o.work_dir);
+  if (dir.empty()) {
+    std::fprintf(stderr, "argus eval: cannot make a folder for the traces' store under %s\n", o.work_dir.empty() ? "the temp dir" : o.work_dir.c_str());
+    result.ok = false;
+    return result;
+  }
   TablePrinter table({"traces", "ranks", "steps", "slowed by", "localized", "blaming another rank", "diagnose() s"});
   std::vector<std::string> clean_notes;
   for (const auto& [name, files] : sets) {

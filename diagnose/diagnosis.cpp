@@ -153,15 +153,18 @@ Result<std::vector<Finding>> diagnoseWindow(const JobReader& reader, const std::
 
 Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, uint64_t to, const DiagnoseOptions& o) {
   ARGUS_RETURN_IF_ERROR(reader.exists());
-  // The step time, and the slowest rank's compute: a slow GPU or stage the pipeline's slack
-  // hides from the step time (a first stage has idle time to absorb it) is still degraded
-  // hardware. One scan reads both.
-  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, from, to, std::nullopt);
+  // The step time, the slowest rank's compute and its collectives' transfer time: a slow GPU
+  // or stage the pipeline's slack hides from the step time (a first stage has idle time to
+  // absorb it), or a slow link under communication that compute overlaps, is still degraded
+  // hardware. One scan reads all three.
+  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(kDetectedSeries, from, to, std::nullopt);
   if (!read.isOk()) return read.status();
   const std::vector<StepPoint>& series = (*read)[0];
-  std::vector<AnomalyWindow> windows = detect(series, o.detector);
-  const std::vector<AnomalyWindow> compute = detect((*read)[1], o.detector);
-  windows.insert(windows.end(), compute.begin(), compute.end());
+  std::vector<AnomalyWindow> windows;
+  for (const std::vector<StepPoint>& s : *read) {
+    const std::vector<AnomalyWindow> found = detect(s, o.detector);
+    windows.insert(windows.end(), found.begin(), found.end());
+  }
   windows = mergeWindows(std::move(windows), o.detector.end_steps);
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();

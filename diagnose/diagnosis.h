@@ -19,6 +19,9 @@
 
 namespace argus::diagnose {
 
+// The per-step series (max over ranks) whose windows stage 1 looks for, the step time first.
+inline const std::vector<std::string> kDetectedSeries = {"iter_ns", "compute_ns", "comm_transfer_ns"};
+
 struct DiagnoseOptions {
   DetectorOptions detector;
   WindowOptions window;

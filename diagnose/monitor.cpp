@@ -23,8 +23,8 @@ std::string keyOf(const Finding& f) {
 }  // namespace
 
 struct DiagnosisMonitor::JobState {
-  explicit JobState(const DetectorOptions& d) : step_time(d), compute(d) {}
-  ChangeDetector step_time, compute;
+  explicit JobState(const DetectorOptions& d) : detectors(kDetectedSeries.size(), ChangeDetector(d)) {}
+  std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
   bool started = false;
   uint64_t first_step = 0, next_step = 0;
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
@@ -105,29 +105,29 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
   if (st.next_step > newest) return Status::ok();
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
-  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, st.next_step, newest, std::nullopt);
+  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(kDetectedSeries, st.next_step, newest, std::nullopt);
   if (!read.isOk()) return read.status();
-  const std::vector<StepPoint>* times = &(*read)[0];
-  const std::vector<StepPoint>* compute = &(*read)[1];
+  const std::vector<StepPoint>& times = (*read)[0];  // every series has the same steps
   // Feed the steps every rank reported, in order; a step some rank never reports is fed
   // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
   // topology, a step is complete once a later one exists.
   const uint32_t ranks = static_cast<uint32_t>(topology->size());
   const auto now = Clock::now();
-  for (size_t i = 0; i < times->size() && i < compute->size(); ++i) {
-    const StepPoint& p = (*times)[i];
+  for (size_t i = 0; i < times.size(); ++i) {
+    const StepPoint& p = times[i];
     const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
     if (!complete && p.step + kLateSteps > newest) break;
-    st.step_time.add(p.step, p.value, p.expected);
-    st.compute.add(p.step, (*compute)[i].value, p.expected);
+    for (size_t d = 0; d < st.detectors.size(); ++d) st.detectors[d].add(p.step, (*read)[d][i].value, p.expected);
     st.fed[p.step] = {now, p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }
   const uint64_t last_fed = st.next_step == 0 ? 0 : st.next_step - 1;
 
-  std::vector<AnomalyWindow> windows = st.step_time.windows();
-  std::vector<AnomalyWindow> more = st.compute.windows();
-  windows.insert(windows.end(), more.begin(), more.end());
+  std::vector<AnomalyWindow> windows;
+  for (const ChangeDetector& d : st.detectors) {
+    const std::vector<AnomalyWindow> more = d.windows();
+    windows.insert(windows.end(), more.begin(), more.end());
+  }
   windows = mergeWindows(std::move(windows), o_.diagnose.detector.end_steps);
   for (const AnomalyWindow& w : windows) {
     auto done = st.analyzed.find(w.from_step);
