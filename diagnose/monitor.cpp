@@ -34,7 +34,7 @@ struct DiagnosisMonitor::JobState {
     int64_t start_ns, end_ns;  // its earliest start and latest end
   };
   std::map<uint64_t, FedStep> fed;  // steps a window may still need
-  std::string last_error;                          // of the last pass, "" when it went well
+  std::string last_error;  // of the last pass, "" when it went well
 };
 
 DiagnosisMonitor::DiagnosisMonitor(storage::Store& store, MonitorOptions options, Callback on_finding)
@@ -117,7 +117,10 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     const StepPoint& p = times[i];
     const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
     if (!complete && p.step + kLateSteps > newest) break;
-    for (size_t d = 0; d < st.detectors.size(); ++d) st.detectors[d].add(p.step, (*read)[d][i].value, p.expected);
+    for (size_t d = 0; d < st.detectors.size(); ++d) {
+      const double v = (*read)[d][i].value;
+      if (v >= 0) st.detectors[d].add(p.step, v, p.expected);  // -1: a column older blocks lack
+    }
     st.fed[p.step] = {now, p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }

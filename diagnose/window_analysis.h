@@ -34,8 +34,9 @@ struct WindowOptions {
   double bandwidth_drop = 0.15;  // transfer bandwidth below the own baseline
   // A rank's collectives are read only where its transfer time per step (comm_transfer_ns)
   // grew by this much, or its compute grew: a slowed link shows in the transfers of the ranks
-  // whose traffic crosses it. A bandwidth_drop in a collective that is less than
-  // transfer_screen / bandwidth_drop of the rank's transfer time goes unread.
+  // whose traffic crosses it. A bandwidth_drop in a collective holding less than
+  // transfer_screen * (1 - bandwidth_drop) / bandwidth_drop (6%) of the rank's transfer time
+  // goes unseen.
   double transfer_screen = 0.01;
   double idle_growth = 0.05;     // JIT: GPU idle grown by this share of the baseline step
   uint32_t max_stragglers = 16;  // per window; more is a stage or the whole job
