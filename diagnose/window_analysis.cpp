@@ -347,7 +347,8 @@ std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const
   std::vector<uint32_t> out;
   for (size_t i = 0; i < windows.size(); ++i) {
     if (windows[i].peers_only) continue;
-    const auto& [base, win] = phases[i];
+    const std::vector<RankPhases>& base = phases[i][0];
+    const std::vector<RankPhases>& win = phases[i][1];
     auto present = [&](uint32_t r) { return by_rank[r] != nullptr && win[r].steps > 0 && base[r].steps > 0; };
     std::map<uint32_t, std::vector<double>> stage_compute;
     for (uint32_t r = 0; r < win.size(); ++r) {
