@@ -27,6 +27,7 @@ bool ChangeDetector::judge(double value, double* z, double* median) const {
 }
 
 void ChangeDetector::add(uint64_t step, double value, bool expected) {
+  if (value < 0) return;  // no measurement: -1 is a column that blocks stored before it lack
   last_z_ = 0;
   if (!started_) {
     started_ = true;

@@ -45,7 +45,8 @@ class ChangeDetector {
  public:
   explicit ChangeDetector(DetectorOptions options = {});
 
-  // Feeds the next step (steps ascend; gaps are fine). `expected`: a known spike.
+  // Feeds the next step (steps ascend; gaps are fine). `expected`: a known spike. A negative
+  // value is no measurement and is not fed.
   void add(uint64_t step, double value, bool expected = false);
   // Closed windows, then the open one (if any) with open = true.
   std::vector<AnomalyWindow> windows() const;

@@ -9,9 +9,7 @@ namespace {
 
 std::vector<AnomalyWindow> detect(const std::vector<StepPoint>& series, const DetectorOptions& options) {
   ChangeDetector detector(options);
-  for (const StepPoint& p : series) {
-    if (p.value >= 0) detector.add(p.step, p.value, p.expected);  // -1: a column older blocks lack
-  }
+  for (const StepPoint& p : series) detector.add(p.step, p.value, p.expected);
   return detector.windows();
 }
 

@@ -117,10 +117,7 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
     const StepPoint& p = times[i];
     const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
     if (!complete && p.step + kLateSteps > newest) break;
-    for (size_t d = 0; d < st.detectors.size(); ++d) {
-      const double v = (*read)[d][i].value;
-      if (v >= 0) st.detectors[d].add(p.step, v, p.expected);  // -1: a column older blocks lack
-    }
+    for (size_t d = 0; d < st.detectors.size(); ++d) st.detectors[d].add(p.step, (*read)[d][i].value, p.expected);
     st.fed[p.step] = {now, p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }

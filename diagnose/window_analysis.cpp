@@ -45,6 +45,16 @@ bool compilerFrame(const std::string& frame) {
 
 constexpr uint32_t kMaxRank = 1u << 22;
 
+// A rank the window judges: in the topology, with steps in the window and, unless peers
+// alone judge it, a baseline with compute.
+bool judged(const model::RankTopology* t, const RankPhases& win, const RankPhases& base, bool peers_only) {
+  return t != nullptr && win.steps > 0 && (peers_only || (base.steps > 0 && base.compute > 0));
+}
+// A straggler against its baseline: compute above its stage's median and its own baseline.
+bool straggles(const RankPhases& win, const RankPhases& base, double stage_median, const WindowOptions& o) {
+  return win.compute > (1 + o.compute_excess) * stage_median && win.compute > (1 + o.compute_excess) * base.compute;
+}
+
 struct Analysis {
   const JobReader& reader;
   const std::vector<model::RankTopology>& topology;
@@ -62,9 +72,7 @@ struct Analysis {
     f.to_step = w.to_step;
     return f;
   }
-  bool present(uint32_t r) const {
-    return by_rank[r] != nullptr && win[r].steps > 0 && (w.peers_only || (base[r].steps > 0 && base[r].compute > 0));
-  }
+  bool present(uint32_t r) const { return judged(by_rank[r], win[r], base[r], w.peers_only); }
   // Compute against the own baseline; 1 (unknown) without one.
   double growth(uint32_t r) const { return w.peers_only ? 1 : win[r].compute / base[r].compute; }
 };
@@ -192,8 +200,7 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
   for (const auto& [k, ranks] : by_stage) {
     if (slow_stages.count(k) != 0) continue;
     for (uint32_t r : ranks) {
-      const bool slow = w.peers_only ? per_call[r] >= o.compute_excess
-                                     : a.win[r].compute > (1 + o.compute_excess) * stage_now[k] && a.growth(r) > 1 + o.compute_excess;
+      const bool slow = w.peers_only ? per_call[r] >= o.compute_excess : straggles(a.win[r], a.base[r], stage_now[k], o);
       if (slow) stragglers.push_back(r);
     }
   }
@@ -349,7 +356,7 @@ std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const
     if (windows[i].peers_only) continue;
     const std::vector<RankPhases>& base = phases[i][0];
     const std::vector<RankPhases>& win = phases[i][1];
-    auto present = [&](uint32_t r) { return by_rank[r] != nullptr && win[r].steps > 0 && base[r].steps > 0; };
+    auto present = [&](uint32_t r) { return judged(by_rank[r], win[r], base[r], false); };
     std::map<uint32_t, std::vector<double>> stage_compute;
     for (uint32_t r = 0; r < win.size(); ++r) {
       if (present(r)) stage_compute[by_rank[r]->pp_rank].push_back(win[r].compute);
@@ -359,9 +366,8 @@ std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const
     for (uint32_t r = 0; r < win.size(); ++r) {
       if (!present(r)) continue;
       const bool unknown = win[r].transfer < 0 || base[r].transfer < 0;
-      const bool straggling = win[r].compute > (1 + o.compute_excess) * base[r].compute &&
-                              win[r].compute > (1 + o.compute_excess) * stage_median[by_rank[r]->pp_rank];
-      if (unknown || straggling || win[r].transfer > (1 + o.transfer_screen) * base[r].transfer) out.push_back(r);
+      const bool may_straggle = straggles(win[r], base[r], stage_median[by_rank[r]->pp_rank], o);
+      if (unknown || may_straggle || win[r].transfer > (1 + o.transfer_screen) * base[r].transfer) out.push_back(r);
     }
   }
   std::sort(out.begin(), out.end());

@@ -164,10 +164,7 @@ class Verifier {
   static bool storedColumn(Table t, uint8_t column) {
     if (column == kStepsColumnId) return true;
     if (column == kRowCountColumnId) return isNestedTable(t);
-    for (const ColumnDef& c : tableColumns(t)) {
-      if (c.id == column) return column >= kFirstStoredColumnId;
-    }
-    return false;
+    return findColumn(t, column) != nullptr && column >= kFirstStoredColumnId;
   }
 
   // One pass over the chunk keys: each value's checksum and header, and the sets they form.
