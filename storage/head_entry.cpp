@@ -38,54 +38,86 @@ void HeadDecoder::clear() {
   decoded_ = 0;
   orphaned_ = 0;
   have_chain_ = false;
+  dropDeferred();
   sorted_.clear();
 }
 
 Status HeadDecoder::add(const HeadKey& key, std::string_view value, uint64_t from_step, uint64_t to_step) {
-  auto corrupt = [&](const std::string& what) { return Status::corruption(describeKey(kHeadCf, encodeHeadKey(key)) + ": " + what); };
+  return read(key, value, from_step, to_step, false);
+}
+
+Status HeadDecoder::check(const HeadKey& key, std::string_view value) { return read(key, value, UINT64_MAX, 0, true); }
+
+Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t from_step, uint64_t to_step, bool decode_all) {
   HeadEntryReader r(value);
-  if (Status s = r.begin(); !s.isOk()) return corrupt(s.message());
+  if (Status s = r.begin(); !s.isOk()) return corrupt(key, s.message());
   // A chain continues only into the next entry of its session and block (head keys sort
   // them together), and only when that entry starts right after it.
   bool continues = have_chain_ && chain_session_ == key.session && chain_block_ == key.block_base && chain_next_seq_ == key.first_seq;
   if (!continues) {
     decoder_.reset();
     have_chain_ = false;
+    dropDeferred();
   }
   chain_session_ = key.session;
   chain_block_ = key.block_base;
   chain_next_seq_ = key.first_seq;
   HeadEntryReader::Record in;
   while (!r.atEnd()) {
-    Status s = r.next(&in);
-    if (!s.isOk()) return corrupt(s.message());
-    const uint64_t step = in.step;
-    const uint16_t attempt = in.attempt;
-    const std::string_view encoded = in.encoded;
+    if (Status s = r.next(&in); !s.isOk()) return corrupt(key, s.message());
     ++chain_next_seq_;
-    if (!have_chain_ && !model::isKeyframe(encoded)) {
+    const bool keyframe = model::isKeyframe(in.encoded);
+    if (!have_chain_ && !keyframe) {
       ++orphaned_;  // its chain's start was never written (see head_entry.h)
       continue;
     }
-    if (kept_ == records_.size()) records_.emplace_back();
-    model::StepRecord& rec = records_[kept_];
-    s = decoder_.decode(encoded, &rec);
-    if (!s.isOk()) {
-      have_chain_ = false;
-      return corrupt("record of step " + std::to_string(step) + ": " + s.message());
-    }
-    ++decoded_;
     have_chain_ = true;
-    if (rec.step != step || rec.attempt != attempt || rec.rank != key.rank || rec.step - rec.step % block_steps_ != key.block_base) {
-      have_chain_ = false;
-      return corrupt("record says rank " + std::to_string(rec.rank) + " step " + std::to_string(rec.step) + " attempt " +
-                     std::to_string(rec.attempt) + ", its entry rank " + std::to_string(key.rank) + " step " + std::to_string(step) +
-                     " attempt " + std::to_string(attempt) + " in block " + std::to_string(key.block_base));
+    if (keyframe) dropDeferred();  // nothing later in the chain needs the records before it
+    const bool in_range = in.step >= from_step && in.step < to_step;
+    if (!in_range && !decode_all) {
+      defer(in);
+      continue;
     }
-    if (step >= from_step && step < to_step) ++kept_;
+    for (const Deferred& d : deferred_) {
+      ARGUS_RETURN_IF_ERROR(decode(key, {d.step, d.attempt, std::string_view(deferred_bytes_).substr(d.offset, d.size)}, false));
+    }
+    dropDeferred();
+    ARGUS_RETURN_IF_ERROR(decode(key, in, in_range));
   }
   sorted_.clear();
   return Status::ok();
+}
+
+void HeadDecoder::defer(const HeadEntryReader::Record& in) {
+  deferred_.push_back({in.step, in.attempt, deferred_bytes_.size(), in.encoded.size()});
+  deferred_bytes_.append(in.encoded);
+}
+
+void HeadDecoder::dropDeferred() {
+  deferred_.clear();
+  deferred_bytes_.clear();
+}
+
+Status HeadDecoder::decode(const HeadKey& key, const HeadEntryReader::Record& in, bool keep) {
+  if (kept_ == records_.size()) records_.emplace_back();
+  model::StepRecord& rec = records_[kept_];
+  if (Status s = decoder_.decode(in.encoded, &rec); !s.isOk()) {
+    have_chain_ = false;
+    return corrupt(key, "record of step " + std::to_string(in.step) + ": " + s.message());
+  }
+  ++decoded_;
+  if (rec.step != in.step || rec.attempt != in.attempt || rec.rank != key.rank || rec.step - rec.step % block_steps_ != key.block_base) {
+    have_chain_ = false;
+    return corrupt(key, "record says rank " + std::to_string(rec.rank) + " step " + std::to_string(rec.step) + " attempt " +
+                            std::to_string(rec.attempt) + ", its entry rank " + std::to_string(key.rank) + " step " + std::to_string(in.step) +
+                            " attempt " + std::to_string(in.attempt) + " in block " + std::to_string(key.block_base));
+  }
+  if (keep) ++kept_;
+  return Status::ok();
+}
+
+Status HeadDecoder::corrupt(const HeadKey& key, const std::string& what) {
+  return Status::corruption(describeKey(kHeadCf, encodeHeadKey(key)) + ": " + what);
 }
 
 std::vector<model::StepRecord*>& HeadDecoder::sorted() {

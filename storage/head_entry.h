@@ -59,27 +59,51 @@ class HeadEntryReader {
 // delta records lost the start of their chain. A record that is a delta without its
 // predecessor (the previous entry of the session and block did not end just before it)
 // is skipped and counted as orphaned, up to the next keyframe.
+//
+// Lazy: a record outside [from, to) is decoded only when a later record of its chain in
+// range needs it, so a read of a block's newest steps decodes from the last keyframe
+// before them (senders start one every model::kChainSteps steps), not from the block's
+// first step.
 class HeadDecoder {
  public:
   explicit HeadDecoder(uint32_t block_steps) : block_steps_(block_steps) {}
 
   void clear();
-  // Decodes every record of the entry; keeps those with from <= step < to. A record that
-  // does not decode, or whose step, attempt, rank or block contradicts its entry, is
-  // Corruption naming the key (the decoder then holds only the entries before it).
+  // Keeps the records of the entry with from <= step < to, decoding them and the records
+  // of their chains before them. A record decoded that does not decode, or whose step,
+  // attempt, rank or block contradicts its entry, is Corruption naming the key (the decoder
+  // then holds only the entries before it). Records never needed are not checked.
   Status add(const HeadKey& key, std::string_view value, uint64_t from_step = 0, uint64_t to_step = UINT64_MAX);
+  // Decodes and checks every record of the entry, keeping none (argus verify).
+  Status check(const HeadKey& key, std::string_view value);
   // The kept records sorted by (step, attempt), duplicates dropped. Valid until the next
   // add() or clear(); the records may be moved from.
   std::vector<model::StepRecord*>& sorted();
-  // Records decoded (kept or not) since clear().
+  // Records decoded (kept or not) since clear(): with the whole range, every record.
   uint64_t decoded() const { return decoded_; }
   // Records skipped since clear(): deltas whose chain start was never written (above).
   uint64_t orphaned() const { return orphaned_; }
 
  private:
+  struct Deferred {  // a record of the chain not decoded yet: its bytes in deferred_bytes_
+    uint64_t step;
+    uint16_t attempt;
+    size_t offset, size;
+  };
+  Status read(const HeadKey& key, std::string_view value, uint64_t from_step, uint64_t to_step, bool decode_all);
+  void defer(const HeadEntryReader::Record& in);
+  void dropDeferred();
+  // Decodes the next record of the chain into the first free slot, kept when `keep`.
+  Status decode(const HeadKey& key, const HeadEntryReader::Record& in, bool keep);
+  static Status corrupt(const HeadKey& key, const std::string& what);
+
   uint32_t block_steps_;
   model::StepDecoder decoder_;
-  bool have_chain_ = false;  // decoder_ holds the history the next record of the chain needs
+  // The chain's keyframe was seen: decoder_ plus the deferred records hold the history the
+  // next record of the chain needs.
+  bool have_chain_ = false;
+  std::vector<Deferred> deferred_;  // since the last record decoded, in chain order
+  std::string deferred_bytes_;      // copies: an entry's value lives only while it is read
   uint64_t chain_session_ = 0, chain_block_ = 0, chain_next_seq_ = 0;
   std::vector<model::StepRecord> records_;  // [0, kept_) hold kept records; capacity reused
   size_t kept_ = 0;

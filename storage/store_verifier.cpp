@@ -96,8 +96,7 @@ class Verifier {
         if (open) close();
         open = true, job = k.job, rank = k.rank;
       }
-      // Nothing kept (from > to): only decoded and checked.
-      if (Status d = decoder.add(k, value, UINT64_MAX, 0); !d.isOk()) problem(d.toString());
+      if (Status d = decoder.check(k, value); !d.isOk()) problem(d.toString());
     });
     if (open) close();
     return s;

@@ -43,6 +43,19 @@ TEST_CASE("ChainedStepEncoder starts a keyframe at every block boundary and atte
   CHECK_FALSE(isKeyframe(""));
 }
 
+TEST_CASE("within a large block, chains restart every kChainSteps steps") {
+  argus::simulate::SyntheticSteps gen(3, 16);
+  ChainedStepEncoder encoder({}, 256);
+  for (uint64_t s = 10; s < 300; ++s) {
+    StepRecord r = gen.next();
+    r.step = s;
+    std::string bytes;
+    encoder.encode(r, &bytes);
+    CAPTURE(s);
+    CHECK(isKeyframe(bytes) == (s == 10 || s % kChainSteps == 0));
+  }
+}
+
 TEST_CASE("block_steps 0 never cuts a chain; reset() and setBlockSteps() start one") {
   argus::simulate::SyntheticSteps gen(1, 8);
   ChainedStepEncoder encoder;

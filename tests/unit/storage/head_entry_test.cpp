@@ -27,12 +27,13 @@ std::vector<model::StepRecord> synth(uint32_t rank, uint64_t from, uint64_t to, 
 }
 
 // The records of one session as entries of at most `per_entry` records, split at blocks.
-std::vector<std::pair<HeadKey, std::string>> entries(const std::vector<model::StepRecord>& recs, uint64_t session, size_t per_entry) {
-  model::ChainedStepEncoder encoder({}, kBlock);
+std::vector<std::pair<HeadKey, std::string>> entries(const std::vector<model::StepRecord>& recs, uint64_t session, size_t per_entry,
+                                                     uint32_t block = kBlock) {
+  model::ChainedStepEncoder encoder({}, block);
   std::vector<std::pair<HeadKey, std::string>> out;
   std::string encoded;
   for (size_t i = 0; i < recs.size(); ++i) {
-    uint64_t base = recs[i].step - recs[i].step % kBlock;
+    uint64_t base = recs[i].step - recs[i].step % block;
     if (out.empty() || out.back().first.block_base != base || i % per_entry == 0) {
       out.push_back({HeadKey{1, recs[i].rank, base, session, i + 1}, ""});
       beginHeadEntry(&out.back().second);
@@ -50,10 +51,27 @@ TEST_CASE("entries of one session decode across entry boundaries; a step range k
   auto recs = synth(2, 3, 40);
   HeadDecoder head(kBlock);
   for (const auto& [key, value] : entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
-  CHECK(head.decoded() == recs.size());
+  CHECK(head.decoded() == recs.size() - 5);  // steps 35-39 are after the range: never needed
   auto& rows = head.sorted();
   REQUIRE(rows.size() == 25);
   for (size_t i = 0; i < rows.size(); ++i) CHECK(*rows[i] == recs[10 - 3 + i]);
+}
+
+TEST_CASE("a range late in a block decodes from the last keyframe before it, not from the block's start") {
+  constexpr uint32_t kBigBlock = 256;  // chains of model::kChainSteps (32) steps within it
+  auto recs = synth(2, 0, 120);
+  const auto all = entries(recs, 7, 1, kBigBlock);  // one record per entry, as a live job sends them
+  HeadDecoder head(kBigBlock);
+  for (const auto& [key, value] : all) REQUIRE(head.add(key, value, 70, 80).isOk());
+  CHECK(head.decoded() == 80 - 64);  // the chain of steps 64-95, up to the range's end
+  auto& rows = head.sorted();
+  REQUIRE(rows.size() == 10);
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(*rows[i] == recs[70 + i]);
+  // The whole block still decodes, every record.
+  head.clear();
+  for (const auto& [key, value] : all) REQUIRE(head.add(key, value).isOk());
+  CHECK(head.decoded() == recs.size());
+  CHECK(head.sorted().size() == recs.size());
 }
 
 TEST_CASE("re-deliveries in a later session win; attempts are kept apart") {
