@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   app.add_option("--drain-timeout-ms", drain_timeout_ms, "On shutdown, how long to wait for sessions to drain")
       ->capture_default_str();
   app.add_option("--diagnose-interval-ms", diagnose_interval_ms,
-                 "Continuous diagnosis: how often new steps of every job are diagnosed (findings logged and on /metrics); 0: off")
+                 "Continuous diagnosis: a job's new steps are diagnosed once every rank has sent them, and at least this often (findings logged and on /metrics); 0: off")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -205,12 +205,6 @@ int main(int argc, char** argv) {
   if (!opened.isOk()) return fail("cannot open the store at " + data_dir + ": " + opened.status().toString());
   std::unique_ptr<storage::Store> store = std::move(opened.value());
 
-  ingest::IngestMetrics metrics;
-  auto server = std::make_unique<ingest::Server>(*store, metrics, std::move(options));
-  if (Status s = server->start(); !s.isOk()) return fail(s.toString());
-  std::printf("argusd: ingest listening on %s:%u\n", server->host().c_str(), static_cast<unsigned>(server->port()));
-  std::fflush(stdout);
-
   // Continuous diagnosis: each new finding on stderr and /metrics (docs/query/diagnosis.md).
   std::unique_ptr<diagnose::DiagnosisMonitor> monitor;
   if (diagnose_interval_ms > 0) {
@@ -225,7 +219,15 @@ int main(int argc, char** argv) {
                    where.c_str(), static_cast<unsigned long long>(m.steps_after_onset), m.lag_s, f.evidence.c_str());
     });
     monitor->start();
+    // A pass as soon as a job's next step is durable on every rank.
+    options.committer.on_durable = [m = monitor.get()](storage::JobId job, uint32_t rank, uint64_t step) { m->noteDurable(job, rank, step); };
   }
+
+  ingest::IngestMetrics metrics;
+  auto server = std::make_unique<ingest::Server>(*store, metrics, std::move(options));
+  if (Status s = server->start(); !s.isOk()) return fail(s.toString());
+  std::printf("argusd: ingest listening on %s:%u\n", server->host().c_str(), static_cast<unsigned>(server->port()));
+  std::fflush(stdout);
 
   std::unique_ptr<query::HttpRouter> router;
   std::unique_ptr<query::HttpServer> http;
@@ -269,8 +271,8 @@ int main(int argc, char** argv) {
   if (monitor) monitor->stop();
   server->shutdown();
   http.reset();
+  server.reset();  // its committer tells the monitor of writes: gone first
   monitor.reset();
-  server.reset();
   Status sealed = Status::ok();
   if (seal_on_exit == "all") {
     sealed = store->sealAll();

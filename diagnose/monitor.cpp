@@ -1,5 +1,6 @@
 #include "diagnose/monitor.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/prometheus.h"
@@ -26,6 +27,7 @@ struct DiagnosisMonitor::JobState {
   explicit JobState(const DetectorOptions& d) : detectors(kDetectedSeries.size(), ChangeDetector(d)) {}
   std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
   bool started = false;
+  uint32_t ranks = 0;  // in its topology
   uint64_t first_step = 0, next_step = 0;
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
   std::set<std::string> known;
@@ -46,10 +48,11 @@ void DiagnosisMonitor::start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(mu_);
     while (!stopping_) {
+      pass_due_ = false;  // a step completed while the pass runs sets it again
       lock.unlock();
       pass();
       lock.lock();
-      wake_.wait_for(lock, o_.interval, [this] { return stopping_; });
+      wake_.wait_for(lock, o_.interval, [this] { return stopping_ || pass_due_; });
     }
   });
 }
@@ -63,15 +66,55 @@ void DiagnosisMonitor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t step) {
+  std::lock_guard lock(mu_);
+  Progress& p = progress_[job];
+  auto [it, added] = p.newest.try_emplace(rank, step);
+  if (!added) {
+    if (step <= it->second) return;  // a re-sent or restarted attempt's step: no progress
+    const bool counted = it->second >= p.awaited;
+    it->second = step;
+    if (counted) return;
+  }
+  if (step < p.awaited) return;
+  ++p.reached;
+  // A job no pass has seen yet (ranks unknown) gets one at its first write.
+  if ((p.ranks == 0 || p.reached >= p.ranks) && !pass_due_) {
+    pass_due_ = true;
+    wake_.notify_all();
+  }
+}
+
+std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) const {
+  std::lock_guard lock(mu_);
+  auto it = progress_.find(job);
+  std::optional<uint64_t> newest;
+  if (it != progress_.end()) {
+    for (const auto& [rank, step] : it->second.newest) newest = std::max(newest.value_or(0), step);
+  }
+  return newest;
+}
+
+void DiagnosisMonitor::awaitStep(storage::JobId job, uint32_t ranks, uint64_t step) {
+  Progress& p = progress_[job];
+  p.ranks = ranks;
+  p.awaited = step;
+  p.reached = 0;
+  for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
+  if (ranks > 0 && p.reached >= ranks) pass_due_ = true;
+}
+
 void DiagnosisMonitor::pass() {
   const auto t0 = Clock::now();
-  for (const storage::JobInfo& job : store_.listJobs()) {
+  const std::vector<storage::JobInfo> jobs = store_.listJobs();
+  for (const storage::JobInfo& job : jobs) {
     auto& state = jobs_[job.name];
     if (!state) state = std::make_unique<JobState>(o_.diagnose.detector);
-    Status s = passJob(job.name, *state);
-    if (!s.isOk()) {
+    Status s = passJob(job, *state);
+    {
       std::lock_guard lock(mu_);
-      ++errors_;
+      if (!s.isOk()) ++errors_;
+      awaitStep(job.id, state->ranks, state->next_step);
     }
     // Once per change, not every pass: a damaged chunk would fail each one.
     std::string error = s.isOk() ? "" : s.toString();
@@ -79,16 +122,28 @@ void DiagnosisMonitor::pass() {
     state->last_error = std::move(error);
   }
   std::lock_guard lock(mu_);
+  // Forget the progress of dropped jobs.
+  std::vector<storage::JobId> live;
+  for (const storage::JobInfo& job : jobs) live.push_back(job.id);
+  std::sort(live.begin(), live.end());
+  std::erase_if(progress_, [&](const auto& p) { return !std::binary_search(live.begin(), live.end(), p.first); });
   ++passes_;
   last_pass_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
+Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
+  const std::string& job = info.name;
   JobReader reader(store_, job);
-  Result<std::optional<uint64_t>> last = reader.lastStep();
-  if (!last.isOk()) return last.status();
-  if (!*last) return Status::ok();
-  const uint64_t newest = **last;
+  // The job's newest step: known from ingest's notices when there are any (reading it back
+  // decodes the newest block of every rank), else read from the store.
+  std::optional<uint64_t> newest_known = newestDurable(info.id);
+  if (!newest_known) {
+    Result<std::optional<uint64_t>> last = reader.lastStep();
+    if (!last.isOk()) return last.status();
+    newest_known = *last;
+  }
+  if (!newest_known) return Status::ok();
+  const uint64_t newest = *newest_known;
   if (!st.started) {
     // What an earlier run recorded is known: found again, it is not recorded twice.
     Result<std::vector<std::string>> recorded = store_.findings(job);
@@ -112,6 +167,7 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
   // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
   // topology, a step is complete once a later one exists.
   const uint32_t ranks = static_cast<uint32_t>(topology->size());
+  st.ranks = ranks;
   const auto now = Clock::now();
   for (size_t i = 0; i < times.size(); ++i) {
     const StepPoint& p = times[i];
@@ -145,7 +201,9 @@ Status DiagnosisMonitor::passJob(const std::string& job, JobState& st) {
       if (auto it = st.fed.find(f.from_step); it != st.fed.end()) m.finding.from_ns = it->second.start_ns;
       if (auto it = st.fed.find(f.to_step); it != st.fed.end()) m.finding.to_ns = it->second.end_ns;
       m.detected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-      m.steps_after_onset = last_fed - w.from_step;
+      // How far the job had run when the finding is recorded: its newest durable step on
+      // any rank (known from ingest), at least the last step fed.
+      m.steps_after_onset = std::max(last_fed, newestDurable(info.id).value_or(0)) - w.from_step;
       // From when the step that opened the window was fed (its min_steps-th anomalous one).
       auto opened = st.fed.find(w.from_step + o_.diagnose.detector.min_steps - 1);
       m.lag_s = opened == st.fed.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second.at).count();

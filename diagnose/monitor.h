@@ -1,6 +1,7 @@
 // DiagnosisMonitor: the diagnosis in continuous mode (argusd --diagnose-interval-ms,
-// docs/query/diagnosis.md "Continuous mode"). Every interval, for each job with new steps,
-// it feeds the steps every rank has reported to the job's own online detectors (the step
+// docs/query/diagnosis.md "Continuous mode"). A pass starts as soon as every rank of a job
+// has made its next step durable (noteDurable, told by the ingest committer), and at the
+// latest an interval after the last one. For each job with new steps, it feeds the steps every rank has reported to the job's own online detectors (the step
 // time and the slowest rank's compute, diagnose/change_detector.h), and runs stages 2 and 3
 // on a window when it opens, every 16 steps while it grows, and when it closes. A finding
 // not seen before is recorded in the store (the `findings(job)` table function reads them),
@@ -21,6 +22,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/finding_record.h"
@@ -46,16 +48,29 @@ class DiagnosisMonitor {
   DiagnosisMonitor(const DiagnosisMonitor&) = delete;
   DiagnosisMonitor& operator=(const DiagnosisMonitor&) = delete;
 
-  void start();  // the thread, one pass per interval
+  void start();  // the thread: a pass when a step is complete, or an interval after the last
   void stop();
   // One pass over every job: what the thread runs. A job's failure is counted and logged on
   // stderr; the others go on.
   void pass();
   void writePrometheus(std::string* out) const;
+  // `rank` of job `job` made `step` durable (any thread; returns at once). When every rank
+  // of the job has the step the next pass would feed, that pass starts now.
+  void noteDurable(storage::JobId job, uint32_t rank, uint64_t step);
 
  private:
   struct JobState;
-  Status passJob(const std::string& job, JobState& state);
+  Status passJob(const storage::JobInfo& job, JobState& state);
+  // How far each rank of a job has written, against the step its next pass would feed.
+  struct Progress {
+    std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
+    uint32_t ranks = 0;                             // the job's ranks; 0 before its first pass
+    uint64_t awaited = 0;                           // the next step to feed
+    uint32_t reached = 0;                           // ranks whose newest step >= awaited
+  };
+  std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
+  // After a pass over the job: what it waits for next. REQUIRES: mu_ held.
+  void awaitStep(storage::JobId job, uint32_t ranks, uint64_t step);
 
   storage::Store& store_;
   MonitorOptions o_;
@@ -65,6 +80,8 @@ class DiagnosisMonitor {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool pass_due_ = false;                          // GUARDED_BY(mu_): some job's next step is complete
+  std::map<storage::JobId, Progress> progress_;    // GUARDED_BY(mu_)
   std::thread thread_;
   std::map<std::string, uint64_t> found_by_kind_;  // GUARDED_BY(mu_)
   uint64_t passes_ = 0, errors_ = 0;               // GUARDED_BY(mu_)

@@ -63,6 +63,7 @@ HeadEntries Committer::takeEncodedBuffer() {
   e.arena.clear();
   e.entries.clear();
   e.records = 0;
+  e.last_step = 0;
   return e;
 }
 
@@ -146,6 +147,14 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 
 }  // namespace
 
+void Committer::notifyDurable(const CommitItem& item) const {
+  if (!item.records.empty()) {
+    options_.on_durable(item.job, item.records.back().rank, item.records.back().step);
+  } else if (!item.encoded.entries.empty()) {
+    options_.on_durable(item.job, item.encoded.entries.back().rank, item.encoded.last_step);
+  }
+}
+
 void Committer::commitGroup(std::vector<CommitItem>& group) {
   std::vector<storage::WriteRequest> requests;
   requests.reserve(group.size());
@@ -193,6 +202,7 @@ void Committer::commitGroup(std::vector<CommitItem>& group) {
       metrics_.dictionary_entries.fetch_add(item.kernels.size() + item.stacks.size() + item.strings.size(),
                                             std::memory_order_relaxed);
       metrics_.commit_requests.fetch_add(1, std::memory_order_relaxed);
+      if (options_.on_durable) notifyDurable(item);
     }
     item.sink->onCommitted(item.up_to, item.bytes, outcomes[i]);
     released += item.bytes;

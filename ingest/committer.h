@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +58,7 @@ struct HeadEntries {
   std::string arena;
   std::vector<Entry> entries;  // in seq order
   size_t records = 0;          // in all entries
+  uint64_t last_step = 0;      // the step of the last record
 };
 
 struct CommitItem {
@@ -76,6 +78,10 @@ struct CommitterOptions {
   size_t max_group_records = 200000;     // split larger queues into several commits
   size_t max_group_bytes = 64u << 20;
   int threads = 2;                       // concurrent group commits (>= 1)
+  // Told of each batch with records once it is durable (its job, rank and last step), on
+  // the committer thread before its sink: it must return at once. The continuous diagnosis
+  // runs as soon as every rank of a job has sent a step (diagnose/monitor.h).
+  std::function<void(storage::JobId job, uint32_t rank, uint64_t step)> on_durable;
 };
 
 class Committer {
@@ -99,6 +105,7 @@ class Committer {
   void run(size_t lane);
   // Writes the group, then reports each item's outcome to its sink.
   void commitGroup(std::vector<CommitItem>& group);
+  void notifyDurable(const CommitItem& item) const;  // REQUIRES: options_.on_durable
   bool idle() const;  // REQUIRES: mu_ held
 
   storage::Store& store_;

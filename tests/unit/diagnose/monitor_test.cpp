@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "../../simulated_job.h"
 #include "../storage/store_test_util.h"
 #include "simulate/cluster_simulator.h"
@@ -127,4 +129,56 @@ TEST_CASE("a recorded finding decodes to what was encoded; damage is an error, n
   kind[1 + 9] = 42;  // after the version byte and the 9-byte zigzag varint of detected_ns
   CHECK_FALSE(decodeRecordedFinding(kind, &back).isOk());
   CHECK_FALSE(decodeRecordedFinding(value + "x", &back).isOk());
+}
+
+TEST_CASE("a pass starts once every rank has made the awaited step durable, not an interval later") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  simulate::ClusterOptions o;
+  o.layout = simulate::ClusterLayout{2, 2, 1, 4};  // 4 ranks
+  auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(8));
+  REQUIRE(made.isOk());
+  simulate::ClusterSimulator& sim = **made;
+  auto id = store->ensureJob("live");
+  REQUIRE(id.isOk());
+  const uint32_t ranks = sim.layout().ranks();
+  auto write = [&](uint32_t rank) {
+    model::StepRecord rec;
+    sim.record(rank, 0, &rec);
+    REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
+    return rec.step;
+  };
+
+  MonitorOptions options;
+  options.interval = std::chrono::hours(1);  // no pass but the first would come from the clock
+  DiagnosisMonitor monitor(*store, options, nullptr);
+  auto passes = [&] {
+    std::string text;
+    monitor.writePrometheus(&text);
+    const std::string name = "\nargus_diagnosis_passes_total ";  // the sample, not its HELP line
+    return std::stoull(text.substr(text.find(name) + name.size()));
+  };
+  auto waitForPasses = [&](uint64_t n) {
+    for (int i = 0; i < 1000 && passes() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return passes();
+  };
+  monitor.start();
+  REQUIRE(waitForPasses(1) == 1);  // the first pass, at start: no steps yet
+
+  // A job no pass has seen: its first notice wakes one, which learns its ranks and feeds
+  // step 0 (written on every rank before the notices).
+  sim.simulate(1);
+  std::vector<uint64_t> steps;
+  for (uint32_t rank = 0; rank < ranks; ++rank) steps.push_back(write(rank));
+  for (uint32_t rank = 0; rank < ranks; ++rank) monitor.noteDurable(*id, rank, steps[rank]);
+  REQUIRE(waitForPasses(2) == 2);
+
+  // Step 1 on every rank but the last: no pass. The last one: a pass at once.
+  sim.simulate(1);
+  for (uint32_t rank = 0; rank + 1 < ranks; ++rank) monitor.noteDurable(*id, rank, write(rank));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(passes() == 2);
+  monitor.noteDurable(*id, ranks - 1, write(ranks - 1));
+  CHECK(waitForPasses(3) == 3);
+  monitor.stop();
 }

@@ -220,7 +220,15 @@ TEST_CASE("a data-dependent refusal fails only the bad batch") {
   store.bad_rank = 7;
   IngestMetrics metrics;
   ByteBudget budget(1 << 20);
-  Committer c(store, metrics, budget);
+  std::mutex mu;
+  std::vector<std::pair<uint32_t, uint64_t>> durable;  // (rank, step) told to on_durable
+  CommitterOptions options;
+  options.on_durable = [&](storage::JobId job, uint32_t rank, uint64_t step) {
+    std::lock_guard lock(mu);
+    CHECK(job == 1);
+    durable.emplace_back(rank, step);
+  };
+  Committer c(store, metrics, budget, options);
   auto good = std::make_shared<Sink>(), bad = std::make_shared<Sink>();
   // Queue before starting so that all three land in one group.
   c.submit(item(good, 0, 1, 1));
@@ -229,6 +237,8 @@ TEST_CASE("a data-dependent refusal fails only the bad batch") {
   store.release();
   c.start();
   c.drain();
+  // Only what became durable is told, each batch by its last step.
+  CHECK(durable == std::vector<std::pair<uint32_t, uint64_t>>{{0, 1}, {0, 2}});
   REQUIRE(good->outcomes.size() == 2);
   CHECK(good->outcomes[0].second.isOk());
   CHECK(good->outcomes[1].second.isOk());
@@ -272,6 +282,8 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   ByteBudget budget(1 << 20);
   CommitterOptions one_thread;
   one_thread.threads = 1;
+  std::vector<std::pair<uint32_t, uint64_t>> durable;  // one committer thread: no lock needed after drain
+  one_thread.on_durable = [&](storage::JobId, uint32_t rank, uint64_t step) { durable.emplace_back(rank, step); };
   Committer c(store, metrics, budget, one_thread);
   c.start();
   auto a = std::make_shared<Sink>();
@@ -285,6 +297,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
     it.encoded.arena = std::move(arena);  // short arenas live inside the string (SSO): moved, they move
     it.encoded.records = entries.size();
     it.encoded.entries = std::move(entries);
+    it.encoded.last_step = up_to * 10;
     it.up_to = up_to;
     it.bytes = 100;
     return it;
@@ -304,6 +317,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CHECK(store.written_values[3] == std::string(999, 'x') + "y");
   CHECK(store.written_values[4] == "de");
   CHECK(store.written_steps == std::vector<uint64_t>{1, 2, 3, 3, 4});
+  CHECK(durable == std::vector<std::pair<uint32_t, uint64_t>>{{0, 20}, {0, 40}, {0, 50}});  // each batch's last step
   CHECK(metrics.records.load() == 5);
   CHECK(a->outcomes.back().first == 5);
   CHECK(budget.used() == 0);
@@ -312,5 +326,6 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CHECK(reused.arena.empty());
   CHECK(reused.entries.empty());
   CHECK(reused.entries.capacity() > 0);
+  CHECK(reused.last_step == 0);
   c.stop();
 }
