@@ -75,11 +75,11 @@ Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t fr
     if (keyframe) dropDeferred();  // nothing later in the chain needs the records before it
     const bool in_range = in.step >= from_step && in.step < to_step;
     if (!in_range && !decode_all) {
-      defer(in);
+      defer(key, in);
       continue;
     }
     for (const Deferred& d : deferred_) {
-      ARGUS_RETURN_IF_ERROR(decode(key, {d.step, d.attempt, std::string_view(deferred_bytes_).substr(d.offset, d.size)}, false));
+      ARGUS_RETURN_IF_ERROR(decode(d.key, {d.step, d.attempt, std::string_view(deferred_bytes_).substr(d.offset, d.size)}, false));
     }
     dropDeferred();
     ARGUS_RETURN_IF_ERROR(decode(key, in, in_range));
@@ -88,8 +88,8 @@ Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t fr
   return Status::ok();
 }
 
-void HeadDecoder::defer(const HeadEntryReader::Record& in) {
-  deferred_.push_back({in.step, in.attempt, deferred_bytes_.size(), in.encoded.size()});
+void HeadDecoder::defer(const HeadKey& key, const HeadEntryReader::Record& in) {
+  deferred_.push_back({key, in.step, in.attempt, deferred_bytes_.size(), in.encoded.size()});
   deferred_bytes_.append(in.encoded);
 }
 

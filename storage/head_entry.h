@@ -86,12 +86,13 @@ class HeadDecoder {
 
  private:
   struct Deferred {  // a record of the chain not decoded yet: its bytes in deferred_bytes_
+    HeadKey key;     // of its entry
     uint64_t step;
     uint16_t attempt;
     size_t offset, size;
   };
   Status read(const HeadKey& key, std::string_view value, uint64_t from_step, uint64_t to_step, bool decode_all);
-  void defer(const HeadEntryReader::Record& in);
+  void defer(const HeadKey& key, const HeadEntryReader::Record& in);
   void dropDeferred();
   // Decodes the next record of the chain into the first free slot, kept when `keep`.
   Status decode(const HeadKey& key, const HeadEntryReader::Record& in, bool keep);

@@ -74,6 +74,33 @@ TEST_CASE("a range late in a block decodes from the last keyframe before it, not
   CHECK(head.sorted().size() == recs.size());
 }
 
+TEST_CASE("a damaged record is Corruption naming its own entry when a later record needs it, and unread when none does") {
+  constexpr uint32_t kBigBlock = 256;
+  auto recs = synth(2, 64, 67);  // a keyframe at 64, deltas at 65 and 66
+  auto all = entries(recs, 7, 1, kBigBlock);
+  REQUIRE(all.size() == 3);
+  // Entry of step 65: its record's version nibble made unknown (still not a keyframe).
+  std::string& damaged = all[1].second;
+  HeadEntryReader reader(damaged);
+  REQUIRE(reader.begin().isOk());
+  HeadEntryReader::Record rec;
+  REQUIRE(reader.next(&rec).isOk());
+  damaged[static_cast<size_t>(rec.encoded.data() - damaged.data())] = static_cast<char>(0xF0);
+  {
+    HeadDecoder head(kBigBlock);
+    for (const auto& [key, value] : all) REQUIRE(head.add(key, value, 64, 65).isOk());  // 65 and 66 never needed
+    REQUIRE(head.sorted().size() == 1);
+    CHECK(head.decoded() == 1);
+  }
+  HeadDecoder head(kBigBlock);
+  REQUIRE(head.add(all[0].first, all[0].second, 66, 67).isOk());
+  REQUIRE(head.add(all[1].first, all[1].second, 66, 67).isOk());  // deferred, not read yet
+  Status s = head.add(all[2].first, all[2].second, 66, 67);
+  CHECK(s.isCorruption());
+  CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(all[1].first))) != std::string::npos);
+  CHECK(s.message().find("step 65") != std::string::npos);
+}
+
 TEST_CASE("re-deliveries in a later session win; attempts are kept apart") {
   auto first = synth(0, 0, 16, 1000);
   auto again = synth(0, 8, 16, 2000);  // same steps, other content, later session
