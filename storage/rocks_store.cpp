@@ -576,15 +576,35 @@ Result<std::optional<uint64_t>> RocksStore::lastBlockBase(JobId id) const {
   return last;
 }
 
+std::optional<uint64_t> RocksStore::headStepIn(JobId id, uint64_t block_base) const {
+  const std::vector<uint32_t> ranks = head_index_.ranks(id, block_base, block_base + h_.block_steps, h_.block_steps);
+  if (ranks.empty()) return std::nullopt;
+  // The last entry of one rank with live entries in the block: seeking back from the end of
+  // its prefix lands on it, with no sealed rank's tombstones to walk.
+  const std::string prefix = headPrefix(id, ranks.back(), block_base);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), h_.head));
+  it->SeekForPrev(prefixSuccessor(prefix));
+  if (!it->Valid() || !it->key().starts_with(prefix)) return std::nullopt;
+  HeadEntryReader reader(std::string_view(it->value().data(), it->value().size()));
+  if (!reader.begin().isOk()) return std::nullopt;
+  std::optional<uint64_t> step;
+  HeadEntryReader::Record rec;
+  while (!reader.atEnd() && reader.next(&rec).isOk()) step = rec.step;
+  return step;
+}
+
 Result<std::optional<uint64_t>> RocksStore::lastStep(std::string_view job) const {
   auto info = findJob(job);
   if (!info.isOk()) return info.status();
   auto base = lastBlockBase(info->id);
   if (!base.isOk()) return base.status();
   if (!base->has_value()) return std::optional<uint64_t>();
-  // The last block holds the job's last step: scan only its step column. The head index
-  // may list a block whose first entry is still being committed; then the last step is in
-  // an earlier block, and the rest of the job is scanned.
+  // The last block holds the job's last step: scan only its step column, from a step some
+  // rank already has in it when its head entries say one (read from an entry's header, not
+  // decoded), so a live block is decoded from its last chains only. Nothing found there
+  // (the step's record was never acknowledged): the whole block. The head index may list a
+  // block whose first entry is still being committed; then the last step is in an earlier
+  // block, and the rest of the job is scanned.
   auto maxStep = [&](uint64_t from, uint64_t to) -> Result<std::optional<uint64_t>> {
     ScanSpec spec;
     spec.job = std::string(job);
@@ -601,6 +621,10 @@ Result<std::optional<uint64_t>> RocksStore::lastStep(std::string_view job) const
       for (int64_t step : batch.columns[0].ints) last = std::max(last.value_or(0), static_cast<uint64_t>(step));
     }
   };
+  if (std::optional<uint64_t> seen = headStepIn(info->id, **base); seen && *seen > **base) {
+    auto last = maxStep(*seen, UINT64_MAX);
+    if (!last.isOk() || last->has_value()) return last;
+  }
   auto last = maxStep(**base, UINT64_MAX);
   if (!last.isOk() || last->has_value() || **base == 0) return last;
   return maxStep(0, **base);

@@ -98,6 +98,9 @@ class RocksStore final : public Store {
   Result<std::unique_ptr<RocksScanCursor>> planScan(const ScanSpec& spec, size_t threads) const;
   // The base of the highest block with steps rows of job `id` (sealed chunks or head entries).
   Result<std::optional<uint64_t>> lastBlockBase(JobId id) const;
+  // A step of the block some rank has in head, from an entry's header (nothing decoded):
+  // a lower bound of the block's last step. Nullopt when no entry is found.
+  std::optional<uint64_t> headStepIn(JobId id, uint64_t block_base) const;
   rocksdb::ColumnFamilyHandle* cfByName(std::string_view cf) const;
   // Calls fn(id, key, value) for each meta entry of `kind` of the job, ids ascending (the
   // key's big-endian id after the kind byte); NotFound if the job is absent.
