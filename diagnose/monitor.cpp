@@ -27,7 +27,7 @@ struct DiagnosisMonitor::JobState {
   explicit JobState(const DetectorOptions& d) : detectors(kDetectedSeries.size(), ChangeDetector(d)) {}
   std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
   bool started = false;
-  uint32_t ranks = 0;  // in its topology
+  std::optional<uint32_t> ranks;  // in its topology, once a pass has read it
   uint64_t first_step = 0, next_step = 0;
   std::map<uint64_t, uint64_t> analyzed;  // window from_step: its to_step when last analyzed
   std::set<std::string> known;
@@ -78,8 +78,9 @@ void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t s
   }
   if (step < p.awaited) return;
   ++p.reached;
-  // A job no pass has seen yet (ranks unknown) gets one at its first write.
-  if ((p.ranks == 0 || p.reached >= p.ranks) && !pass_due_) {
+  // A job whose ranks no pass has read yet gets one at its first write; one without a
+  // topology waits for the interval.
+  if ((!p.known || (p.ranks > 0 && p.reached >= p.ranks)) && !pass_due_) {
     pass_due_ = true;
     wake_.notify_all();
   }
@@ -95,13 +96,14 @@ std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) cons
   return newest;
 }
 
-void DiagnosisMonitor::awaitStep(storage::JobId job, uint32_t ranks, uint64_t step) {
+void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step) {
   Progress& p = progress_[job];
-  p.ranks = ranks;
+  p.known = ranks.has_value();
+  p.ranks = ranks.value_or(0);
   p.awaited = step;
   p.reached = 0;
   for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
-  if (ranks > 0 && p.reached >= ranks) pass_due_ = true;
+  if (p.ranks > 0 && p.reached >= p.ranks) pass_due_ = true;
 }
 
 void DiagnosisMonitor::pass() {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -64,13 +65,14 @@ class DiagnosisMonitor {
   // How far each rank of a job has written, against the step its next pass would feed.
   struct Progress {
     std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
-    uint32_t ranks = 0;                             // the job's ranks; 0 before its first pass
+    bool known = false;                             // a pass has read the job's topology
+    uint32_t ranks = 0;                             // its ranks (0: it has none)
     uint64_t awaited = 0;                           // the next step to feed
     uint32_t reached = 0;                           // ranks whose newest step >= awaited
   };
   std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
   // After a pass over the job: what it waits for next. REQUIRES: mu_ held.
-  void awaitStep(storage::JobId job, uint32_t ranks, uint64_t step);
+  void awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step);
 
   storage::Store& store_;
   MonitorOptions o_;
