@@ -1,16 +1,17 @@
 // DiagnosisMonitor: the diagnosis in continuous mode (argusd --diagnose-interval-ms,
 // docs/query/diagnosis.md "Continuous mode"). A pass starts as soon as every rank of a job
 // has made its next step durable (noteDurable, told by the ingest committer), and at the
-// latest an interval after the last one. For each job with new steps, it feeds the steps every rank has reported to the job's own online detectors (the step
-// time and the slowest rank's compute, diagnose/change_detector.h), and runs stages 2 and 3
-// on a window when it opens, every 16 steps while it grows, and when it closes. A finding
-// not seen before is recorded in the store (the `findings(job)` table function reads them),
-// handed to the callback (argusd logs it) and counted for /metrics. A job's recorded
-// findings are known from its first pass on: a restart does not record them again.
+// latest an interval after the last one. For each job with new steps, it feeds the steps
+// every rank has reported to the job's own online detectors (kDetectedSeries,
+// diagnose/change_detector.h), and runs stages 2 and 3 on a window when it opens, every 16
+// steps while it grows, and when it closes. A finding not seen before is recorded in the
+// store (the `findings(job)` table function reads them), handed to the callback (argusd
+// logs it) and counted for /metrics. A job's recorded findings are known from its first
+// pass on: a restart does not record them again.
 //
-// The newest step is fed once a later one exists (its last ranks may still be arriving), or
-// once every rank reported it. Thread-safety: start/stop from one thread; writePrometheus
-// from any.
+// A step some rank never reports is fed once the job is 64 steps past it; without a
+// topology, once a later step exists. Thread-safety: start/stop from one thread;
+// writePrometheus and noteDurable from any.
 #pragma once
 
 #include <atomic>
