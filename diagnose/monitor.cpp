@@ -69,6 +69,7 @@ void DiagnosisMonitor::stop() {
 void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t step) {
   std::lock_guard lock(mu_);
   Progress& p = progress_[job];
+  p.newest_step = std::max(p.newest_step.value_or(0), step);
   auto [it, added] = p.newest.try_emplace(rank, step);
   if (!added) {
     if (step <= it->second) return;  // a re-sent or restarted attempt's step: no progress
@@ -89,11 +90,7 @@ void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t s
 std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) const {
   std::lock_guard lock(mu_);
   auto it = progress_.find(job);
-  std::optional<uint64_t> newest;
-  if (it != progress_.end()) {
-    for (const auto& [rank, step] : it->second.newest) newest = std::max(newest.value_or(0), step);
-  }
-  return newest;
+  return it == progress_.end() ? std::nullopt : it->second.newest_step;
 }
 
 void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step) {

@@ -66,6 +66,7 @@ class DiagnosisMonitor {
   // How far each rank of a job has written, against the step its next pass would feed.
   struct Progress {
     std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
+    std::optional<uint64_t> newest_step;            // the largest of them
     bool known = false;                             // a pass has read the job's topology
     uint32_t ranks = 0;                             // its ranks (0: it has none)
     uint64_t awaited = 0;                           // the next step to feed
