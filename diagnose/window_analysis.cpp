@@ -31,7 +31,7 @@ std::string gbps(double v) {
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  selectSmall(v.data(), v.size(), mid);
   return v[mid];
 }
 
