@@ -51,6 +51,39 @@ Status JobReader::scan(storage::Table table, std::vector<std::string> columns, u
   }
 }
 
+Status JobReader::scanSplit(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
+                            const std::function<void(size_t part, const storage::ColumnBatch&)>& each) const {
+  storage::ScanSpec spec;
+  spec.job = job_;
+  spec.table = table;
+  spec.columns = std::move(columns);
+  spec.from_step = from;
+  spec.to_step = to == UINT64_MAX ? to : to + 1;
+  spec.ranks = ranks;
+  spec.batch_rows = 8192;
+  spec.contiguous_parts = true;  // a run of ranks per part: each rank's rows in one part
+  Result<std::unique_ptr<storage::ScanParts>> split = store_.scanParts(spec, parts());
+  if (!split.isOk()) return split.status();
+  storage::ScanParts& all = **split;
+  std::vector<Status> failed(all.size());
+  // check_() throws when the query is cancelled; runOnThreads rethrows it once all returned.
+  runOnThreads(all.size(), [&](size_t p) {
+    storage::ScanPart& part = all.part(p);
+    storage::ColumnBatch batch;
+    while (failed[p].isOk() && part.nextStripe()) {
+      for (;;) {
+        check_();
+        bool has_rows = false;
+        failed[p] = part.next(&batch, &has_rows);
+        if (!failed[p].isOk() || !has_rows) break;
+        each(p, batch);
+      }
+    }
+  });
+  for (const Status& s : failed) ARGUS_RETURN_IF_ERROR(s);
+  return Status::ok();
+}
+
 Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const {
   Result<std::vector<std::vector<StepPoint>>> series = stepSeries(std::vector<std::string>{column}, from, to, rank);
   if (!series.isOk()) return series.status();
@@ -168,25 +201,29 @@ std::vector<WindowRun> windowRuns(const std::vector<StepWindow>& windows) {
 
 }  // namespace
 
-template <typename EachRow, typename AfterScan>
+template <typename EachRow, typename AfterPart>
 Status JobReader::scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
-                              const std::vector<uint32_t>& ranks, EachRow&& each, AfterScan&& after) const {
+                              const std::vector<uint32_t>& ranks, EachRow&& each, AfterPart&& after) const {
   for (const WindowRun& run : windowRuns(windows)) {
-    ARGUS_RETURN_IF_ERROR(scan(table, columns, run.from, run.to, ranks, [&](const storage::ColumnBatch& b) {
+    std::vector<char> read(parts(), 0);  // parts that had rows: only those call after()
+    ARGUS_RETURN_IF_ERROR(scanSplit(table, columns, run.from, run.to, ranks, [&](size_t part, const storage::ColumnBatch& b) {
+      read[part] = 1;
       const auto& steps = b.columns[0].ints;
       for (size_t i = 0; i < b.rows; ++i) {
         const auto step = static_cast<uint64_t>(steps[i]);
         for (size_t w : run.windows) {
           const StepWindow& sw = windows[w];
           if (!sw.peers_only && step >= sw.base_from && step <= sw.base_to) {
-            each(b, i, w, 0);
+            each(part, b, i, w, 0);
           } else if (step >= sw.from_step && step <= sw.to_step) {
-            each(b, i, w, 1);
+            each(part, b, i, w, 1);
           }
         }
       }
     }));
-    after();
+    for (size_t part = 0; part < read.size(); ++part) {
+      if (read[part]) after(part);
+    }
   }
   return Status::ok();
 }
@@ -204,23 +241,28 @@ Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::
   std::vector<std::string> columns = {"step", "rank", "compute_ns", "comm_exposed_ns", "bubble_ns", "comm_transfer_ns"};
   if (any_detailed) columns.insert(columns.end(), {"iter_ns", "gpu_idle_ns"});
   constexpr int kAll = 4, kColumns = 6;
-  // The current rank's values per window, side of the split and column (rows come in
-  // (rank, step) order).
-  std::vector<std::array<std::array<std::vector<int64_t>, kColumns>, 2>> values(windows.size());
-  int64_t current = -1;
-  int columns_now = kAll;  // of the current rank
-  auto finish = [&] {
+  // Per part: the current rank's values per window, side of the split and column (a part's
+  // rows come in (rank, step) order, each rank in one part).
+  struct PartState {
+    std::vector<std::array<std::array<std::vector<int64_t>, kColumns>, 2>> values;
+    int64_t current = -1;
+    int columns_now = kAll;
+  };
+  std::vector<PartState> states(parts());
+  for (PartState& st : states) st.values.resize(windows.size());
+  auto finish = [&](PartState& st) {
+    const int64_t current = st.current;
     if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
     for (size_t w = 0; w < windows.size(); ++w) {
       for (int side = 0; side < 2; ++side) {
-        auto& v = values[w][side];
+        auto& v = st.values[w][side];
         if (v[0].empty()) continue;
         RankPhases& p = out[w][side][current];
         p.steps = static_cast<uint32_t>(v[0].size());
         // Steps without comm_transfer_ns (older blocks) make its median mean nothing.
         const bool transfer_known = *std::min_element(v[3].begin(), v[3].end()) >= 0;
         double* fields[kColumns] = {&p.compute, &p.exposed, &p.bubble, &p.transfer, &p.iter, &p.idle};
-        for (int c = 0; c < columns_now; ++c) {
+        for (int c = 0; c < st.columns_now; ++c) {
           *fields[c] = medianOf(v[c]);
           v[c].clear();
         }
@@ -230,17 +272,18 @@ Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::
   };
   ARGUS_RETURN_IF_ERROR(scanWindows(
       storage::Table::kSteps, columns, windows, {},
-      [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
-        if (b.columns[1].ints[i] != current) {
-          finish();
-          current = b.columns[1].ints[i];
-          columns_now = current >= 0 && static_cast<uint64_t>(current) < detailed.size() && detailed[current] ? kColumns : kAll;
+      [&](size_t part, const storage::ColumnBatch& b, size_t i, size_t w, int side) {
+        PartState& st = states[part];
+        if (b.columns[1].ints[i] != st.current) {
+          finish(st);
+          st.current = b.columns[1].ints[i];
+          st.columns_now = st.current >= 0 && static_cast<uint64_t>(st.current) < detailed.size() && detailed[st.current] ? kColumns : kAll;
         }
-        for (int c = 0; c < columns_now; ++c) values[w][side][c].push_back(b.columns[c + 2].ints[i]);
+        for (int c = 0; c < st.columns_now; ++c) st.values[w][side][c].push_back(b.columns[c + 2].ints[i]);
       },
-      [&] {
-        finish();
-        current = -1;
+      [&](size_t part) {
+        finish(states[part]);
+        states[part].current = -1;
       }));
   hold_(2 * windows.size() * rank_count * sizeof(RankPhases));
   return out;
@@ -268,10 +311,10 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
     pair[1].resize(rank_count);
   }
   if (ranks.empty()) return out;  // (an empty rank list would scan them all)
-  size_t entries = 0;
+  std::vector<size_t> entries(parts(), 0);  // per part
   ARGUS_RETURN_IF_ERROR(scanWindows(
       storage::Table::kCollectives, {"step", "rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, windows, ranks,
-      [&](const storage::ColumnBatch& b, size_t i, size_t w, int side) {
+      [&](size_t part, const storage::ColumnBatch& b, size_t i, size_t w, int side) {
         const auto rank = static_cast<uint64_t>(b.columns[1].ints[i]);
         if (rank >= rank_count) return;
         CollectiveKey key{static_cast<uint8_t>(b.columns[2].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i]),
@@ -279,14 +322,16 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
         RankTraffic& traffic = out[w][side][rank];
         const size_t had = traffic.size();
         CollectiveSums& s = traffic[key];
-        entries += traffic.size() - had;
+        entries[part] += traffic.size() - had;
         const int64_t total = b.columns[6].ints[i], wait = std::max<int64_t>(0, b.columns[7].ints[i]);
         s.bytes += static_cast<uint64_t>(b.columns[5].ints[i]);
         s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
         s.wait_ns += static_cast<double>(wait);
       },
-      [] {}));
-  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + entries * sizeof(RankTraffic::Entry));
+      [](size_t) {}));
+  size_t all_entries = 0;
+  for (size_t e : entries) all_entries += e;
+  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + all_entries * sizeof(RankTraffic::Entry));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/worker_threads.h"
 #include "model/duration_histogram.h"
 #include "model/step_record.h"
 #include "storage/store.h"
@@ -134,16 +135,22 @@ class JobReader {
   const std::string& job() const { return job_; }
 
  private:
-  // Calls `each(batch, row, window, side)` for every row of `table`'s `columns` that falls
-  // in a window (side 1) or its baseline (side 0) of `windows`, of `ranks` (empty: all), and
-  // `after()` at the end of each scan (a rank's rows are contiguous within one). columns[0]
+  // Calls `each(part, batch, row, window, side)` for every row of `table`'s `columns` that
+  // falls in a window (side 1) or its baseline (side 0) of `windows`, of `ranks` (empty:
+  // all), and `after(part)` when a part has read its ranks. Parts as scanSplit's. columns[0]
   // must be "step".
-  template <typename EachRow, typename AfterScan>
+  template <typename EachRow, typename AfterPart>
   Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
-                     const std::vector<uint32_t>& ranks, EachRow&& each, AfterScan&& after) const;
+                     const std::vector<uint32_t>& ranks, EachRow&& each, AfterPart&& after) const;
   // Scans `table`'s `columns` over [from, to] (optionally some ranks), batch by batch.
   Status scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
               const std::function<void(const storage::ColumnBatch&)>& each) const;
+  // The same scan split among the worker threads: `each(part, batch)` runs on part's thread,
+  // part < parts(). A part reads a run of whole ranks in (rank, step) order, so what is kept
+  // per rank needs no lock, and work per rank (medians) runs on as many cores.
+  static size_t parts() { return defaultWorkerThreads(); }
+  Status scanSplit(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
+                   const std::function<void(size_t part, const storage::ColumnBatch&)>& each) const;
 
   const storage::Store& store_;
   std::string job_;
