@@ -90,6 +90,81 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
   return std::move(series->front());
 }
 
+namespace {
+
+// A step series being read: per step, each metric's max over ranks, the earliest start, the
+// latest end and the ranks seen. In an array over the range when it is short; else by step
+// number (a job whose steps start far from the range's start: after a restart at step 10^8).
+class SeriesSums {
+ public:
+  static constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
+
+  SeriesSums(uint64_t from, uint64_t steps, size_t metrics)
+      : from_(from), k_(metrics), dense_(steps <= kDenseSteps ? steps : 0), dense_values_(dense_.size() * metrics) {}
+
+  // Rows of b: columns[0] the step, [1] start_ns, [2] end_ns, at[c] metric c.
+  void add(const storage::ColumnBatch& b, const std::vector<size_t>& at) {
+    const auto& steps = b.columns[0].ints;
+    for (size_t i = 0; i < b.rows; ++i) {
+      auto [p, values] = point(static_cast<uint64_t>(steps[i]));
+      const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
+      for (size_t c = 0; c < k_; ++c) {
+        const double v = static_cast<double>(b.columns[at[c]].ints[i]);
+        values[c] = p->ranks == 0 ? v : std::max(values[c], v);
+      }
+      p->start_ns = p->ranks == 0 ? start : std::min(p->start_ns, start);
+      p->end_ns = p->ranks == 0 ? end : std::max(p->end_ns, end);
+      ++p->ranks;
+    }
+  }
+  // Another part's sums of the same range, into these.
+  void merge(const SeriesSums& o) {
+    o.forEach([&](uint64_t step, const StepPoint& q, const double* qv) {
+      auto [p, values] = point(step);
+      for (size_t c = 0; c < k_; ++c) values[c] = p->ranks == 0 ? qv[c] : std::max(values[c], qv[c]);
+      p->start_ns = p->ranks == 0 ? q.start_ns : std::min(p->start_ns, q.start_ns);
+      p->end_ns = p->ranks == 0 ? q.end_ns : std::max(p->end_ns, q.end_ns);
+      p->ranks += q.ranks;
+      p->expected = p->expected || q.expected;
+    });
+  }
+  void expect(uint64_t step) { point(step).first->expected = true; }
+  // Each step with rows, in order: f(step, point, values).
+  template <typename F>
+  void forEach(F&& f) const {
+    for (uint64_t i = 0; i < dense_.size(); ++i) {
+      if (dense_[i].ranks > 0) f(from_ + i, dense_[i], &dense_values_[i * k_]);
+    }
+    for (const auto& [step, q] : sparse_) {
+      if (q.p.ranks > 0) f(step, q.p, q.values.data());
+    }
+  }
+  size_t bytes() const {
+    return dense_.capacity() * sizeof(StepPoint) * (k_ + 1) + dense_values_.capacity() * sizeof(double) +
+           sparse_.size() * (sizeof(Point) + k_ * (8 + sizeof(StepPoint)) + 48);
+  }
+
+ private:
+  struct Point {
+    StepPoint p;
+    std::vector<double> values;
+  };
+  std::pair<StepPoint*, double*> point(uint64_t step) {
+    if (!dense_.empty()) return {&dense_[step - from_], &dense_values_[(step - from_) * k_]};
+    Point& q = sparse_[step];
+    q.values.resize(k_);
+    return {&q.p, q.values.data()};
+  }
+
+  uint64_t from_;
+  size_t k_;
+  std::vector<StepPoint> dense_;
+  std::vector<double> dense_values_;
+  std::map<uint64_t, Point> sparse_;
+};
+
+}  // namespace
+
 Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vector<std::string>& metrics, uint64_t from, uint64_t to,
                                                                  std::optional<uint32_t> rank) const {
   for (const std::string& m : metrics) {
@@ -97,25 +172,8 @@ Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vec
   }
   std::vector<std::vector<StepPoint>> out(metrics.size());
   if (to < from || metrics.empty()) return out;
-  // Per step, in an array over the range when it is short; else by step number (a job
-  // whose steps start far from the range's start: after a restart at step 10^8). Each point
-  // holds every metric's value: a step's max over ranks, metric by metric.
-  struct Point {
-    StepPoint p;
-    std::vector<double> values;
-  };
   const size_t k = metrics.size();
   const uint64_t n = to - from + 1;
-  constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
-  std::vector<StepPoint> dense(std::min(n, kDenseSteps));
-  std::vector<double> dense_values(dense.size() * k);
-  std::map<uint64_t, Point> sparse;
-  auto point = [&](uint64_t step) -> std::pair<StepPoint*, double*> {
-    if (n <= kDenseSteps) return {&dense[step - from], &dense_values[(step - from) * k]};
-    Point& q = sparse[step];
-    q.values.resize(k);
-    return {&q.p, q.values.data()};
-  };
   std::vector<uint32_t> ranks;
   if (rank) ranks.push_back(*rank);
   std::vector<std::string> columns = {"step", "start_ns", "end_ns"};
@@ -125,22 +183,22 @@ Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vec
     at.push_back(static_cast<size_t>(it - columns.begin()));
     if (it == columns.end()) columns.push_back(m);
   }
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, columns, from, to, ranks, [&](const storage::ColumnBatch& b) {
-    const auto& steps = b.columns[0].ints;
-    for (size_t i = 0; i < b.rows; ++i) {
-      auto [p, values] = point(static_cast<uint64_t>(steps[i]));
-      const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
-      for (size_t c = 0; c < k; ++c) {
-        const double v = static_cast<double>(b.columns[at[c]].ints[i]);
-        values[c] = p->ranks == 0 ? v : std::max(values[c], v);
-      }
-      p->start_ns = p->ranks == 0 ? start : std::min(p->start_ns, start);
-      p->end_ns = p->ranks == 0 ? end : std::max(p->end_ns, end);
-      ++p->ranks;
-    }
-  }));
-  hold_(dense.capacity() * sizeof(StepPoint) * (k + 1) + dense_values.capacity() * sizeof(double) +
-        sparse.size() * (sizeof(Point) + k * (8 + sizeof(StepPoint)) + 48));
+  // Every rank's rows: summed per part on the scan's threads, then merged, when a part's
+  // array is small (a few MB); else on the reader alone, into one.
+  constexpr uint64_t kSplitSteps = uint64_t{1} << 16;
+  std::vector<SeriesSums> sums;
+  if (!rank && n <= kSplitSteps) {
+    for (size_t p = 0; p < parts(); ++p) sums.emplace_back(from, n, k);
+    hold_(sums.size() * sums[0].bytes());
+    ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kSteps, columns, from, to, ranks, [&](size_t part, const storage::ColumnBatch& b) { sums[part].add(b, at); }));
+    for (size_t p = 1; p < sums.size(); ++p) sums[0].merge(sums[p]);
+    sums.erase(sums.begin() + 1, sums.end());
+  } else {
+    sums.emplace_back(from, n, k);
+    ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, columns, from, to, ranks, [&](const storage::ColumnBatch& b) { sums[0].add(b, at); }));
+  }
+  SeriesSums& all = sums[0];
+  hold_(all.bytes());
   // Marker events naming a checkpoint or an evaluation flag their step.
   Result<std::vector<model::StringDictEntry>> names = store_.names(job_);
   if (!names.isOk()) return names.status();
@@ -154,21 +212,19 @@ Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vec
         const auto name = static_cast<uint64_t>(b.columns[2].ints[i]);
         if (b.columns[1].ints[i] == static_cast<int64_t>(model::EventKind::kMarker) &&
             std::find(spike_names.begin(), spike_names.end(), name) != spike_names.end()) {
-          point(static_cast<uint64_t>(b.columns[0].ints[i])).first->expected = true;
+          all.expect(static_cast<uint64_t>(b.columns[0].ints[i]));
         }
       }
     }));
   }
-  auto emit = [&](uint64_t step, StepPoint p, const double* values) {
-    if (p.ranks == 0) return;  // an event's step with no steps row
+  // (A step an event names but no steps row has is left out: it has no values.)
+  all.forEach([&](uint64_t step, StepPoint p, const double* values) {
     p.step = step;
     for (size_t c = 0; c < k; ++c) {
       p.value = values[c];
       out[c].push_back(p);
     }
-  };
-  for (uint64_t i = 0; i < dense.size() && n <= kDenseSteps; ++i) emit(from + i, dense[i], &dense_values[i * k]);
-  for (auto& [step, q] : sparse) emit(step, q.p, q.values.data());
+  });
   return out;
 }
 
