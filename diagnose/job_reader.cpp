@@ -1,6 +1,7 @@
 #include "diagnose/job_reader.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/worker_threads.h"
 #include "diagnose/median.h"
@@ -385,30 +386,30 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
         s.wait_ns += static_cast<double>(wait);
       },
       [](size_t) {}));
-  size_t all_entries = 0;
-  for (size_t e : entries) all_entries += e;
-  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + all_entries * sizeof(RankTraffic::Entry));
+  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + std::accumulate(entries.begin(), entries.end(), size_t{0}) * sizeof(RankTraffic::Entry));
   return out;
 }
 
 Result<std::vector<JobReader::Event>> JobReader::events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const {
-  std::vector<Event> out;
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+  std::vector<std::vector<Event>> found(parts());  // per part: its run of ranks, in order
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, {}, [&](size_t part, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto kind = static_cast<uint8_t>(b.columns[2].ints[i]);
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
-      out.push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), kind,
-                          static_cast<uint64_t>(b.columns[3].ints[i])});
+      found[part].push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), kind,
+                                  static_cast<uint64_t>(b.columns[3].ints[i])});
     }
   }));
+  std::vector<Event> out;
+  for (const std::vector<Event>& events : found) out.insert(out.end(), events.begin(), events.end());
   hold_(out.capacity() * sizeof(Event));
   return out;
 }
 
 Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
                                                                            const std::function<bool(uint64_t)>& in) const {
-  std::vector<std::pair<uint64_t, uint64_t>> out(rank_count);
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kStacks, {"rank", "stack_id", "samples"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+  std::vector<std::pair<uint64_t, uint64_t>> out(rank_count);  // each rank's written by one part
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kStacks, {"rank", "stack_id", "samples"}, from, to, {}, [&](size_t, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
       if (rank >= rank_count) continue;
@@ -421,9 +422,10 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint6
 }
 
 Result<std::vector<std::vector<JobReader::KernelTime>>> JobReader::computeKernelTimes(uint64_t from, uint64_t to, uint32_t rank_count) const {
-  std::vector<std::vector<KernelTime>> out(rank_count);
-  size_t entries = 0;
-  ARGUS_RETURN_IF_ERROR(scan(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "phase"}, from, to, {}, [&](const storage::ColumnBatch& b) {
+  std::vector<std::vector<KernelTime>> out(rank_count);  // each rank's written by one part
+  std::vector<size_t> entries(parts(), 0);
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "phase"}, from, to, {},
+                                  [&](size_t part, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
       if (rank >= rank_count || b.columns[4].ints[i] == static_cast<int64_t>(model::Phase::kCommunication)) continue;
@@ -432,13 +434,13 @@ Result<std::vector<std::vector<JobReader::KernelTime>>> JobReader::computeKernel
       auto it = std::find_if(mine.begin(), mine.end(), [&](const KernelTime& k) { return k.signature == sig; });
       if (it == mine.end()) {
         it = mine.insert(mine.end(), KernelTime{sig, 0, 0});
-        ++entries;
+        ++entries[part];
       }
       it->count += static_cast<uint64_t>(b.columns[2].ints[i]);
       it->total_ns += b.columns[3].ints[i];
     }
   }));
-  hold_(rank_count * sizeof(out[0]) + entries * sizeof(KernelTime));
+  hold_(rank_count * sizeof(out[0]) + std::accumulate(entries.begin(), entries.end(), size_t{0}) * sizeof(KernelTime));
   return out;
 }
 
