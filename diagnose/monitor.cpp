@@ -107,7 +107,7 @@ void DiagnosisMonitor::pass() {
   const auto t0 = Clock::now();
   const std::vector<storage::JobInfo> jobs = store_.listJobs();
   for (const storage::JobInfo& job : jobs) {
-    auto& state = jobs_[job.name];
+    auto& state = jobs_[job.id];
     if (!state) state = std::make_unique<JobState>(o_.diagnose.detector);
     Status s = passJob(job, *state);
     {
@@ -120,12 +120,14 @@ void DiagnosisMonitor::pass() {
     if (error != state->last_error && !error.empty()) std::fprintf(stderr, "argusd: diagnosis of job %s: %s\n", job.name.c_str(), error.c_str());
     state->last_error = std::move(error);
   }
-  std::lock_guard lock(mu_);
-  // Forget the progress of dropped jobs.
+  // Forget dropped jobs: their detectors, findings and progress.
   std::vector<storage::JobId> live;
   for (const storage::JobInfo& job : jobs) live.push_back(job.id);
   std::sort(live.begin(), live.end());
-  std::erase_if(progress_, [&](const auto& p) { return !std::binary_search(live.begin(), live.end(), p.first); });
+  auto dropped = [&](const auto& entry) { return !std::binary_search(live.begin(), live.end(), entry.first); };
+  std::erase_if(jobs_, dropped);
+  std::lock_guard lock(mu_);
+  std::erase_if(progress_, dropped);
   ++passes_;
   last_pass_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
 }

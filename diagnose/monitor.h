@@ -79,7 +79,9 @@ class DiagnosisMonitor {
   storage::Store& store_;
   MonitorOptions o_;
   Callback on_finding_;
-  std::map<std::string, std::unique_ptr<JobState>> jobs_;  // the pass's thread only
+  // By id, not name: a job dropped (retention) and created again under its name starts
+  // afresh. The pass's thread only.
+  std::map<storage::JobId, std::unique_ptr<JobState>> jobs_;
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

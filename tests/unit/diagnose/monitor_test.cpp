@@ -187,3 +187,45 @@ TEST_CASE("a pass starts once every rank has made the awaited step durable, not 
   CHECK(waitForPasses(settled + 1) == settled + 1);
   monitor.stop();
 }
+
+TEST_CASE("a job dropped and created again under its name is watched afresh") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  std::vector<MonitorFinding> found;
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
+  // The same job twice: 110 steps with a straggler from step 70, a pass after each step.
+  auto stream = [&] {
+    simulate::ClusterOptions o;
+    o.layout = simulate::ClusterLayout{2, 2, 4, 4};
+    o.microbatches = 4;
+    o.faults = {*simulate::parseFault("compute_straggler:rank=5,at=70,for=30")};
+    auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
+    REQUIRE(made.isOk());
+    simulate::ClusterSimulator& sim = **made;
+    auto id = store->ensureJob("again");
+    REQUIRE(id.isOk());
+    for (uint64_t step = 0; step < 110; ++step) {
+      sim.simulate(1);
+      for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
+        model::StepRecord rec;
+        sim.record(rank, 0, &rec);
+        REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
+      }
+      monitor.pass();
+    }
+  };
+  auto stragglers = [&] {
+    return std::count_if(found.begin(), found.end(), [](const MonitorFinding& m) { return m.finding.kind == FindingKind::kComputeStraggler; });
+  };
+  stream();
+  REQUIRE(stragglers() == 1);
+  REQUIRE(store->dropJob("again").isOk());
+  monitor.pass();  // sees the job gone
+  // Its steps start at 0 again and its finding is new: a state kept by name would wait for
+  // step 110 and take the straggler for one already reported.
+  stream();
+  CHECK(stragglers() == 2);
+  auto last = std::find_if(found.rbegin(), found.rend(), [](const MonitorFinding& m) { return m.finding.kind == FindingKind::kComputeStraggler; });
+  CHECK(last->steps_after_onset <= 3);
+  CHECK(store->findings("again")->size() == 1);
+}
