@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
       const diagnose::Finding& f = m.finding;
       std::string where = f.link.empty() ? (f.ranks.empty() ? "" : " ranks " + diagnose::rankList(f.ranks)) : " link " + f.link;
       if (f.pp_rank) where += " stage " + std::to_string(*f.pp_rank);
-      std::fprintf(stderr, "argusd: finding %s in job %s, steps %llu-%llu,%s (%llu steps after onset, %.2f s after its steps were read): %s\n",
+      std::fprintf(stderr, "argusd: finding %s in job %s, steps %llu-%llu,%s (%llu steps after onset, %.2f s after its steps arrived): %s\n",
                    diagnose::findingKindName(f.kind), m.job.c_str(), static_cast<unsigned long long>(f.from_step), static_cast<unsigned long long>(f.to_step),
                    where.c_str(), static_cast<unsigned long long>(m.steps_after_onset), m.lag_s, f.evidence.c_str());
     });

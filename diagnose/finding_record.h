@@ -16,7 +16,7 @@ struct RecordedFinding {
   Finding finding;
   int64_t detected_ns = 0;         // Unix ns
   uint64_t steps_after_onset = 0;  // the job's newest step when it was found, minus the window's first
-  double lag_s = 0;                // from when the monitor first saw the step that opened the window
+  double lag_s = 0;                // from when the step that opened the window first had durable records
 };
 
 std::string encodeRecordedFinding(const RecordedFinding& r);

@@ -69,7 +69,12 @@ void DiagnosisMonitor::stop() {
 void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t step) {
   std::lock_guard lock(mu_);
   Progress& p = progress_[job];
-  p.newest_step = std::max(p.newest_step.value_or(0), step);
+  if (!p.newest_step || step > *p.newest_step) {
+    p.arrived[step] = Clock::now();
+    p.newest_step = step;
+    // Steps further back than any pass feeds (a monitor far behind): forgotten.
+    while (p.arrived.begin()->first + o_.max_history < step) p.arrived.erase(p.arrived.begin());
+  }
   auto [it, added] = p.newest.try_emplace(rank, step);
   if (!added) {
     if (step <= it->second) return;  // a re-sent or restarted attempt's step: no progress
@@ -91,6 +96,16 @@ std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) cons
   std::lock_guard lock(mu_);
   auto it = progress_.find(job);
   return it == progress_.end() ? std::nullopt : it->second.newest_step;
+}
+
+std::optional<Clock::time_point> DiagnosisMonitor::takeArrival(storage::JobId job, uint64_t step) {
+  std::lock_guard lock(mu_);
+  auto it = progress_.find(job);
+  if (it == progress_.end()) return std::nullopt;
+  std::map<uint64_t, Clock::time_point>& arrived = it->second.arrived;
+  arrived.erase(arrived.begin(), arrived.lower_bound(step));
+  if (arrived.empty()) return std::nullopt;
+  return arrived.begin()->second;
 }
 
 void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step) {
@@ -175,7 +190,9 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
     const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
     if (!complete && p.step + kLateSteps > newest) break;
     for (size_t d = 0; d < st.detectors.size(); ++d) st.detectors[d].add(p.step, (*read)[d][i].value, p.expected);
-    st.fed[p.step] = {now, p.start_ns, p.end_ns};
+    // Lag counts from when the step's first records were durable (as ingest told), else
+    // from now, when this pass read them.
+    st.fed[p.step] = {takeArrival(info.id, p.step).value_or(now), p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
   }
   const uint64_t last_fed = st.next_step == 0 ? 0 : st.next_step - 1;
@@ -205,7 +222,7 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
       // How far the job had run when the finding is recorded: its newest durable step on
       // any rank (known from ingest), at least the last step fed.
       m.steps_after_onset = std::max(last_fed, newestDurable(info.id).value_or(0)) - w.from_step;
-      // From when the step that opened the window was fed (its min_steps-th anomalous one).
+      // From when the step that opened the window (its min_steps-th anomalous one) arrived.
       auto opened = st.fed.find(w.from_step + o_.diagnose.detector.min_steps - 1);
       m.lag_s = opened == st.fed.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second.at).count();
       // Recorded before it counts as known: a failed write is tried again next pass.
@@ -237,7 +254,7 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
   prometheus::metric(out, "argus_diagnosis_pass_seconds", "gauge", "Time the last pass took.", last_pass_s_);
   prometheus::metric(out, "argus_diagnosis_finding_lag_seconds", "gauge",
-                     "For the last finding: seconds from when the step that opened its window was read to the finding.", last_lag_s_);
+                     "For the last finding: seconds from when the first records of the step that opened its window were durable to the finding.", last_lag_s_);
 }
 
 }  // namespace argus::diagnose

@@ -71,8 +71,13 @@ class DiagnosisMonitor {
     uint32_t ranks = 0;                             // its ranks (0: it has none)
     uint64_t awaited = 0;                           // the next step to feed
     uint32_t reached = 0;                           // ranks whose newest step >= awaited
+    // When records first became durable: each key's time holds for the steps above the
+    // previous key up to it (a notice that raised newest_step). Kept until fed.
+    std::map<uint64_t, std::chrono::steady_clock::time_point> arrived;
   };
   std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
+  // When step's first records became durable, as notices told; forgets the steps before it.
+  std::optional<std::chrono::steady_clock::time_point> takeArrival(storage::JobId job, uint64_t step);
   // After a pass over the job: what it waits for next. REQUIRES: mu_ held.
   void awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step);
 

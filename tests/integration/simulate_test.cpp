@@ -170,15 +170,15 @@ TEST_CASE("continuous mode: argusd finds a paced job's straggler within 3 s of i
   REQUIRE(line != std::string::npos);
   const std::string found = log.substr(line, log.find('\n', line) - line);
   CHECK(contains(found, "ranks 5 "));
-  // "(N steps after onset, X s after its steps were read)"
+  // "(N steps after onset, X s after its steps arrived)"
   const size_t after = found.find(" steps after onset, ");
   REQUIRE(after != std::string::npos);
   // Steps after the onset depend on when every rank's records of a step are in (a loaded
   // machine delivers late; monitor_test checks the count with steps written one by one);
-  // the time from reading the opening step to the finding is argusd's own.
+  // the time from the opening step's first records to the finding is argusd's own.
   const long steps = std::stol(found.substr(found.rfind('(', after) + 1));
   const double secs = std::stod(found.substr(after + 20));
-  MESSAGE("found " << steps << " steps after onset, " << secs << " s after its steps were read");
+  MESSAGE("found " << steps << " steps after onset, " << secs << " s after its steps arrived");
   CHECK(steps >= 1);
 #if defined(__SANITIZE_ADDRESS__)
   CHECK(secs <= 60.0);  // the 3 s target is a release build's; here the sanitizers slow every pass

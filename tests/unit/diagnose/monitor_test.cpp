@@ -229,3 +229,35 @@ TEST_CASE("a job dropped and created again under its name is watched afresh") {
   CHECK(last->steps_after_onset <= 3);
   CHECK(store->findings("again")->size() == 1);
 }
+
+TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  simulate::ClusterOptions o;
+  o.layout = simulate::ClusterLayout{2, 2, 4, 4};
+  o.microbatches = 4;
+  o.faults = {*simulate::parseFault("compute_straggler:rank=5,at=70,for=30")};
+  auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
+  REQUIRE(made.isOk());
+  simulate::ClusterSimulator& sim = **made;
+  auto id = store->ensureJob("late");
+  REQUIRE(id.isOk());
+  std::vector<MonitorFinding> found;
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
+  for (uint64_t step = 0; step < 80 && found.empty(); ++step) {
+    sim.simulate(1);
+    for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
+      model::StepRecord rec;
+      sim.record(rank, 0, &rec);
+      REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
+      monitor.noteDurable(*id, rank, rec.step);
+    }
+    // The steps from the onset on wait before a pass reads them (a pass that was busy).
+    if (step >= 70) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    monitor.pass();
+  }
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
+  CHECK(found[0].lag_s >= 0.3);
+  CHECK(found[0].lag_s < 30);
+}
