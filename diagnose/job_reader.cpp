@@ -29,8 +29,8 @@ Result<std::optional<uint64_t>> JobReader::lastStep() const { return store_.last
 
 Result<std::vector<model::RankTopology>> JobReader::topology() const { return store_.topology(job_); }
 
-Status JobReader::scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
-                       const std::function<void(const storage::ColumnBatch&)>& each) const {
+storage::ScanSpec JobReader::specFor(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to,
+                                     const std::vector<uint32_t>& ranks) const {
   storage::ScanSpec spec;
   spec.job = job_;
   spec.table = table;
@@ -38,8 +38,14 @@ Status JobReader::scan(storage::Table table, std::vector<std::string> columns, u
   spec.from_step = from;
   spec.to_step = to == UINT64_MAX ? to : to + 1;
   spec.ranks = ranks;
-  spec.threads = defaultWorkerThreads();
   spec.batch_rows = 8192;
+  return spec;
+}
+
+Status JobReader::scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
+                       const std::function<void(const storage::ColumnBatch&)>& each) const {
+  storage::ScanSpec spec = specFor(table, std::move(columns), from, to, ranks);
+  spec.threads = defaultWorkerThreads();
   Result<std::unique_ptr<storage::ScanCursor>> cursor = store_.scan(spec);
   if (!cursor.isOk()) return cursor.status();
   storage::ColumnBatch batch;
@@ -54,14 +60,7 @@ Status JobReader::scan(storage::Table table, std::vector<std::string> columns, u
 
 Status JobReader::scanSplit(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
                             const std::function<void(size_t part, const storage::ColumnBatch&)>& each) const {
-  storage::ScanSpec spec;
-  spec.job = job_;
-  spec.table = table;
-  spec.columns = std::move(columns);
-  spec.from_step = from;
-  spec.to_step = to == UINT64_MAX ? to : to + 1;
-  spec.ranks = ranks;
-  spec.batch_rows = 8192;
+  storage::ScanSpec spec = specFor(table, std::move(columns), from, to, ranks);
   spec.contiguous_parts = true;  // a run of ranks per part: each rank's rows in one part
   Result<std::unique_ptr<storage::ScanParts>> split = store_.scanParts(spec, parts());
   if (!split.isOk()) return split.status();

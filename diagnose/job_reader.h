@@ -142,6 +142,8 @@ class JobReader {
   template <typename EachRow, typename AfterPart>
   Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
                      const std::vector<uint32_t>& ranks, EachRow&& each, AfterPart&& after) const;
+  // `table`'s `columns` over [from, to] (inclusive), of `ranks` (empty: all).
+  storage::ScanSpec specFor(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks) const;
   // Scans `table`'s `columns` over [from, to] (optionally some ranks), batch by batch.
   Status scan(storage::Table table, std::vector<std::string> columns, uint64_t from, uint64_t to, const std::vector<uint32_t>& ranks,
               const std::function<void(const storage::ColumnBatch&)>& each) const;

@@ -13,6 +13,43 @@
 using namespace argus;
 using namespace argus::diagnose;
 
+namespace {
+
+// A 16-rank job with a compute straggler on rank 5 from step 70 for 30 steps, written into
+// the store a step at a time.
+class StragglerJob {
+ public:
+  StragglerJob(storage::Store& store, const std::string& name) : store_(store) {
+    simulate::ClusterOptions o;
+    o.layout = simulate::ClusterLayout{2, 2, 4, 4};
+    o.microbatches = 4;
+    o.faults = {*simulate::parseFault("compute_straggler:rank=5,at=70,for=30")};
+    auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
+    REQUIRE(made.isOk());
+    sim_ = std::move(*made);
+    auto id = store.ensureJob(name);
+    REQUIRE(id.isOk());
+    id_ = *id;
+  }
+  // The next step of every rank; each rank's told to `notify` as durable.
+  void writeStep(DiagnosisMonitor* notify = nullptr) {
+    sim_->simulate(1);
+    for (uint32_t rank = 0; rank < sim_->layout().ranks(); ++rank) {
+      model::StepRecord rec;
+      sim_->record(rank, 0, &rec);
+      REQUIRE(testing::writeRankRecords(store_, id_, *sim_, rank, std::span(&rec, 1)).isOk());
+      if (notify != nullptr) notify->noteDurable(id_, rank, rec.step);
+    }
+  }
+
+ private:
+  storage::Store& store_;
+  std::unique_ptr<simulate::ClusterSimulator> sim_;
+  storage::JobId id_ = 0;
+};
+
+}  // namespace
+
 TEST_CASE("the monitor finds a straggler within 3 steps of its onset, once, as steps arrive one by one") {
   storage::testutil::TempDir dir;
   auto store = storage::testutil::openStore(dir.path(), 64);
@@ -195,22 +232,9 @@ TEST_CASE("a job dropped and created again under its name is watched afresh") {
   DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
   // The same job twice: 110 steps with a straggler from step 70, a pass after each step.
   auto stream = [&] {
-    simulate::ClusterOptions o;
-    o.layout = simulate::ClusterLayout{2, 2, 4, 4};
-    o.microbatches = 4;
-    o.faults = {*simulate::parseFault("compute_straggler:rank=5,at=70,for=30")};
-    auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
-    REQUIRE(made.isOk());
-    simulate::ClusterSimulator& sim = **made;
-    auto id = store->ensureJob("again");
-    REQUIRE(id.isOk());
+    StragglerJob job(*store, "again");
     for (uint64_t step = 0; step < 110; ++step) {
-      sim.simulate(1);
-      for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
-        model::StepRecord rec;
-        sim.record(rank, 0, &rec);
-        REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
-      }
+      job.writeStep();
       monitor.pass();
     }
   };
@@ -233,25 +257,11 @@ TEST_CASE("a job dropped and created again under its name is watched afresh") {
 TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {
   storage::testutil::TempDir dir;
   auto store = storage::testutil::openStore(dir.path(), 64);
-  simulate::ClusterOptions o;
-  o.layout = simulate::ClusterLayout{2, 2, 4, 4};
-  o.microbatches = 4;
-  o.faults = {*simulate::parseFault("compute_straggler:rank=5,at=70,for=30")};
-  auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
-  REQUIRE(made.isOk());
-  simulate::ClusterSimulator& sim = **made;
-  auto id = store->ensureJob("late");
-  REQUIRE(id.isOk());
+  StragglerJob job(*store, "late");
   std::vector<MonitorFinding> found;
   DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
   for (uint64_t step = 0; step < 80 && found.empty(); ++step) {
-    sim.simulate(1);
-    for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
-      model::StepRecord rec;
-      sim.record(rank, 0, &rec);
-      REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
-      monitor.noteDurable(*id, rank, rec.step);
-    }
+    job.writeStep(&monitor);
     // The steps from the onset on wait before a pass reads them (a pass that was busy).
     if (step >= 70) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     monitor.pass();
