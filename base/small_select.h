@@ -4,9 +4,9 @@
 // Quickselect whose partition is branchless (Lomuto's, each value swapped into place and
 // the boundary moved by the compare's result): nth_element's partitions branch on every
 // compare and mispredict half of them on noisy timings. About three times as fast on
-// 40-120 step times (bench: 410,000 medians, 0.07 s against 0.20 s). A range of 16 or
-// fewer is finished by insertion sort. Rounds past what a fair pivot needs (crafted
-// input) hand the range to std::nth_element, so the worst case stays n log n.
+// 40-120 step times (410,000 medians: 0.07 s against 0.20 s). A range of 16 or fewer is
+// finished by insertion sort. Rounds past what a fair pivot needs (crafted input) hand
+// the range to std::nth_element, so the worst case stays n log n.
 #pragma once
 
 #include <algorithm>
