@@ -1,7 +1,6 @@
 #include "diagnose/job_reader.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "base/worker_threads.h"
 #include "diagnose/median.h"
@@ -261,9 +260,7 @@ template <typename EachRow, typename AfterPart>
 Status JobReader::scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
                               const std::vector<uint32_t>& ranks, EachRow&& each, AfterPart&& after) const {
   for (const WindowRun& run : windowRuns(windows)) {
-    std::vector<char> read(parts(), 0);  // parts that had rows: only those call after()
     ARGUS_RETURN_IF_ERROR(scanSplit(table, columns, run.from, run.to, ranks, [&](size_t part, const storage::ColumnBatch& b) {
-      read[part] = 1;
       const auto& steps = b.columns[0].ints;
       for (size_t i = 0; i < b.rows; ++i) {
         const auto step = static_cast<uint64_t>(steps[i]);
@@ -277,9 +274,7 @@ Status JobReader::scanWindows(storage::Table table, const std::vector<std::strin
         }
       }
     }));
-    for (size_t part = 0; part < read.size(); ++part) {
-      if (read[part]) after(part);
-    }
+    for (size_t part = 0; part < parts(); ++part) after(part);
   }
   return Status::ok();
 }
@@ -367,7 +362,6 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
     pair[1].resize(rank_count);
   }
   if (ranks.empty()) return out;  // (an empty rank list would scan them all)
-  std::vector<size_t> entries(parts(), 0);  // per part
   ARGUS_RETURN_IF_ERROR(scanWindows(
       storage::Table::kCollectives, {"step", "rank", "op", "communicator", "peer_rank", "bytes", "total_ns", "wait_ns"}, windows, ranks,
       [&](size_t part, const storage::ColumnBatch& b, size_t i, size_t w, int side) {
@@ -375,17 +369,20 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
         if (rank >= rank_count) return;
         CollectiveKey key{static_cast<uint8_t>(b.columns[2].ints[i]), static_cast<uint64_t>(b.columns[3].ints[i]),
                           static_cast<uint32_t>(b.columns[4].ints[i])};
-        RankTraffic& traffic = out[w][side][rank];
-        const size_t had = traffic.size();
-        CollectiveSums& s = traffic[key];
-        entries[part] += traffic.size() - had;
+        CollectiveSums& s = out[w][side][rank][key];
         const int64_t total = b.columns[6].ints[i], wait = std::max<int64_t>(0, b.columns[7].ints[i]);
         s.bytes += static_cast<uint64_t>(b.columns[5].ints[i]);
         s.transfer_ns += static_cast<double>(std::max<int64_t>(0, total - wait));
         s.wait_ns += static_cast<double>(wait);
       },
       [](size_t) {}));
-  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + std::accumulate(entries.begin(), entries.end(), size_t{0}) * sizeof(RankTraffic::Entry));
+  size_t entries = 0;
+  for (const CollectivesPair& pair : out) {
+    for (const std::vector<RankTraffic>& side : pair) {
+      for (const RankTraffic& traffic : side) entries += traffic.size();
+    }
+  }
+  hold_(2 * windows.size() * rank_count * sizeof(RankTraffic) + entries * sizeof(RankTraffic::Entry));
   return out;
 }
 
@@ -422,24 +419,22 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint6
 
 Result<std::vector<std::vector<JobReader::KernelTime>>> JobReader::computeKernelTimes(uint64_t from, uint64_t to, uint32_t rank_count) const {
   std::vector<std::vector<KernelTime>> out(rank_count);  // each rank's written by one part
-  std::vector<size_t> entries(parts(), 0);
   ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kKernels, {"rank", "signature", "count", "total_ns", "phase"}, from, to, {},
-                                  [&](size_t part, const storage::ColumnBatch& b) {
+                                  [&](size_t, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
       if (rank >= rank_count || b.columns[4].ints[i] == static_cast<int64_t>(model::Phase::kCommunication)) continue;
       const auto sig = static_cast<uint64_t>(b.columns[1].ints[i]);
       std::vector<KernelTime>& mine = out[rank];
       auto it = std::find_if(mine.begin(), mine.end(), [&](const KernelTime& k) { return k.signature == sig; });
-      if (it == mine.end()) {
-        it = mine.insert(mine.end(), KernelTime{sig, 0, 0});
-        ++entries[part];
-      }
+      if (it == mine.end()) it = mine.insert(mine.end(), KernelTime{sig, 0, 0});
       it->count += static_cast<uint64_t>(b.columns[2].ints[i]);
       it->total_ns += b.columns[3].ints[i];
     }
   }));
-  hold_(rank_count * sizeof(out[0]) + std::accumulate(entries.begin(), entries.end(), size_t{0}) * sizeof(KernelTime));
+  size_t entries = 0;
+  for (const std::vector<KernelTime>& mine : out) entries += mine.size();
+  hold_(rank_count * sizeof(out[0]) + entries * sizeof(KernelTime));
   return out;
 }
 

@@ -137,7 +137,7 @@ class JobReader {
  private:
   // Calls `each(part, batch, row, window, side)` for every row of `table`'s `columns` that
   // falls in a window (side 1) or its baseline (side 0) of `windows`, of `ranks` (empty:
-  // all), and `after(part)` when a part has read its ranks. Parts as scanSplit's. columns[0]
+  // all), and `after(part)` for every part once each scan ends. Parts as scanSplit's. columns[0]
   // must be "step".
   template <typename EachRow, typename AfterPart>
   Status scanWindows(storage::Table table, const std::vector<std::string>& columns, const std::vector<StepWindow>& windows,
