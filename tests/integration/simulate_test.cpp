@@ -3,6 +3,7 @@
 // and clear errors for bad layouts and fault specs.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -163,6 +164,27 @@ TEST_CASE("continuous mode: argusd finds a paced job's straggler within 3 s of i
   REQUIRE(recorded.isOk());
   INFO(recorded->body);
   CHECK(contains(recorded->body, "compute_straggler,5,70,true,true,true"));
+  // And on the Grafana dashboard: its "Findings recorded live" annotation, as the simPod
+  // plugin posts it, over a range holding the simulated job (it starts in November 2023).
+  {
+    std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "../../grafana/dashboards/job-overview.json");
+    const nlohmann::json dashboard = nlohmann::json::parse(in);
+    std::string sql;
+    for (const nlohmann::json& a : dashboard["annotations"]["list"]) {
+      if (a["name"] == "Findings recorded live") sql = a["target"]["target"];
+    }
+    REQUIRE_FALSE(sql.empty());
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"$job", "live"}, {"$__from", "1699000000000"}, {"$__to", "1800000000000"}}) {
+      for (size_t at = sql.find(name); at != std::string::npos; at = sql.find(name, at + value.size())) sql.replace(at, name.size(), value);
+    }
+    const nlohmann::json body = {{"range", {{"from", "2023-11-03T08:26:40.000Z"}, {"to", "2027-01-15T08:00:00.000Z"}}},
+                                 {"targets", {{{"refId", "Anno"}, {"target", sql}, {"payload", nlohmann::json::object()}}}}};
+    auto annotations = cli::httpRequest("127.0.0.1", argusd.httpPort(), "POST", "/api/v1/grafana/query", body.dump());
+    REQUIRE(annotations.isOk());
+    INFO(annotations->body);
+    CHECK(annotations->status == 200);
+    CHECK(contains(annotations->body, "compute_straggler (5), found "));
+  }
   REQUIRE(argusd.stop() == 0);
   const std::string log = argusd.stderrTail(20000);
   INFO(log);
