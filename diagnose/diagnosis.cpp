@@ -25,11 +25,11 @@ Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, u
   return windows;
 }
 
-std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint32_t gap) {
+std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows) {
   std::sort(windows.begin(), windows.end(), [](const AnomalyWindow& a, const AnomalyWindow& b) { return a.from_step < b.from_step; });
   std::vector<AnomalyWindow> out;
   for (const AnomalyWindow& w : windows) {
-    if (!out.empty() && w.from_step <= out.back().to_step + gap + 1) {
+    if (!out.empty() && w.from_step <= out.back().to_step + 1) {
       AnomalyWindow& m = out.back();
       if (w.to_step > m.to_step) m.to_step = w.to_step;
       m.open = m.open || w.open;
@@ -165,7 +165,7 @@ Result<std::vector<Finding>> diagnose(const JobReader& reader, uint64_t from, ui
     const std::vector<AnomalyWindow> found = detect(s, o.detector);
     windows.insert(windows.end(), found.begin(), found.end());
   }
-  windows = mergeWindows(std::move(windows), o.detector.end_steps);
+  windows = mergeWindows(std::move(windows));
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
   // A capture too short for stage 1 to judge any step (a profiler trace of a few steps):

@@ -39,9 +39,12 @@ Result<std::vector<AnomalyWindow>> findAnomalyWindows(const JobReader& reader, u
                                                       std::optional<uint32_t> rank, const DetectorOptions& options,
                                                       std::vector<StepPoint>* series = nullptr);
 
-// Windows in step order, those that overlap or lie within `gap` steps of each other joined
-// (the first one's baseline, slowdown and strength kept).
-std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows, uint32_t gap);
+// Windows in step order, those that overlap or touch joined (the first one's baseline,
+// slowdown and strength kept): one incident that several series show. Windows apart are
+// apart incidents: a series' detector has closed its window after steps back to normal, and
+// a fault a few steps after another (a slow link after a straggler recovers, which another
+// series shows) is compared with the steps before it, not diluted into one long window.
+std::vector<AnomalyWindow> mergeWindows(std::vector<AnomalyWindow> windows);
 
 // The baseline of a window from `from_step`: up to `steps` steps before it, past the
 // job's warm-up (`warmup` steps from `first_step`) and after the end of any earlier window

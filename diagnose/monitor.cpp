@@ -202,7 +202,7 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
     const std::vector<AnomalyWindow> more = d.windows();
     windows.insert(windows.end(), more.begin(), more.end());
   }
-  windows = mergeWindows(std::move(windows), o_.diagnose.detector.end_steps);
+  windows = mergeWindows(std::move(windows));
   for (const AnomalyWindow& w : windows) {
     auto done = st.analyzed.find(w.from_step);
     const bool fresh = done == st.analyzed.end();

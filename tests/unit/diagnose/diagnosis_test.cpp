@@ -124,6 +124,35 @@ TEST_CASE("faults at different times are found in their own windows") {
   CHECK(kinds == std::vector<FindingKind>{FindingKind::kComputeStraggler, FindingKind::kLinkDegradation});
 }
 
+TEST_CASE("a link that slows 4 steps after a straggler recovers: two windows, each fault found and placed") {
+  // The straggler shows in the step and compute series, the link only in the transfer
+  // series: joined across the 3-step gap, neither stood out over the 63 steps.
+  Diagnosed d = run({"compute_straggler:rank=3,at=55,for=30", "link_degradation:hosts=4-5,at=88,for=30"}, 120);
+  std::vector<std::pair<FindingKind, uint64_t>> found;
+  for (const Finding& f : d.findings) {
+    if (f.kind != FindingKind::kDegradedKernel) found.emplace_back(f.kind, f.from_step);
+  }
+  CHECK(found == std::vector<std::pair<FindingKind, uint64_t>>{{FindingKind::kComputeStraggler, 55}, {FindingKind::kLinkDegradation, 88}});
+}
+
+TEST_CASE("windows of the series join where they overlap or touch, not across steps back to normal") {
+  auto window = [](uint64_t from, uint64_t to) {
+    AnomalyWindow w;
+    w.from_step = from;
+    w.to_step = to;
+    return w;
+  };
+  auto spans = [](const std::vector<AnomalyWindow>& ws) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const AnomalyWindow& w : ws) out.emplace_back(w.from_step, w.to_step);
+    return out;
+  };
+  using Spans = std::vector<std::pair<uint64_t, uint64_t>>;
+  CHECK(spans(mergeWindows({window(34, 40), window(10, 20), window(12, 25), window(26, 28)})) == Spans{{10, 28}, {34, 40}});
+  CHECK(spans(mergeWindows({window(10, 20), window(22, 30)})) == Spans{{10, 20}, {22, 30}});
+  CHECK(mergeWindows({}).empty());
+}
+
 TEST_CASE("an unknown job is NotFound; a bad metric InvalidArgument") {
   storage::testutil::TempDir dir;
   auto store = storage::testutil::openStore(dir.path());
