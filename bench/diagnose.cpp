@@ -30,8 +30,7 @@ std::unique_ptr<simulate::ClusterSimulator> simulator(uint32_t ranks, uint64_t s
   c.layout = simulate::ClusterLayout{8, 8, std::max(1u, ranks / 64), 8};
   c.checkpoint_every = 200;
   c.faults = simulate::staggeredFaults(60, steps - 10);
-  const std::string trace = cli::defaultMixTrace();
-  Result<simulate::KernelMix> mix = trace.empty() ? Result<simulate::KernelMix>(simulate::builtinKernelMix(64)) : cli::kernelMixFromTrace(trace, 64);
+  Result<simulate::KernelMix> mix = cli::defaultKernelMix(64);
   if (!mix.isOk()) {
     std::fprintf(stderr, "kernel mix: %s\n", mix.status().toString().c_str());
     std::exit(1);

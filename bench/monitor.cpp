@@ -48,8 +48,7 @@ int main(int argc, char** argv) {
                                   "link_degradation:hosts=" + std::to_string(host) + "-" + std::to_string(host + 1) + ",at=" + std::to_string(link_at) + ",for=30"}) {
     c.faults.push_back(*simulate::parseFault(spec));
   }
-  const std::string trace = cli::defaultMixTrace();
-  Result<simulate::KernelMix> mix = trace.empty() ? Result<simulate::KernelMix>(simulate::builtinKernelMix(64)) : cli::kernelMixFromTrace(trace, 64);
+  Result<simulate::KernelMix> mix = cli::defaultKernelMix(64);
   auto made = mix.isOk() ? simulate::ClusterSimulator::create(c, std::move(mix).value()) : Result<std::unique_ptr<simulate::ClusterSimulator>>(mix.status());
   if (!made.isOk()) {
     std::fprintf(stderr, "simulator: %s\n", made.status().toString().c_str());

@@ -53,15 +53,9 @@ Result<std::unique_ptr<simulate::ClusterSimulator>> makeSimulator(const DemoOpti
   c.seed = o.seed;
   c.checkpoint_every = 100;
   c.faults = simulate::staggeredFaults(60, o.steps - 10);  // after the warm-up and a first baseline
-  simulate::KernelMix mix;
-  if (std::string trace = defaultMixTrace(); !trace.empty()) {
-    Result<simulate::KernelMix> m = kernelMixFromTrace(trace, 64);
-    if (!m.isOk()) return m.status();
-    mix = std::move(m).value();
-  } else {
-    mix = simulate::builtinKernelMix(64);
-  }
-  return simulate::ClusterSimulator::create(c, std::move(mix));
+  Result<simulate::KernelMix> mix = defaultKernelMix(64);
+  if (!mix.isOk()) return mix.status();
+  return simulate::ClusterSimulator::create(c, std::move(mix).value());
 }
 
 // Runs `sql` on argusd (`target`: its POST /api/v1/query); the answer's rows.

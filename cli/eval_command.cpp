@@ -168,28 +168,22 @@ std::string ratio(uint32_t n, uint32_t d) {
 }
 
 int runEval(const EvalOptions& o) {
-  simulate::KernelMix mix;
-  if (std::string trace = defaultMixTrace(); !trace.empty()) {
-    Result<simulate::KernelMix> m = kernelMixFromTrace(trace, 64);
-    if (!m.isOk()) {
-      std::fprintf(stderr, "argus eval: %s\n", m.status().toString().c_str());
-      return 1;
-    }
-    mix = std::move(m).value();
-  } else {
-    mix = simulate::builtinKernelMix(64);
+  const Result<simulate::KernelMix> mix = defaultKernelMix(64);
+  if (!mix.isOk()) {
+    std::fprintf(stderr, "argus eval: %s\n", mix.status().toString().c_str());
+    return 1;
   }
   const std::string work = o.work_dir.empty() ? makeTempDir("argus-eval") : o.work_dir;
   const std::vector<Scenario> all = scenarios(o);
   std::printf("argus eval: %zu simulated jobs of %llu steps (scales", all.size(), static_cast<unsigned long long>(o.steps));
   for (uint32_t s : o.scales) std::printf(" %u", s);
-  std::printf(" ranks), kernel mix %s; each diagnosed with %s\n", mix.source.c_str(), diagnosisQuery("eval").c_str());
+  std::printf(" ranks), kernel mix %s; each diagnosed with %s\n", mix->source.c_str(), diagnosisQuery("eval").c_str());
   Totals totals;
   const auto t0 = std::chrono::steady_clock::now();
   int failed = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string dir = work + "/run-" + std::to_string(i);
-    Status s = runScenario(mix, all[i], dir, &totals);
+    Status s = runScenario(*mix, all[i], dir, &totals);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (!s.isOk()) {

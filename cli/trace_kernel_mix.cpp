@@ -32,4 +32,10 @@ Result<simulate::KernelMix> kernelMixFromTrace(const std::string& path, size_t m
   return simulate::kernelMixFromSteps(steps, names, max_kernels, path);
 }
 
+Result<simulate::KernelMix> defaultKernelMix(size_t max_kernels) {
+  const std::string trace = defaultMixTrace();
+  if (trace.empty()) return simulate::builtinKernelMix(max_kernels);
+  return kernelMixFromTrace(trace, max_kernels);
+}
+
 }  // namespace argus::cli

@@ -20,4 +20,7 @@ std::string defaultMixTrace();
 // Errors name the file: unreadable, not a trace, no steps with compute kernels.
 Result<simulate::KernelMix> kernelMixFromTrace(const std::string& path, size_t max_kernels);
 
+// The mix of defaultMixTrace(), or the built-in one where that trace is absent.
+Result<simulate::KernelMix> defaultKernelMix(size_t max_kernels);
+
 }  // namespace argus::cli
