@@ -8,7 +8,9 @@
 // it came with and its lag. The lag a live job sees is this pass plus ingest's latency.
 // Generating each step's records is not timed: in a cluster the training hosts do it.
 //
-//   bench_monitor [ranks=10240] [steps=150] [dir=/tmp/argus-bench-monitor]
+// Blocks are sealed once the next has begun, as argusd's sealer would.
+//
+//   bench_monitor [ranks=10240] [steps=150] [block=256] [dir=/tmp/argus-bench-monitor]
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -32,10 +34,12 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::Args args(argc, argv, "bench_monitor [ranks=10240] [steps=150] [dir=/tmp/argus-bench-monitor]");
+  bench::Args args(argc, argv, "bench_monitor [ranks=10240] [steps=150] [block=256] [dir=/tmp/argus-bench-monitor]");
   const auto ranks = static_cast<uint32_t>(args.num("ranks", 10240));
   const auto steps = static_cast<uint64_t>(args.num("steps", 150));
   const std::string dir = args.str("dir", "/tmp/argus-bench-monitor");
+  storage::StoreOptions store_options;
+  store_options.block_steps = static_cast<uint32_t>(args.num("block", store_options.block_steps));
   if (ranks < 64 || ranks % 32 != 0 || steps < 120) {
     std::fprintf(stderr, "ranks: a multiple of 32, at least 64; steps: at least 120 (warm-up and baseline before the faults)\n");
     return 2;
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
   simulate::ClusterSimulator& sim = **made;
 
   std::filesystem::remove_all(dir);
-  auto opened = storage::Store::open(dir, storage::StoreOptions{});
+  auto opened = storage::Store::open(dir, store_options);
   if (!opened.isOk()) {
     std::fprintf(stderr, "open %s: %s\n", dir.c_str(), opened.status().toString().c_str());
     return 1;
@@ -70,7 +74,7 @@ int main(int argc, char** argv) {
   std::vector<double> found_pass_s;  // and that pass's time
   diagnose::DiagnosisMonitor monitor(store, diagnose::MonitorOptions{}, [&](const diagnose::MonitorFinding& m) { found.push_back(m); });
   std::vector<model::StepRecord> records(ranks);
-  std::vector<double> write_s, pass_s;
+  std::vector<double> write_s, pass_s, seal_s;
   for (uint64_t step = 0; step < steps; ++step) {
     sim.simulate(1);
     for (uint32_t rank = 0; rank < ranks; ++rank) sim.record(rank, 0, &records[rank]);
@@ -101,6 +105,15 @@ int main(int argc, char** argv) {
     const double pass = std::chrono::duration<double>(bench::Clock::now() - t1).count();
     write_s.push_back(std::chrono::duration<double>(t1 - t0).count());
     if (found.size() == before) pass_s.push_back(pass);
+    // A block's records are sealed once the next block has begun (argusd's sealer).
+    if (step % store_options.block_steps == 0 && step > 0) {
+      const auto t2 = bench::Clock::now();
+      if (Status s = store.sealReady(); !s.isOk()) {
+        std::fprintf(stderr, "seal: %s\n", s.toString().c_str());
+        return 1;
+      }
+      seal_s.push_back(std::chrono::duration<double>(bench::Clock::now() - t2).count());
+    }
     found_with.resize(found.size(), step);
     found_pass_s.resize(found.size(), pass);
   }
@@ -112,6 +125,10 @@ int main(int argc, char** argv) {
               percentile(write_s, 1), 1.0);
   std::printf("%-52s %9.4f %9.4f %9.4f %8.2fx\n", "monitor pass, no new finding", percentile(pass_s, 0.5), percentile(pass_s, 0.99),
               percentile(pass_s, 1), percentile(pass_s, 0.5) / w50);
+  if (!seal_s.empty()) {
+    std::printf("%-52s %9.4f %9.4f %9.4f %8.2fx\n", "seal the block before (once a block)", percentile(seal_s, 0.5), percentile(seal_s, 0.99),
+                percentile(seal_s, 1), percentile(seal_s, 0.5) / w50);
+  }
   std::printf("\n%-20s %6s %11s %18s %8s %8s %8s\n", "finding", "onset", "with step", "steps after onset", "lag s", "pass s", "ratio");
   for (size_t i = 0; i < found.size(); ++i) {
     const diagnose::MonitorFinding& m = found[i];

@@ -33,6 +33,25 @@ Status HeadEntryReader::next(Record* out) {
   return r_.getString(&out->encoded, value_.size());
 }
 
+HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
+  HeadIndex::Entry e{{key.job, key.rank, key.block_base}, key.session, key.first_seq, 0, UINT64_MAX, false};
+  HeadEntryReader r(value);
+  if (!r.begin().isOk() || r.atEnd()) return e;
+  HeadEntryReader::Record rec;
+  uint64_t min = UINT64_MAX, max = 0;
+  bool keyframe = false;
+  for (bool first = true; !r.atEnd(); first = false) {
+    if (!r.next(&rec).isOk()) return e;
+    if (first) keyframe = model::isKeyframe(rec.encoded);
+    min = std::min(min, rec.step);
+    max = std::max(max, rec.step);
+  }
+  e.min_step = min;
+  e.max_step = max;
+  e.starts_chain = keyframe;
+  return e;
+}
+
 void HeadDecoder::clear() {
   kept_ = 0;
   decoded_ = 0;

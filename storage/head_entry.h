@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "model/step_codec.h"
 #include "model/step_record.h"
+#include "storage/head_index.h"
 #include "storage/keys.h"
 
 namespace argus::storage {
@@ -48,6 +49,11 @@ class HeadEntryReader {
   std::string_view value_;
   ByteReader r_;
 };
+
+// What the head index keeps of an entry (head_index.h): the steps of its records and
+// whether the first is a keyframe. A malformed value gives an entry that starts no chain
+// and spans every step (it breaks its block's order: reads walk the block from its start).
+HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 
 // Decodes the head entries of one (job, rank), fed in key order, into records: one per
 // (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records

@@ -121,6 +121,7 @@ Status ParallelScanCursor::next(ColumnBatch* batch, bool* has_rows) {
     stats_.chunks_read += item.stats.chunks_read - w.taken.chunks_read;
     stats_.chunks_skipped += item.stats.chunks_skipped - w.taken.chunks_skipped;
     stats_.head_rows_read += item.stats.head_rows_read - w.taken.head_rows_read;
+    stats_.head_entries_read += item.stats.head_entries_read - w.taken.head_entries_read;
     w.taken = item.stats;
     Status error;
     if (item.stripe_end) {

@@ -409,7 +409,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
   }
 
   uint64_t head_added = 0;
-  std::vector<HeadIndex::Block> head_blocks;  // listed in the head index before the commit (head_index.h)
+  std::vector<HeadIndex::Entry> head_entries;  // listed in the head index before the commit (head_index.h)
   // Dictionary and topology entries: only new or changed ones go into the batch.
   std::vector<std::pair<std::string, uint64_t>> meta_new;
   auto putMeta = [&](std::string key, std::string value) {
@@ -428,17 +428,18 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
     for (const auto& e : r.kernels) putMeta(jobDataKey(r.job, JobDataKind::kKernelDict, e.signature), encodeKernelDict(e));
     for (const auto& e : r.stacks) putMeta(jobDataKey(r.job, JobDataKind::kStackDict, e.stack_id), encodeStackDict(e));
     for (const auto& e : r.strings) putMeta(jobDataKey(r.job, JobDataKind::kStringDict, e.id), encodeStringDict(e));
-    if (!r.records.empty()) head_added += putRecordEntries(r.job, r.records, &batch, &head_blocks);
+    if (!r.records.empty()) head_added += putRecordEntries(r.job, r.records, &batch, &head_entries);
     for (const EncodedEntry& e : r.entries) {
       head_added += kHeadKeySize + e.value.size();
       char key[kHeadKeySize];
-      encodeHeadKeyTo(HeadKey{r.job, e.rank, e.block_base, e.session, e.first_seq}, key);
-      head_blocks.push_back({r.job, e.rank, e.block_base});
+      const HeadKey k{r.job, e.rank, e.block_base, e.session, e.first_seq};
+      encodeHeadKeyTo(k, key);
+      head_entries.push_back(headIndexEntry(k, e.value));
       batch.Put(h_.head, rocksdb::Slice(key, sizeof key), rocksdb::Slice(e.value.data(), e.value.size()));
     }
   }
   for (const JobInfo& info : touched) batch.Put(h_.meta, jobByNameKey(info.name), encodeJobInfo(info));
-  head_index_.add(head_blocks);
+  head_index_.add(head_entries);
 
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync_wal;
@@ -463,7 +464,7 @@ Status RocksStore::writeBatchFor(std::span<const WriteRequest> requests) {
 }
 
 uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch,
-                                      std::vector<HeadIndex::Block>* head_blocks) {
+                                      std::vector<HeadIndex::Entry>* head_entries) {
   // The records as one session of their own: a run of one rank and block is one entry,
   // its chain starting with a keyframe.
   thread_local model::ChainedStepEncoder encoder;
@@ -486,7 +487,7 @@ uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepReco
     }
     char k[kHeadKeySize];
     encodeHeadKeyTo(key, k);
-    head_blocks->push_back({job, rank, base});
+    head_entries->push_back(headIndexEntry(key, value));
     batch->Put(h_.head, rocksdb::Slice(k, sizeof k), value);
     bytes += sizeof k + value.size();
   }

@@ -87,9 +87,9 @@ class RocksStore final : public Store {
   Status seal(bool all);
   Status writeBatchFor(std::span<const WriteRequest> requests);
   // Encodes records into head entries of a session id of their own, into *batch; returns
-  // their bytes (keys and values); each entry's block is appended to *head_blocks.
+  // their bytes (keys and values); each entry, as the head index keeps it, is appended to *head_entries.
   uint64_t putRecordEntries(JobId job, std::span<const model::StepRecord> records, rocksdb::WriteBatch* batch,
-                            std::vector<HeadIndex::Block>* head_blocks);
+                            std::vector<HeadIndex::Entry>* head_entries);
   // Bytes (keys and values) of the head entries under `prefix`; on_key, if set, sees each key.
   Result<uint64_t> headBytesUnder(const std::string& prefix, const std::function<void(std::string_view key)>& on_key = {}) const;
   // At open: counts the head's bytes into head_bytes_ and lists its entries in head_index_.

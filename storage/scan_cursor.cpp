@@ -284,10 +284,20 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   rocksdb::ReadOptions ro = ro_;
   if (!bound.empty()) ro.iterate_upper_bound = &upper;  // stop at the rank's end, tombstones or not
   std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
-  HeadKey k;
-  for (it->Seek(headPrefix(job_, plan.rank, h_.blockBase(spec_.from_step))); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
+  // From the chain start before from_step where the index knows one, else from the block's
+  // beginning (head_index.h).
+  const uint64_t first_base = h_.blockBase(spec_.from_step);
+  HeadKey k{job_, plan.rank, first_base, 0, 0};
+  if (std::optional<HeadIndex::Start> start = h_.head_index->startFor(job_, plan.rank, first_base, spec_.from_step)) {
+    k.session = start->session;
+    k.first_seq = start->first_seq;
+  }
+  char seek[kHeadKeySize];
+  encodeHeadKeyTo(k, seek);
+  for (it->Seek(rocksdb::Slice(seek, sizeof seek)); it->Valid() && startsWith(it->key(), prefix); it->Next()) {
     if (!decodeHeadKey(view(it->key()), &k)) return Status::corruption("malformed head key " + describeKey(kHeadCf, view(it->key())));
     if (k.block_base >= spec_.to_step) break;
+    ++stats_.head_entries_read;
     ARGUS_RETURN_IF_ERROR(head_.add(k, view(it->value()), spec_.from_step, spec_.to_step));
   }
   ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: reading head entries"));

@@ -100,6 +100,7 @@ struct ScanStats {
   uint64_t chunks_read = 0;
   uint64_t chunks_skipped = 0;  // by statistics
   uint64_t head_rows_read = 0;
+  uint64_t head_entries_read = 0;  // head entries walked to find them (head_index.h)
   // Heap bytes the scan's plan holds while the scan lives: its chunk sets and the lead
   // values it kept (ScanSpec::plan_bytes bounds those). A split scan's parts share one plan
   // and each reports it.

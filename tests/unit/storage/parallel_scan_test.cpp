@@ -110,6 +110,7 @@ TEST_CASE("a parallel scan returns one thread's rows, in order, and its stats") 
             checkSameAs(one, many);
             CHECK(many.stats.chunks_skipped == one.stats.chunks_skipped);
             CHECK(many.stats.head_rows_read == one.stats.head_rows_read);
+            CHECK(many.stats.head_entries_read == one.stats.head_entries_read);
           }
         }
       }
