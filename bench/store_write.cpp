@@ -2,7 +2,7 @@
 // >= 200,000 rank-steps/s acked durable on 2 cores), plus seal and scan throughput and
 // the bytes per rank-step in head and on disk. Prints figures; asserts nothing.
 //
-//   bench_store_write [ranks=64] [steps=400] [group=1024] [dir=/tmp/argus-bench-store]
+//   bench_store_write [ranks=64] [steps=400] [group=1024] [dir=/tmp/argus-bench-store] [block=256]
 #include <time.h>
 
 #include <algorithm>
@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   size_t steps = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 400;
   size_t group = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1024;
   std::string dir = argc > 4 ? argv[4] : "/tmp/argus-bench-store";
+  const uint32_t block = argc > 5 ? static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 10)) : StoreOptions{}.block_steps;
 
   std::printf("bench_store_write: %zu ranks x %zu steps, 64 kernel signatures with histograms, %zu records per writeGroup\n", ranks, steps,
               group);
@@ -153,14 +154,15 @@ int main(int argc, char** argv) {
 
   {
     double bytes = 0;
-    double us = writeBlockUsPerRow(per_rank, 256, 3, &bytes);
-    std::printf("  writeBlock alone (256 steps): %9.2f us/rank-step %10.0f rank-steps/s  %6.1f B/rank-step (chunk values)\n", us, 1e6 / us, bytes);
+    double us = writeBlockUsPerRow(per_rank, block, 3, &bytes);
+    std::printf("  writeBlock alone (%u steps): %9.2f us/rank-step %10.0f rank-steps/s  %6.1f B/rank-step (chunk values)\n", block, us, 1e6 / us, bytes);
   }
 
   for (bool sync : {true, false}) {
     std::filesystem::remove_all(dir);
     StoreOptions o;
     o.sync_wal = sync;
+    o.block_steps = block;
     auto opened = RocksStore::openRocks(dir, o);
     if (!opened.isOk()) {
       std::fprintf(stderr, "%s\n", opened.status().toString().c_str());

@@ -45,6 +45,7 @@ RocksScanCursor::~RocksScanCursor() {
   // Iterators under the snapshot first: the plan's (pinning lead values) and the fetcher's.
   plan_.reset();
   chunks_.reset();
+  head_it_.reset();
   if (snapshot_ && owns_snapshot_) h_.db->ReleaseSnapshot(snapshot_);
 }
 
@@ -279,11 +280,18 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   // walk every later rank's tombstones too (quadratic in ranks until compaction drops them).
   if (!plan.in_head) return Status::ok();
   std::string prefix = headPrefix(job_, plan.rank);
-  std::string bound = prefixSuccessor(prefix);
-  rocksdb::Slice upper(bound);
-  rocksdb::ReadOptions ro = ro_;
-  if (!bound.empty()) ro.iterate_upper_bound = &upper;  // stop at the rank's end, tombstones or not
-  std::unique_ptr<rocksdb::Iterator> it(h_.db->NewIterator(ro, h_.head));
+  // One iterator for every rank, its bound moved to the rank's end (tombstones or not)
+  // before each seek: RocksDB checks the bound again at every Seek, and creating and
+  // destroying an iterator per rank cost as much as a seek.
+  head_bound_ = prefixSuccessor(prefix);
+  if (head_bound_.empty()) head_bound_.assign(kHeadKeySize + 1, '\xff');  // the last job's last rank: past its every key
+  head_upper_ = rocksdb::Slice(head_bound_);
+  if (!head_it_) {
+    rocksdb::ReadOptions ro = ro_;
+    ro.iterate_upper_bound = &head_upper_;
+    head_it_.reset(h_.db->NewIterator(ro, h_.head));
+  }
+  rocksdb::Iterator* it = head_it_.get();
   // From the chain start before from_step where the index knows one, else from the block's
   // beginning (head_index.h).
   const uint64_t first_base = h_.blockBase(spec_.from_step);

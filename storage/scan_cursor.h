@@ -139,6 +139,10 @@ class RocksScanCursor final : public ScanCursor {
   // Within the current rank: head records in range, and the blocks left to visit.
   HeadDecoder head_;
   std::vector<model::StepRecord*>* head_rows_ = nullptr;  // head_.sorted()
+  // The head iterator all ranks share, and its upper bound: the current rank's end.
+  std::string head_bound_;
+  rocksdb::Slice head_upper_;
+  std::unique_ptr<rocksdb::Iterator> head_it_;
   std::vector<uint64_t> blocks_;
   size_t block_ix_ = 0;
   size_t set_ix_ = 0;
