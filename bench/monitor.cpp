@@ -1,7 +1,8 @@
 // bench_monitor: continuous mode's own cost at scale, without a load generator on the same
 // cores. A simulated job (tensor-parallel 8 x pipeline 4 x the rest, a compute straggler and
 // then a link degradation, as bench/continuous.sh streams) is written into a store a step at
-// a time, every rank's record as ingest's committer writes it, each rank then told to the
+// a time, every rank's record as ingest's committer writes it (encoded as its shim sends
+// it, delta chains and all, one head entry per record), each rank then told to the
 // monitor as durable; after each step one monitor pass (what argusd's monitor thread runs
 // once every rank has the step). Prints, side by side, the time to write a step (ingest's
 // share) and the pass after it (the monitor's), and for each finding the step whose records
@@ -18,7 +19,9 @@
 #include "bench/query_store.h"
 #include "cli/trace_kernel_mix.h"
 #include "diagnose/monitor.h"
+#include "model/step_chain.h"
 #include "simulate/cluster_simulator.h"
+#include "storage/head_entry.h"
 #include "storage/store.h"
 
 using namespace argus;
@@ -74,10 +77,28 @@ int main(int argc, char** argv) {
   std::vector<double> found_pass_s;  // and that pass's time
   diagnose::DiagnosisMonitor monitor(store, diagnose::MonitorOptions{}, [&](const diagnose::MonitorFinding& m) { found.push_back(m); });
   std::vector<model::StepRecord> records(ranks);
+  // Each rank's session: records encoded as its shim sends them (delta chains cut every
+  // model::kChainSteps steps) and stored as they arrived, one head entry per record.
+  std::vector<model::ChainedStepEncoder> encoders;  // each its own history: not copies of one
+  for (uint32_t rank = 0; rank < ranks; ++rank) encoders.emplace_back(model::StepCodecOptions{}, store.blockSteps());
+  std::vector<uint64_t> sessions(ranks);
+  for (uint64_t& session : sessions) session = store.newSessionId();
+  std::vector<std::string> values(ranks);
+  std::vector<storage::EncodedEntry> entries(ranks);
+  std::string encoded;
   std::vector<double> write_s, pass_s, seal_s;
   for (uint64_t step = 0; step < steps; ++step) {
     sim.simulate(1);
-    for (uint32_t rank = 0; rank < ranks; ++rank) sim.record(rank, 0, &records[rank]);
+    for (uint32_t rank = 0; rank < ranks; ++rank) {
+      model::StepRecord& r = records[rank];
+      sim.record(rank, 0, &r);
+      encoded.clear();
+      encoders[rank].encode(r, &encoded);
+      values[rank].clear();
+      storage::beginHeadEntry(&values[rank]);
+      storage::appendHeadRecord(&values[rank], r.step, r.attempt, encoded);
+      entries[rank] = {rank, r.step - r.step % store.blockSteps(), sessions[rank], step + 1, values[rank]};
+    }
     std::vector<storage::WriteRequest> requests(ranks);
     std::vector<model::RankTopology> topologies(step == 0 ? ranks : 0);
     for (uint32_t rank = 0; rank < ranks; ++rank) {
@@ -90,7 +111,7 @@ int main(int argc, char** argv) {
         w.stacks = sim.stacks();
         w.strings = sim.strings();
       }
-      w.records = std::span(&records[rank], 1);
+      w.entries = std::span(&entries[rank], 1);
     }
     // One group commit for the step (the committer groups what arrived together).
     const auto t0 = bench::Clock::now();
