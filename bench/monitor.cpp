@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   for (uint64_t& session : sessions) session = store.newSessionId();
   std::vector<std::string> values(ranks);
   std::vector<storage::EncodedEntry> entries(ranks);
+  std::vector<model::StepSummary> summaries(ranks);  // what the committer tells the monitor
   std::string encoded;
   std::vector<double> write_s, pass_s, seal_s;
   for (uint64_t step = 0; step < steps; ++step) {
@@ -119,7 +120,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "write: %s\n", s.toString().c_str());
       return 1;
     }
-    for (uint32_t rank = 0; rank < ranks; ++rank) monitor.noteDurable(job, rank, records[rank].step);
+    for (uint32_t rank = 0; rank < ranks; ++rank) summaries[rank] = model::summarize(records[rank]);
+    monitor.noteDurable(job, summaries);
     const auto t1 = bench::Clock::now();
     const size_t before = found.size();
     monitor.pass();

@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
     });
     monitor->start();
     // A pass as soon as a job's next step is durable on every rank.
-    options.committer.on_durable = [m = monitor.get()](storage::JobId job, uint32_t rank, uint64_t step) { m->noteDurable(job, rank, step); };
+    options.committer.on_durable = [m = monitor.get()](storage::JobId job, std::span<const model::StepSummary> records) { m->noteDurable(job, records); };
   }
 
   ingest::IngestMetrics metrics;

@@ -7,17 +7,12 @@
 
 namespace argus::diagnose {
 
-namespace {
-
-// Marker names that announce a spike on purpose.
-bool expectedSpike(const std::string& name) {
+bool expectedSpike(const std::string& marker_name) {
   for (const char* word : {"checkpoint", "eval", "save"}) {
-    if (name.find(word) != std::string::npos) return true;
+    if (marker_name.find(word) != std::string::npos) return true;
   }
   return false;
 }
-
-}  // namespace
 
 JobReader::JobReader(const storage::Store& store, std::string job, std::function<void()> check, std::function<void(size_t)> hold)
     : store_(store), job_(std::move(job)), check_(std::move(check)), hold_(std::move(hold)) {}

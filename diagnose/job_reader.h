@@ -81,6 +81,10 @@ struct KernelSums {
   model::DurationHistogram hist;
 };
 
+// A marker name that announces a spike on purpose (a checkpoint, an evaluation): the
+// steps it marks are StepPoint::expected.
+bool expectedSpike(const std::string& marker_name);
+
 class JobReader {
  public:
   // `check` is called once per batch read (a query's deadline; it may throw); `hold` with

@@ -36,6 +36,7 @@ struct DiagnosisMonitor::JobState {
     int64_t start_ns, end_ns;  // its earliest start and latest end
   };
   std::map<uint64_t, FedStep> fed;  // steps a window may still need
+  std::unordered_map<uint64_t, bool> spike_names;  // marker name id: announces a spike (expectedSpike)
   std::string last_error;  // of the last pass, "" when it went well
 };
 
@@ -66,23 +67,36 @@ void DiagnosisMonitor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t step) {
+void DiagnosisMonitor::noteDurable(storage::JobId job, std::span<const model::StepSummary> records) {
   std::lock_guard lock(mu_);
   Progress& p = progress_[job];
+  for (const model::StepSummary& r : records) noteRecord(p, r);
+}
+
+void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
+  const uint64_t step = r.step;
   if (!p.newest_step || step > *p.newest_step) {
     p.arrived[step] = Clock::now();
     p.newest_step = step;
     // Steps further back than any pass feeds (a monitor far behind): forgotten.
     while (p.arrived.begin()->first + o_.max_history < step) p.arrived.erase(p.arrived.begin());
+    while (!p.sums.empty() && p.sums.begin()->first + o_.max_history < step) p.sums.erase(p.sums.begin());
   }
-  auto [it, added] = p.newest.try_emplace(rank, step);
+  auto [it, added] = p.newest.try_emplace(r.rank, step);
+  bool counted = false;  // the rank had reached the awaited step already
   if (!added) {
     if (step <= it->second) return;  // a re-sent or restarted attempt's step: no progress
-    const bool counted = it->second >= p.awaited;
+    counted = it->second >= p.awaited;
     it->second = step;
-    if (counted) return;
   }
   if (step < p.awaited) return;
+  StepSums& sums = p.sums[step];
+  for (size_t c = 0; c < sums.max.size(); ++c) sums.max[c] = sums.ranks == 0 ? r.series[c] : std::max(sums.max[c], r.series[c]);
+  sums.start_ns = sums.ranks == 0 ? r.start_ns : std::min(sums.start_ns, r.start_ns);
+  sums.end_ns = sums.ranks == 0 ? r.end_ns : std::max(sums.end_ns, r.end_ns);
+  ++sums.ranks;
+  sums.markers.insert(sums.markers.end(), r.markers.begin(), r.markers.begin() + r.marker_count);
+  if (counted) return;
   ++p.reached;
   // A job whose ranks no pass has read yet gets one at its first write; one without a
   // topology waits for the interval.
@@ -90,6 +104,43 @@ void DiagnosisMonitor::noteDurable(storage::JobId job, uint32_t rank, uint64_t s
     pass_due_ = true;
     wake_.notify_all();
   }
+}
+
+Result<std::vector<std::vector<StepPoint>>> DiagnosisMonitor::toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks) {
+  std::vector<std::pair<uint64_t, StepSums>> told;
+  {
+    std::lock_guard lock(mu_);
+    auto it = progress_.find(job.id);
+    if (it != progress_.end() && ranks > 0) {
+      // From `from` on without a gap: a step between that no notice told of may be in the store.
+      uint64_t want = from;
+      for (auto s = it->second.sums.lower_bound(from); s != it->second.sums.end() && s->first == want && s->second.ranks >= ranks; ++s, ++want) {
+        told.emplace_back(s->first, s->second);
+      }
+    }
+  }
+  std::vector<std::vector<StepPoint>> out(kDetectedSeries.size());
+  for (const auto& [step, sums] : told) {
+    StepPoint p;
+    p.step = step;
+    p.ranks = sums.ranks;
+    p.start_ns = sums.start_ns;
+    p.end_ns = sums.end_ns;
+    for (uint64_t name : sums.markers) {
+      if (st.spike_names.count(name) == 0) {  // a name not seen yet: the job's names again
+        Result<std::vector<model::StringDictEntry>> names = store_.names(job.name);
+        if (!names.isOk()) return names.status();
+        for (const model::StringDictEntry& e : *names) st.spike_names[e.id] = expectedSpike(e.text);
+        st.spike_names.try_emplace(name, false);  // not in the dictionary: no name, no spike
+      }
+      p.expected = p.expected || st.spike_names[name];
+    }
+    for (size_t c = 0; c < out.size(); ++c) {
+      p.value = static_cast<double>(sums.max[c]);
+      out[c].push_back(p);
+    }
+  }
+  return out;
 }
 
 std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) const {
@@ -113,6 +164,7 @@ void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ran
   p.known = ranks.has_value();
   p.ranks = ranks.value_or(0);
   p.awaited = step;
+  p.sums.erase(p.sums.begin(), p.sums.lower_bound(step));  // fed
   p.reached = 0;
   for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
   if (p.ranks > 0 && p.reached >= p.ranks) pass_due_ = true;
@@ -176,15 +228,25 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   if (st.next_step > newest) return Status::ok();
   Result<std::vector<model::RankTopology>> topology = reader.topology();
   if (!topology.isOk()) return topology.status();
-  Result<std::vector<std::vector<StepPoint>>> read = reader.stepSeries(kDetectedSeries, st.next_step, newest, std::nullopt);
+  const uint32_t ranks = static_cast<uint32_t>(topology->size());
+  // The steps every rank told of, then the store from the first that notices did not
+  // complete (nothing to read when they covered every step up to the newest).
+  Result<std::vector<std::vector<StepPoint>>> read = toldSeries(info, st, st.next_step, ranks);
   if (!read.isOk()) return read.status();
+  const size_t told = read->front().size();
+  const uint64_t told_to = told == 0 ? st.next_step : read->front().back().step + 1;
+  if (told_to <= newest) {
+    Result<std::vector<std::vector<StepPoint>>> stored = reader.stepSeries(kDetectedSeries, told_to, newest, std::nullopt);
+    if (!stored.isOk()) return stored.status();
+    for (size_t c = 0; c < read->size(); ++c) (*read)[c].insert((*read)[c].end(), (*stored)[c].begin(), (*stored)[c].end());
+  }
   const std::vector<StepPoint>& times = (*read)[0];  // every series has the same steps
   // Feed the steps every rank reported, in order; a step some rank never reports is fed
   // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
   // topology, a step is complete once a later one exists.
-  const uint32_t ranks = static_cast<uint32_t>(topology->size());
   st.ranks = ranks;
   const auto now = Clock::now();
+  std::array<uint64_t, 2> fed_from{};  // steps fed from notices, and read from the store
   for (size_t i = 0; i < times.size(); ++i) {
     const StepPoint& p = times[i];
     const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
@@ -194,6 +256,12 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
     // from now, when this pass read them.
     st.fed[p.step] = {takeArrival(info.id, p.step).value_or(now), p.start_ns, p.end_ns};
     st.next_step = p.step + 1;
+    ++fed_from[i < told ? 0 : 1];
+  }
+  {
+    std::lock_guard lock(mu_);
+    fed_told_ += fed_from[0];
+    fed_read_ += fed_from[1];
   }
   const uint64_t last_fed = st.next_step == 0 ? 0 : st.next_step - 1;
 
@@ -251,6 +319,10 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
     prometheus::sample(out, found, std::string("kind=\"") + kind + "\"", it == found_by_kind_.end() ? 0 : static_cast<double>(it->second));
   }
   prometheus::metric(out, "argus_diagnosis_passes_total", "counter", "Passes of the continuous diagnosis over every job.", static_cast<double>(passes_));
+  const char* fed = "argus_diagnosis_steps_fed_total";
+  prometheus::header(out, fed, "counter", "Steps fed to the online detectors, by where their series came from: ingest's notices, or read from the store.");
+  prometheus::sample(out, fed, "source=\"notices\"", static_cast<double>(fed_told_));
+  prometheus::sample(out, fed, "source=\"store\"", static_cast<double>(fed_read_));
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
   prometheus::metric(out, "argus_diagnosis_pass_seconds", "gauge", "Time the last pass took.", last_pass_s_);
   prometheus::metric(out, "argus_diagnosis_finding_lag_seconds", "gauge",

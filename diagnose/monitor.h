@@ -9,11 +9,17 @@
 // logs it) and counted for /metrics. A job's recorded findings are known from its first
 // pass on: a restart does not record them again.
 //
+// Stage 1 reads nothing back: ingest tells each record's summary as it becomes durable
+// (model/step_summary.h), and a step every rank has told of is fed from those. The store is
+// read only for the steps notices did not complete: a job written without them, records
+// durable before argusd started, a rank that re-sent an older step.
+//
 // A step some rank never reports is fed once the job is 64 steps past it; without a
 // topology, once a later step exists. Thread-safety: start/stop from one thread;
 // writePrometheus and noteDurable from any.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -22,12 +28,14 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/finding_record.h"
+#include "model/step_summary.h"
 
 namespace argus::diagnose {
 
@@ -56,13 +64,21 @@ class DiagnosisMonitor {
   // stderr; the others go on.
   void pass();
   void writePrometheus(std::string* out) const;
-  // `rank` of job `job` made `step` durable (any thread; returns at once). When every rank
+  // These records of job `job` are durable (any thread; returns at once). When every rank
   // of the job has the step the next pass would feed, that pass starts now.
-  void noteDurable(storage::JobId job, uint32_t rank, uint64_t step);
+  void noteDurable(storage::JobId job, std::span<const model::StepSummary> records);
 
  private:
   struct JobState;
   Status passJob(const storage::JobInfo& job, JobState& state);
+  // A step not fed yet, as notices told it: the detected series' max over the ranks that
+  // reported it (each rank once: a step counts only past the rank's newest).
+  struct StepSums {
+    uint32_t ranks = 0;
+    std::array<int64_t, 3> max{};  // kDetectedSeries
+    int64_t start_ns = 0, end_ns = 0;
+    std::vector<uint64_t> markers;  // marker name ids
+  };
   // How far each rank of a job has written, against the step its next pass would feed.
   struct Progress {
     std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
@@ -74,7 +90,12 @@ class DiagnosisMonitor {
     // When records first became durable: each key's time holds for the steps above the
     // previous key up to it (a notice that raised newest_step). Kept until fed.
     std::map<uint64_t, std::chrono::steady_clock::time_point> arrived;
+    std::map<uint64_t, StepSums> sums;  // steps >= awaited, within max_history of the newest
   };
+  void noteRecord(Progress& p, const model::StepSummary& r);  // REQUIRES: mu_ held
+  // The job's steps from `from` on that every one of its `ranks` told of, in order up to the
+  // first that is not complete or not told, as the series stage 1 reads (kDetectedSeries).
+  Result<std::vector<std::vector<StepPoint>>> toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks);
   std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
   // When step's first records became durable, as notices told; forgets the steps before it.
   std::optional<std::chrono::steady_clock::time_point> takeArrival(storage::JobId job, uint64_t step);
@@ -96,6 +117,7 @@ class DiagnosisMonitor {
   std::thread thread_;
   std::map<std::string, uint64_t> found_by_kind_;  // GUARDED_BY(mu_)
   uint64_t passes_ = 0, errors_ = 0;               // GUARDED_BY(mu_)
+  uint64_t fed_told_ = 0, fed_read_ = 0;           // GUARDED_BY(mu_): steps fed from notices, from the store
   double last_pass_s_ = 0, last_lag_s_ = 0;        // GUARDED_BY(mu_)
 };
 

@@ -46,7 +46,9 @@ constexpr size_t kMaxPooledBufferBytes = 4u << 20;
 
 size_t recordCount(const CommitItem& item) { return item.records.size() + item.encoded.records; }
 
-size_t retainedBytes(const HeadEntries& e) { return e.arena.capacity() + e.entries.capacity() * sizeof(HeadEntries::Entry); }
+size_t retainedBytes(const HeadEntries& e) {
+  return e.arena.capacity() + e.entries.capacity() * sizeof(HeadEntries::Entry) + e.summaries.capacity() * sizeof(model::StepSummary);
+}
 
 }  // namespace
 
@@ -62,6 +64,7 @@ HeadEntries Committer::takeEncodedBuffer() {
   e.session = 0;
   e.arena.clear();
   e.entries.clear();
+  e.summaries.clear();
   e.records = 0;
   e.last_step = 0;
   return e;
@@ -149,9 +152,12 @@ storage::WriteRequest requestOf(const CommitItem& item) {
 
 void Committer::notifyDurable(const CommitItem& item) const {
   if (!item.records.empty()) {
-    options_.on_durable(item.job, item.records.back().rank, item.records.back().step);
-  } else if (!item.encoded.entries.empty()) {
-    options_.on_durable(item.job, item.encoded.entries.back().rank, item.encoded.last_step);
+    thread_local std::vector<model::StepSummary> summaries;  // capacity reused
+    summaries.clear();
+    for (const model::StepRecord& r : item.records) summaries.push_back(model::summarize(r));
+    options_.on_durable(item.job, summaries);
+  } else if (!item.encoded.summaries.empty()) {
+    options_.on_durable(item.job, item.encoded.summaries);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "ingest/byte_budget.h"
 #include "ingest/ingest_metrics.h"
 #include "model/step_record.h"
+#include "model/step_summary.h"
 #include "storage/store.h"
 
 namespace argus::ingest {
@@ -57,6 +59,7 @@ struct HeadEntries {
   uint64_t session = 0;  // Store::newSessionId() of the session
   std::string arena;
   std::vector<Entry> entries;  // in seq order
+  std::vector<model::StepSummary> summaries;  // one per record, in seq order (on_durable)
   size_t records = 0;          // in all entries
   uint64_t last_step = 0;      // the step of the last record
 };
@@ -78,10 +81,11 @@ struct CommitterOptions {
   size_t max_group_records = 200000;     // split larger queues into several commits
   size_t max_group_bytes = 64u << 20;
   int threads = 2;                       // concurrent group commits (>= 1)
-  // Told of each batch with records once it is durable (its job, rank and last step), on
-  // the committer thread before its sink: it must return at once. The continuous diagnosis
-  // runs as soon as every rank of a job has sent a step (diagnose/monitor.h).
-  std::function<void(storage::JobId job, uint32_t rank, uint64_t step)> on_durable;
+  // Told of each batch with records once it is durable (its job and a summary of each
+  // record), on the committer thread before its sink: it must return at once. The
+  // continuous diagnosis runs as soon as every rank of a job has sent a step, on these
+  // summaries (diagnose/monitor.h).
+  std::function<void(storage::JobId job, std::span<const model::StepSummary> records)> on_durable;
 };
 
 class Committer {

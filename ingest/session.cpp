@@ -400,6 +400,7 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
       storage::beginHeadEntry(&arena);
     }
     storage::appendHeadRecord(&arena, rec.step, rec.attempt, batch.records[i]);
+    item.encoded.summaries.push_back(model::summarize(rec));
   }
   if (!entries.empty()) entries.back().size = arena.size() - entries.back().offset;
   item.encoded.records = batch.records.size();
@@ -409,7 +410,7 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
   ctx_.metrics->record_bytes.fetch_add(encoded, std::memory_order_relaxed);
   next_seq_ += batch.records.size();
   item.up_to = next_seq_ - 1;
-  item.bytes = body_.size() + arena.size() + entries.size() * sizeof(HeadEntries::Entry);
+  item.bytes = body_.size() + arena.size() + entries.size() * sizeof(HeadEntries::Entry) + item.encoded.summaries.size() * sizeof(model::StepSummary);
   submit(std::move(item));
 }
 

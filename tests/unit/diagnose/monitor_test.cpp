@@ -38,7 +38,8 @@ class StragglerJob {
       model::StepRecord rec;
       sim_->record(rank, 0, &rec);
       REQUIRE(testing::writeRankRecords(store_, id_, *sim_, rank, std::span(&rec, 1)).isOk());
-      if (notify != nullptr) notify->noteDurable(id_, rank, rec.step);
+      const model::StepSummary told = model::summarize(rec);
+      if (notify != nullptr) notify->noteDurable(id_, std::span(&told, 1));
     }
   }
 
@@ -99,6 +100,9 @@ TEST_CASE("the monitor finds a straggler within 3 steps of its onset, once, as s
   CHECK(metrics.find("argus_diagnosis_findings_total{kind=\"compute_straggler\"} 1") != std::string::npos);
   CHECK(metrics.find("argus_diagnosis_passes_total 170") != std::string::npos);
   CHECK(metrics.find("argus_diagnosis_errors_total 0") != std::string::npos);
+  // No notices: every step read from the store.
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 0\n") != std::string::npos);
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 170\n") != std::string::npos);
 
   // Each finding was recorded in the store as it was handed on, with its window's clock.
   auto recorded = store->findings("live");
@@ -179,11 +183,11 @@ TEST_CASE("a pass starts once every rank has made the awaited step durable, not 
   auto id = store->ensureJob("live");
   REQUIRE(id.isOk());
   const uint32_t ranks = sim.layout().ranks();
-  auto write = [&](uint32_t rank) {
+  auto write = [&](uint32_t rank) {  // what the committer tells of it
     model::StepRecord rec;
     sim.record(rank, 0, &rec);
     REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&rec, 1)).isOk());
-    return rec.step;
+    return std::vector<model::StepSummary>{model::summarize(rec)};
   };
 
   MonitorOptions options;
@@ -205,9 +209,9 @@ TEST_CASE("a pass starts once every rank has made the awaited step durable, not 
   // A job no pass has seen: its first notice wakes one, which learns its ranks and feeds
   // step 0 (written on every rank before the notices).
   sim.simulate(1);
-  std::vector<uint64_t> steps;
-  for (uint32_t rank = 0; rank < ranks; ++rank) steps.push_back(write(rank));
-  for (uint32_t rank = 0; rank < ranks; ++rank) monitor.noteDurable(*id, rank, steps[rank]);
+  std::vector<std::vector<model::StepSummary>> told;
+  for (uint32_t rank = 0; rank < ranks; ++rank) told.push_back(write(rank));
+  for (uint32_t rank = 0; rank < ranks; ++rank) monitor.noteDurable(*id, told[rank]);
   REQUIRE(waitForPasses(2) >= 2);
   // That pass may have run before the other ranks' notices came, which then made step 0
   // complete: one more pass. Let it run before counting.
@@ -217,10 +221,10 @@ TEST_CASE("a pass starts once every rank has made the awaited step durable, not 
 
   // Step 1 on every rank but the last: no pass. The last one: a pass at once.
   sim.simulate(1);
-  for (uint32_t rank = 0; rank + 1 < ranks; ++rank) monitor.noteDurable(*id, rank, write(rank));
+  for (uint32_t rank = 0; rank + 1 < ranks; ++rank) monitor.noteDurable(*id, write(rank));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK(passes() == settled);
-  monitor.noteDurable(*id, ranks - 1, write(ranks - 1));
+  monitor.noteDurable(*id, write(ranks - 1));
   CHECK(waitForPasses(settled + 1) == settled + 1);
   monitor.stop();
 }
@@ -252,6 +256,32 @@ TEST_CASE("a job dropped and created again under its name is watched afresh") {
   auto last = std::find_if(found.rbegin(), found.rend(), [](const MonitorFinding& m) { return m.finding.kind == FindingKind::kComputeStraggler; });
   CHECK(last->steps_after_onset <= 3);
   CHECK(store->findings("again")->size() == 1);
+}
+
+TEST_CASE("steps ingest told of are fed from their summaries; the store is read for the steps before the notices began") {
+  // Steps 0-39 durable before the monitor heard of any (argusd restarted), then every step
+  // told as it is written.
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  StragglerJob job(*store, "told");
+  std::vector<MonitorFinding> found;
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
+  for (uint64_t step = 0; step < 40; ++step) job.writeStep();
+  std::optional<uint64_t> found_with;
+  for (uint64_t step = 40; step < 140; ++step) {
+    job.writeStep(&monitor);
+    monitor.pass();
+    if (!found.empty() && !found_with) found_with = step;
+  }
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
+  CHECK(found[0].finding.ranks == std::vector<uint32_t>{5});
+  CHECK(found_with <= std::optional<uint64_t>(72));
+  std::string metrics;
+  monitor.writePrometheus(&metrics);
+  // The first pass read steps 0-40 back; every later step came from its notices.
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 41\n") != std::string::npos);
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 99\n") != std::string::npos);
 }
 
 TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {

@@ -223,10 +223,10 @@ TEST_CASE("a data-dependent refusal fails only the bad batch") {
   std::mutex mu;
   std::vector<std::pair<uint32_t, uint64_t>> durable;  // (rank, step) told to on_durable
   CommitterOptions options;
-  options.on_durable = [&](storage::JobId job, uint32_t rank, uint64_t step) {
+  options.on_durable = [&](storage::JobId job, std::span<const model::StepSummary> records) {
     std::lock_guard lock(mu);
     CHECK(job == 1);
-    durable.emplace_back(rank, step);
+    for (const model::StepSummary& r : records) durable.emplace_back(r.rank, r.step);
   };
   Committer c(store, metrics, budget, options);
   auto good = std::make_shared<Sink>(), bad = std::make_shared<Sink>();
@@ -237,7 +237,7 @@ TEST_CASE("a data-dependent refusal fails only the bad batch") {
   store.release();
   c.start();
   c.drain();
-  // Only what became durable is told, each batch by its last step.
+  // Only what became durable is told, a summary of each record.
   CHECK(durable == std::vector<std::pair<uint32_t, uint64_t>>{{0, 1}, {0, 2}});
   REQUIRE(good->outcomes.size() == 2);
   CHECK(good->outcomes[0].second.isOk());
@@ -283,7 +283,9 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CommitterOptions one_thread;
   one_thread.threads = 1;
   std::vector<std::pair<uint32_t, uint64_t>> durable;  // one committer thread: no lock needed after drain
-  one_thread.on_durable = [&](storage::JobId, uint32_t rank, uint64_t step) { durable.emplace_back(rank, step); };
+  one_thread.on_durable = [&](storage::JobId, std::span<const model::StepSummary> records) {
+    for (const model::StepSummary& r : records) durable.emplace_back(r.rank, r.step);
+  };
   Committer c(store, metrics, budget, one_thread);
   c.start();
   auto a = std::make_shared<Sink>();
@@ -298,6 +300,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
     it.encoded.records = entries.size();
     it.encoded.entries = std::move(entries);
     it.encoded.last_step = up_to * 10;
+    it.encoded.summaries.push_back(model::StepSummary{.rank = 0, .step = up_to * 10});  // as a session summarizes its last record
     it.up_to = up_to;
     it.bytes = 100;
     return it;
@@ -317,7 +320,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CHECK(store.written_values[3] == std::string(999, 'x') + "y");
   CHECK(store.written_values[4] == "de");
   CHECK(store.written_steps == std::vector<uint64_t>{1, 2, 3, 3, 4});
-  CHECK(durable == std::vector<std::pair<uint32_t, uint64_t>>{{0, 20}, {0, 40}, {0, 50}});  // each batch's last step
+  CHECK(durable == std::vector<std::pair<uint32_t, uint64_t>>{{0, 20}, {0, 40}, {0, 50}});  // the batches' summaries
   CHECK(metrics.records.load() == 5);
   CHECK(a->outcomes.back().first == 5);
   CHECK(budget.used() == 0);
@@ -326,6 +329,7 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CHECK(reused.arena.empty());
   CHECK(reused.entries.empty());
   CHECK(reused.entries.capacity() > 0);
+  CHECK(reused.summaries.empty());
   CHECK(reused.last_step == 0);
   c.stop();
 }
