@@ -30,6 +30,12 @@ struct StepCodecOptions {
 class StepEncoder {
  public:
   explicit StepEncoder(StepCodecOptions options = {});
+  // Move-only: a copy would share this encoder's history, and interleaving two sessions'
+  // records in one history breaks both chains.
+  StepEncoder(StepEncoder&&) = default;
+  StepEncoder& operator=(StepEncoder&&) = default;
+  StepEncoder(const StepEncoder&) = delete;
+  StepEncoder& operator=(const StepEncoder&) = delete;
   // Appends the encoding of `rec` to *out. Allocates nothing in steady state beyond
   // growing *out (and zstd's context once).
   // REQUIRES: rec is canonical (StepRecord::canonicalize()).
@@ -63,6 +69,11 @@ size_t decodedUnits(const StepRecord& rec);
 class StepDecoder {
  public:
   StepDecoder();
+  // Move-only, as StepEncoder.
+  StepDecoder(StepDecoder&&) = default;
+  StepDecoder& operator=(StepDecoder&&) = default;
+  StepDecoder(const StepDecoder&) = delete;
+  StepDecoder& operator=(const StepDecoder&) = delete;
   // Decodes one encoding into *out. Hostile input yields Corruption (never a crash,
   // never an allocation larger than the input justifies: see decodedUnitBudget()). A delta record without the
   // matching history yields Corruption naming the missing reference. Decoding into a
