@@ -120,6 +120,7 @@ Result<std::vector<std::vector<StepPoint>>> DiagnosisMonitor::toldSeries(const s
     }
   }
   std::vector<std::vector<StepPoint>> out(kDetectedSeries.size());
+  bool names_read = false;  // at most once a pass, however many unknown ids ranks send
   for (const auto& [step, sums] : told) {
     StepPoint p;
     p.step = step;
@@ -127,13 +128,14 @@ Result<std::vector<std::vector<StepPoint>>> DiagnosisMonitor::toldSeries(const s
     p.start_ns = sums.start_ns;
     p.end_ns = sums.end_ns;
     for (uint64_t name : sums.markers) {
-      if (st.spike_names.count(name) == 0) {  // a name not seen yet: the job's names again
+      if (st.spike_names.count(name) == 0 && !names_read) {  // a name not seen yet: the job's names again
         Result<std::vector<model::StringDictEntry>> names = store_.names(job.name);
         if (!names.isOk()) return names.status();
         for (const model::StringDictEntry& e : *names) st.spike_names[e.id] = expectedSpike(e.text);
-        st.spike_names.try_emplace(name, false);  // not in the dictionary: no name, no spike
+        names_read = true;
       }
-      p.expected = p.expected || st.spike_names[name];
+      auto known = st.spike_names.find(name);  // not in the dictionary: no name, no spike
+      p.expected = p.expected || (known != st.spike_names.end() && known->second);
     }
     for (size_t c = 0; c < out.size(); ++c) {
       p.value = static_cast<double>(sums.max[c]);

@@ -66,7 +66,6 @@ HeadEntries Committer::takeEncodedBuffer() {
   e.entries.clear();
   e.summaries.clear();
   e.records = 0;
-  e.last_step = 0;
   return e;
 }
 

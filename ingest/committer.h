@@ -61,7 +61,6 @@ struct HeadEntries {
   std::vector<Entry> entries;  // in seq order
   std::vector<model::StepSummary> summaries;  // one per record, in seq order (on_durable)
   size_t records = 0;          // in all entries
-  uint64_t last_step = 0;      // the step of the last record
 };
 
 struct CommitItem {

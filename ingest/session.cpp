@@ -404,7 +404,6 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
   }
   if (!entries.empty()) entries.back().size = arena.size() - entries.back().offset;
   item.encoded.records = batch.records.size();
-  item.encoded.last_step = last_step_;
   // One outsized record must not pin its lists' capacity for the rest of the session.
   if (largest > kKeepScratchBytes) scratch_ = model::StepRecord();
   ctx_.metrics->record_bytes.fetch_add(encoded, std::memory_order_relaxed);

@@ -299,7 +299,6 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
     it.encoded.arena = std::move(arena);  // short arenas live inside the string (SSO): moved, they move
     it.encoded.records = entries.size();
     it.encoded.entries = std::move(entries);
-    it.encoded.last_step = up_to * 10;
     it.encoded.summaries.push_back(model::StepSummary{.rank = 0, .step = up_to * 10});  // as a session summarizes its last record
     it.up_to = up_to;
     it.bytes = 100;
@@ -330,6 +329,5 @@ TEST_CASE("head entries reach the store as views of their batch's arena, and the
   CHECK(reused.entries.empty());
   CHECK(reused.entries.capacity() > 0);
   CHECK(reused.summaries.empty());
-  CHECK(reused.last_step == 0);
   c.stop();
 }
