@@ -4,6 +4,8 @@
 
 #include "base/worker_threads.h"
 #include "diagnose/median.h"
+#include "diagnose/recent_steps.h"
+#include "model/step_summary.h"
 
 namespace argus::diagnose {
 
@@ -236,12 +238,11 @@ std::vector<WindowRun> windowRuns(const std::vector<StepWindow>& windows) {
   constexpr size_t kRunWindows = 16;
   std::vector<size_t> order(windows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto firstStep = [](const StepWindow& w) { return w.peers_only ? w.from_step : w.base_from; };
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return firstStep(windows[x]) < firstStep(windows[y]); });
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return firstStepOf(windows[x]) < firstStepOf(windows[y]); });
   std::vector<WindowRun> runs;
   for (size_t w : order) {
-    if (runs.empty() || runs.back().windows.size() == kRunWindows || firstStep(windows[w]) > runs.back().to + kJoinSteps) {
-      runs.push_back(WindowRun{firstStep(windows[w]), windows[w].to_step, {}});
+    if (runs.empty() || runs.back().windows.size() == kRunWindows || firstStepOf(windows[w]) > runs.back().to + kJoinSteps) {
+      runs.push_back(WindowRun{firstStepOf(windows[w]), windows[w].to_step, {}});
     }
     runs.back().to = std::max(runs.back().to, windows[w].to_step);
     runs.back().windows.push_back(w);
@@ -260,12 +261,8 @@ Status JobReader::scanWindows(storage::Table table, const std::vector<std::strin
       for (size_t i = 0; i < b.rows; ++i) {
         const auto step = static_cast<uint64_t>(steps[i]);
         for (size_t w : run.windows) {
-          const StepWindow& sw = windows[w];
-          if (!sw.peers_only && step >= sw.base_from && step <= sw.base_to) {
-            each(part, b, i, w, 0);
-          } else if (step >= sw.from_step && step <= sw.to_step) {
-            each(part, b, i, w, 1);
-          }
+          const int side = sideOf(windows[w], step);
+          if (side >= 0) each(part, b, i, w, side);
         }
       }
     }));
@@ -274,8 +271,15 @@ Status JobReader::scanWindows(storage::Table table, const std::vector<std::strin
   return Status::ok();
 }
 
-Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count,
-                                                                     const std::vector<bool>& detailed) const {
+Result<std::vector<RankPhasesPair>> JobReader::rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count,
+                                                          const std::vector<bool>& detailed) const {
+  if (recent_ != nullptr) {
+    std::optional<std::vector<RankPhasesPair>> held = recent_->rankPhases(windows, rank_count, detailed, recent_ranks_);
+    if (held) {
+      hold_(2 * windows.size() * rank_count * sizeof(RankPhases));
+      return std::move(held).value();
+    }
+  }
   std::vector<RankPhasesPair> out(windows.size());
   for (RankPhasesPair& pair : out) {
     pair[0].resize(rank_count);
@@ -284,37 +288,20 @@ Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::
   // Every rank's compute, exposed, bubble and transfer; iter and idle of detailed ranks,
   // read only when there are some: a median per rank, window and side is most of the work.
   const bool any_detailed = std::find(detailed.begin(), detailed.end(), true) != detailed.end();
-  std::vector<std::string> columns = {"step", "rank", "compute_ns", "comm_exposed_ns", "bubble_ns", "comm_transfer_ns"};
-  if (any_detailed) columns.insert(columns.end(), {"iter_ns", "gpu_idle_ns"});
-  constexpr int kAll = 4, kColumns = 6;
-  // Per part: the current rank's values per window, side of the split and column (a part's
-  // rows come in (rank, step) order, each rank in one part).
+  const int columns_read = any_detailed ? RankPhasesGatherer::kColumns : RankPhasesGatherer::kCoreColumns;
+  std::vector<std::string> columns = {"step", "rank"};
+  columns.insert(columns.end(), model::kSummaryColumnNames.begin(), model::kSummaryColumnNames.begin() + columns_read);
+  // Per part: the current rank's values (a part's rows come in (rank, step) order, each rank
+  // in one part).
   struct PartState {
-    std::vector<std::array<std::array<std::vector<int64_t>, kColumns>, 2>> values;
+    explicit PartState(size_t windows) : values(windows) {}
+    RankPhasesGatherer values;
     int64_t current = -1;
-    int columns_now = kAll;
+    int columns_now = RankPhasesGatherer::kCoreColumns;
   };
-  std::vector<PartState> states(parts());
-  for (PartState& st : states) st.values.resize(windows.size());
+  std::vector<PartState> states(parts(), PartState(windows.size()));
   auto finish = [&](PartState& st) {
-    const int64_t current = st.current;
-    if (current < 0 || current >= static_cast<int64_t>(rank_count)) return;
-    for (size_t w = 0; w < windows.size(); ++w) {
-      for (int side = 0; side < 2; ++side) {
-        auto& v = st.values[w][side];
-        if (v[0].empty()) continue;
-        RankPhases& p = out[w][side][current];
-        p.steps = static_cast<uint32_t>(v[0].size());
-        // Steps without comm_transfer_ns (older blocks) make its median mean nothing.
-        const bool transfer_known = *std::min_element(v[3].begin(), v[3].end()) >= 0;
-        double* fields[kColumns] = {&p.compute, &p.exposed, &p.bubble, &p.transfer, &p.iter, &p.idle};
-        for (int c = 0; c < st.columns_now; ++c) {
-          *fields[c] = medianOf(v[c]);
-          v[c].clear();
-        }
-        if (!transfer_known) p.transfer = -1;
-      }
-    }
+    if (st.current >= 0 && st.current < static_cast<int64_t>(rank_count)) st.values.finish(static_cast<uint32_t>(st.current), out);
   };
   ARGUS_RETURN_IF_ERROR(scanWindows(
       storage::Table::kSteps, columns, windows, {},
@@ -323,9 +310,12 @@ Result<std::vector<JobReader::RankPhasesPair>> JobReader::rankPhases(const std::
         if (b.columns[1].ints[i] != st.current) {
           finish(st);
           st.current = b.columns[1].ints[i];
-          st.columns_now = st.current >= 0 && static_cast<uint64_t>(st.current) < detailed.size() && detailed[st.current] ? kColumns : kAll;
+          st.columns_now = st.current >= 0 && static_cast<uint64_t>(st.current) < detailed.size() && detailed[st.current] ? RankPhasesGatherer::kColumns
+                                                                                                                          : RankPhasesGatherer::kCoreColumns;
         }
-        for (int c = 0; c < st.columns_now; ++c) st.values[w][side][c].push_back(b.columns[c + 2].ints[i]);
+        int64_t row[RankPhasesGatherer::kColumns];
+        for (int c = 0; c < st.columns_now; ++c) row[c] = b.columns[c + 2].ints[i];
+        st.values.add(w, side, row, st.columns_now);
       },
       [&](size_t part) {
         finish(states[part]);
@@ -382,8 +372,16 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
 }
 
 Result<std::vector<JobReader::Event>> JobReader::events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const {
+  std::vector<uint32_t> ranks;  // empty: all of them
+  if (recent_ != nullptr) {
+    std::optional<std::vector<uint32_t>> held = recent_->ranksWithEvents(kinds, from, to, recent_ranks_);
+    if (held) {
+      if (held->empty()) return std::vector<Event>{};
+      ranks = std::move(held).value();
+    }
+  }
   std::vector<std::vector<Event>> found(parts());  // per part: its run of ranks, in order
-  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, {}, [&](size_t part, const storage::ColumnBatch& b) {
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, ranks, [&](size_t part, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto kind = static_cast<uint8_t>(b.columns[2].ints[i]);
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;

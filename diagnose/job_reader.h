@@ -14,11 +14,14 @@
 
 #include "base/status.h"
 #include "base/worker_threads.h"
+#include "diagnose/rank_phases.h"
 #include "model/duration_histogram.h"
 #include "model/step_record.h"
 #include "storage/store.h"
 
 namespace argus::diagnose {
+
+class RecentSteps;
 
 struct StepPoint {
   uint64_t step = 0;
@@ -26,23 +29,6 @@ struct StepPoint {
   uint32_t ranks = 0;   // ranks that reported it
   bool expected = false;  // a checkpoint or evaluation marker: a spike nobody should chase
   int64_t start_ns = 0, end_ns = 0;  // the earliest start and latest end over its ranks
-};
-
-// Medians over a window's steps of one rank's phase columns (ns).
-struct RankPhases {
-  uint32_t steps = 0;  // steps the rank reported in the window (0: absent)
-  double compute = 0, exposed = 0, bubble = 0;
-  double transfer = 0;  // comm_transfer_ns; negative where a step's blocks predate the column
-  double iter = 0, idle = 0;  // of the ranks asked for (rankPhases), else 0
-};
-
-// A window of steps and the baseline before it that it is compared with.
-struct StepWindow {
-  uint64_t from_step = 0, to_step = 0;  // the window, inclusive
-  uint64_t base_from = 0, base_to = 0;  // its baseline, inclusive; base_to + 1 == from_step
-  // No baseline (base_from and base_to unused): ranks are compared with their peers alone,
-  // for a capture with no steps before the window (a profiler trace of a few steps).
-  bool peers_only = false;
 };
 
 // One rank's collective traffic of one kind over a window: sums over its calls.
@@ -104,9 +90,9 @@ class JobReader {
                                                          std::optional<uint32_t> rank) const;
   // Per window of `windows` and per rank (indexed by rank; ranks without data have steps ==
   // 0): over its baseline in [0] and over the window in [1]; iter and idle only of the ranks
-  // `detailed` marks (indexed by rank; JIT suspects). One scan per run of nearby windows, so
-  // a chunk is decoded once however many windows and baselines it holds.
-  using RankPhasesPair = std::array<std::vector<RankPhases>, 2>;
+  // `detailed` marks (indexed by rank; JIT suspects). From recent steps where they hold all
+  // of the windows' steps (serveRecent), else one scan per run of nearby windows, so a chunk
+  // is decoded once however many windows and baselines it holds.
   Result<std::vector<RankPhasesPair>> rankPhases(const std::vector<StepWindow>& windows, uint32_t rank_count,
                                                  const std::vector<bool>& detailed = {}) const;
   // Per window and per rank, the collectives of `ranks` (sorted; the others' stay empty),
@@ -120,6 +106,7 @@ class JobReader {
     uint8_t kind;
     uint64_t value;
   };
+  // Recent steps that hold them name the ranks to read (none: no read).
   Result<std::vector<Event>> events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const;
   // Per rank: stack samples over [from, to], and those of stacks `in` selects.
   Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
@@ -134,6 +121,15 @@ class JobReader {
   Result<std::vector<std::vector<KernelTime>>> computeKernelTimes(uint64_t from, uint64_t to, uint32_t rank_count) const;
   // Kernels of `ranks` over [from, to], per rank and signature.
   Result<std::map<uint32_t, std::map<uint64_t, KernelSums>>> kernels(const std::vector<uint32_t>& ranks, uint64_t from, uint64_t to) const;
+
+  // rankPhases and events are served from `recent` (its owner's, outliving this reader) where
+  // it holds every step they read of a job of `ranks` ranks: continuous mode's recent steps,
+  // as ingest told them, so a pass over a 10,000-rank job decodes no records to find a
+  // straggler.
+  void serveRecent(const RecentSteps* recent, uint32_t ranks) {
+    recent_ = recent;
+    recent_ranks_ = ranks;
+  }
 
   const storage::Store& store() const { return store_; }
   const std::string& job() const { return job_; }
@@ -162,6 +158,8 @@ class JobReader {
   std::string job_;
   std::function<void()> check_;
   std::function<void(size_t)> hold_;
+  const RecentSteps* recent_ = nullptr;
+  uint32_t recent_ranks_ = 0;
 };
 
 }  // namespace argus::diagnose

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "base/prometheus.h"
+#include "diagnose/recent_steps.h"
 
 namespace argus::diagnose {
 
@@ -13,6 +15,10 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kReanalyzeSteps = 16;  // an open window's findings again every this many steps
 constexpr uint64_t kLateSteps = 64;       // how far the job runs ahead before a step is fed incomplete
+constexpr uint64_t kPendingSteps = 16;    // steps of every rank's summaries kept for the next pass
+// kDetectedSeries in a StepSummary.
+constexpr std::array<model::SummaryColumn, 3> kDetectedColumns = {model::SummaryColumn::kIter, model::SummaryColumn::kCompute,
+                                                                  model::SummaryColumn::kTransfer};
 
 // What makes a finding the same one seen before: its kind, onset and place. A link's ranks
 // are evidence, not its place: more steps may show more of them.
@@ -24,8 +30,9 @@ std::string keyOf(const Finding& f) {
 }  // namespace
 
 struct DiagnosisMonitor::JobState {
-  explicit JobState(const DetectorOptions& d) : detectors(kDetectedSeries.size(), ChangeDetector(d)) {}
+  JobState(const DetectorOptions& d, uint32_t recent_steps) : detectors(kDetectedSeries.size(), ChangeDetector(d)), recent(recent_steps) {}
   std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
+  RecentSteps recent;
   bool started = false;
   std::optional<uint32_t> ranks;  // in its topology, once a pass has read it
   uint64_t first_step = 0, next_step = 0;
@@ -75,6 +82,11 @@ void DiagnosisMonitor::noteDurable(storage::JobId job, std::span<const model::St
 
 void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
   const uint64_t step = r.step;
+  if (p.pending.size() >= kPendingSteps * std::max<uint32_t>(p.ranks, 256)) {  // the pass is far behind
+    for (const model::StepSummary& dropped : p.pending) p.lost_through = std::max(p.lost_through.value_or(0), dropped.step);
+    p.pending.clear();
+  }
+  p.pending.push_back(r);
   if (!p.newest_step || step > *p.newest_step) {
     p.arrived[step] = Clock::now();
     p.newest_step = step;
@@ -91,7 +103,10 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
   }
   if (step < p.awaited) return;
   StepSums& sums = p.sums[step];
-  for (size_t c = 0; c < sums.max.size(); ++c) sums.max[c] = sums.ranks == 0 ? r.series[c] : std::max(sums.max[c], r.series[c]);
+  for (size_t c = 0; c < sums.max.size(); ++c) {
+    const int64_t v = r.value(kDetectedColumns[c]);
+    sums.max[c] = sums.ranks == 0 ? v : std::max(sums.max[c], v);
+  }
   sums.start_ns = sums.ranks == 0 ? r.start_ns : std::min(sums.start_ns, r.start_ns);
   sums.end_ns = sums.ranks == 0 ? r.end_ns : std::max(sums.end_ns, r.end_ns);
   ++sums.ranks;
@@ -151,6 +166,20 @@ std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) cons
   return it == progress_.end() ? std::nullopt : it->second.newest_step;
 }
 
+void DiagnosisMonitor::takePending(storage::JobId job, JobState& st) {
+  std::vector<model::StepSummary> pending;
+  std::optional<uint64_t> lost;
+  {
+    std::lock_guard lock(mu_);
+    auto it = progress_.find(job);
+    if (it == progress_.end()) return;
+    pending.swap(it->second.pending);
+    lost = std::exchange(it->second.lost_through, std::nullopt);
+  }
+  if (lost) st.recent.forgetThrough(*lost);
+  for (const model::StepSummary& s : pending) st.recent.add(s);
+}
+
 std::optional<Clock::time_point> DiagnosisMonitor::takeArrival(storage::JobId job, uint64_t step) {
   std::lock_guard lock(mu_);
   auto it = progress_.find(job);
@@ -177,7 +206,7 @@ void DiagnosisMonitor::pass() {
   const std::vector<storage::JobInfo> jobs = store_.listJobs();
   for (const storage::JobInfo& job : jobs) {
     auto& state = jobs_[job.id];
-    if (!state) state = std::make_unique<JobState>(o_.diagnose.detector);
+    if (!state) state = std::make_unique<JobState>(o_.diagnose.detector, o_.recent_steps);
     Status s = passJob(job, *state);
     {
       std::lock_guard lock(mu_);
@@ -273,6 +302,10 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
     windows.insert(windows.end(), more.begin(), more.end());
   }
   windows = mergeWindows(std::move(windows));
+  // Stage 2 reads what the steps' notices told where they hold it all.
+  takePending(info.id, st);
+  reader.serveRecent(&st.recent, ranks);
+  const uint64_t held_before = st.recent.served(), stored_before = st.recent.missed();
   for (const AnomalyWindow& w : windows) {
     auto done = st.analyzed.find(w.from_step);
     const bool fresh = done == st.analyzed.end();
@@ -306,6 +339,11 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
       if (on_finding_) on_finding_(m);
     }
   }
+  {
+    std::lock_guard lock(mu_);
+    reads_held_ += st.recent.served() - held_before;
+    reads_stored_ += st.recent.missed() - stored_before;
+  }
   // Forget what no window can still need: steps fed long ago.
   while (!st.fed.empty() && st.fed.begin()->first + o_.max_history < last_fed) st.fed.erase(st.fed.begin());
   return Status::ok();
@@ -325,6 +363,10 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   prometheus::header(out, fed, "counter", "Steps fed to the online detectors, by where their series came from: ingest's notices, or read from the store.");
   prometheus::sample(out, fed, "source=\"notices\"", static_cast<double>(fed_told_));
   prometheus::sample(out, fed, "source=\"store\"", static_cast<double>(fed_read_));
+  const char* reads = "argus_diagnosis_window_reads_total";
+  prometheus::header(out, reads, "counter", "Reads of every rank's steps by the diagnosis of a window, by where they came from: the recent steps ingest's notices told, or the store.");
+  prometheus::sample(out, reads, "source=\"notices\"", static_cast<double>(reads_held_));
+  prometheus::sample(out, reads, "source=\"store\"", static_cast<double>(reads_stored_));
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
   prometheus::metric(out, "argus_diagnosis_pass_seconds", "gauge", "Time the last pass took.", last_pass_s_);
   prometheus::metric(out, "argus_diagnosis_finding_lag_seconds", "gauge",

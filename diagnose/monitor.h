@@ -12,7 +12,9 @@
 // Stage 1 reads nothing back: ingest tells each record's summary as it becomes durable
 // (model/step_summary.h), and a step every rank has told of is fed from those. The store is
 // read only for the steps notices did not complete: a job written without them, records
-// durable before argusd started, a rank that re-sent an older step.
+// durable before argusd started, a rank that re-sent an older step. Stage 2 reads every
+// rank's phases over a window and its baseline from the summaries of the job's recent steps
+// (diagnose/recent_steps.h) where they hold them all, else from the store.
 //
 // A step some rank never reports is fed once the job is 64 steps past it; without a
 // topology, once a later step exists. Thread-safety: start/stop from one thread;
@@ -42,6 +44,9 @@ namespace argus::diagnose {
 struct MonitorOptions {
   std::chrono::milliseconds interval{1000};
   uint64_t max_history = 2000;  // steps read back for a job first seen (argusd restarted on old data)
+  // Steps of every rank held from notices for stages 2 and 3 (diagnose/recent_steps.h):
+  // 8 MB per 1,024 ranks at 128.
+  uint32_t recent_steps = 128;
   DiagnoseOptions diagnose;
 };
 
@@ -91,12 +96,19 @@ class DiagnosisMonitor {
     // previous key up to it (a notice that raised newest_step). Kept until fed.
     std::map<uint64_t, std::chrono::steady_clock::time_point> arrived;
     std::map<uint64_t, StepSums> sums;  // steps >= awaited, within max_history of the newest
+    // Summaries told since the last pass took them (for its RecentSteps), at most
+    // kPendingSteps steps of every rank; past that they are dropped, and the steps they
+    // covered, up to lost_through, are read from the store.
+    std::vector<model::StepSummary> pending;
+    std::optional<uint64_t> lost_through;
   };
   void noteRecord(Progress& p, const model::StepSummary& r);  // REQUIRES: mu_ held
   // The job's steps from `from` on that every one of its `ranks` told of, in order up to the
   // first that is not complete or not told, as the series stage 1 reads (kDetectedSeries).
   Result<std::vector<std::vector<StepPoint>>> toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks);
   std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
+  // The summaries told of the job since the last call, into its recent steps.
+  void takePending(storage::JobId job, JobState& st);
   // When step's first records became durable, as notices told; forgets the steps before it.
   std::optional<std::chrono::steady_clock::time_point> takeArrival(storage::JobId job, uint64_t step);
   // After a pass over the job: what it waits for next. REQUIRES: mu_ held.
@@ -118,6 +130,7 @@ class DiagnosisMonitor {
   std::map<std::string, uint64_t> found_by_kind_;  // GUARDED_BY(mu_)
   uint64_t passes_ = 0, errors_ = 0;               // GUARDED_BY(mu_)
   uint64_t fed_told_ = 0, fed_read_ = 0;           // GUARDED_BY(mu_): steps fed from notices, from the store
+  uint64_t reads_held_ = 0, reads_stored_ = 0;     // GUARDED_BY(mu_): stage 2's reads from recent steps, from the store
   double last_pass_s_ = 0, last_lag_s_ = 0;        // GUARDED_BY(mu_)
 };
 

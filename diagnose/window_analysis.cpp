@@ -120,7 +120,7 @@ Result<std::vector<double>> perCallExcess(const Analysis& a, const std::map<uint
 
 // What the stages read for one window: its phases, collectives and JIT events.
 struct WindowReads {
-  JobReader::RankPhasesPair phases;
+  RankPhasesPair phases;
   JobReader::CollectivesPair traffic;
   std::vector<JobReader::Event> jit_events;
 };
@@ -349,7 +349,7 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
 // transfer time grew (a slow link's) or is unknown, and those that may be stragglers (a
 // straggler's own transfers tell a masked one): compute grown, and above its stage's median.
 // Without a baseline neither is judged.
-std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const std::vector<JobReader::RankPhasesPair>& phases,
+std::vector<uint32_t> trafficRanks(const std::vector<StepWindow>& windows, const std::vector<RankPhasesPair>& phases,
                                    const std::vector<const model::RankTopology*>& by_rank, const WindowOptions& o) {
   std::vector<uint32_t> out;
   for (size_t i = 0; i < windows.size(); ++i) {
@@ -413,7 +413,7 @@ Result<std::vector<std::vector<Finding>>> analyzeWindows(const JobReader& reader
     for (const JobReader::Event& e : *jit) {
       if (e.rank < rank_count) jit_ranks[e.rank] = true;
     }
-    Result<std::vector<JobReader::RankPhasesPair>> phases = reader.rankPhases(batch, rank_count, jit_ranks);
+    Result<std::vector<RankPhasesPair>> phases = reader.rankPhases(batch, rank_count, jit_ranks);
     if (!phases.isOk()) return phases.status();
     Result<std::vector<JobReader::CollectivesPair>> traffic = reader.collectives(batch, rank_count, trafficRanks(batch, *phases, by_rank, o));
     if (!traffic.isOk()) return traffic.status();

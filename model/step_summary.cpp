@@ -8,10 +8,11 @@ StepSummary summarize(const StepRecord& r) {
   s.step = r.step;
   s.start_ns = r.start_ns;
   s.end_ns = r.end_ns;
-  s.series = {r.iter_ns, r.phase(PhaseColumn::kCompute), commTransferNs(r.collectives)};
+  s.values = {r.phase(PhaseColumn::kCompute), r.phase(PhaseColumn::kCommExposed), r.phase(PhaseColumn::kBubble),
+              commTransferNs(r.collectives),  r.iter_ns,                           r.phase(PhaseColumn::kGpuIdle)};
   for (const EventRecord& e : r.events) {
-    if (e.kind != EventKind::kMarker || e.name_id == 0) continue;
-    if (s.marker_count == StepSummary::kMaxMarkers) break;
+    if (static_cast<unsigned>(e.kind) < 32) s.event_kinds |= uint32_t{1} << static_cast<unsigned>(e.kind);
+    if (e.kind != EventKind::kMarker || e.name_id == 0 || s.marker_count == StepSummary::kMaxMarkers) continue;
     s.markers[s.marker_count++] = e.name_id;
   }
   return s;

@@ -301,3 +301,38 @@ TEST_CASE("a finding's lag counts from when its steps' records were durable, not
   CHECK(found[0].lag_s >= 0.3);
   CHECK(found[0].lag_s < 30);
 }
+
+TEST_CASE("a window's ranks are read from the steps notices told, with the findings the store gives") {
+  // Two copies of one job: one told as its steps are written, one not (read back).
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  StragglerJob told(*store, "told"), read(*store, "read");
+  std::map<std::string, std::vector<Finding>> found;
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found[m.job].push_back(m.finding); });
+  for (uint64_t step = 0; step < 110; ++step) {
+    told.writeStep(&monitor);
+    read.writeStep();
+    monitor.pass();
+  }
+  REQUIRE(found["told"].size() == 1);
+  REQUIRE(found["read"].size() == 1);
+  const Finding& a = found["told"][0];
+  const Finding& b = found["read"][0];
+  CHECK(a.kind == FindingKind::kComputeStraggler);
+  CHECK(a.ranks == std::vector<uint32_t>{5});
+  CHECK(a.from_step == b.from_step);
+  CHECK(a.ranks == b.ranks);
+  CHECK(a.evidence == b.evidence);
+  CHECK(a.confidence == b.confidence);
+  // Each window read once per job: the told job's from its notices, the other's from the store.
+  std::string metrics;
+  monitor.writePrometheus(&metrics);
+  auto count = [&](const std::string& source) {
+    const std::string key = "argus_diagnosis_window_reads_total{source=\"" + source + "\"} ";
+    const size_t at = metrics.find(key);
+    REQUIRE(at != std::string::npos);
+    return std::stod(metrics.substr(at + key.size()));
+  };
+  CHECK(count("notices") > 0);
+  CHECK(count("notices") == count("store"));
+}
