@@ -33,6 +33,7 @@ struct DiagnosisMonitor::JobState {
   JobState(const DetectorOptions& d, uint32_t recent_steps) : detectors(kDetectedSeries.size(), ChangeDetector(d)), recent(recent_steps) {}
   std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
   RecentSteps recent;
+  std::vector<model::StepSummary> taken;  // the notices' last pending summaries
   bool started = false;
   std::optional<uint32_t> ranks;  // in its topology, once a pass has read it
   uint64_t first_step = 0, next_step = 0;
@@ -167,17 +168,17 @@ std::optional<uint64_t> DiagnosisMonitor::newestDurable(storage::JobId job) cons
 }
 
 void DiagnosisMonitor::takePending(storage::JobId job, JobState& st) {
-  std::vector<model::StepSummary> pending;
+  st.taken.clear();  // its capacity goes back to the notices: no allocation in steady state
   std::optional<uint64_t> lost;
   {
     std::lock_guard lock(mu_);
     auto it = progress_.find(job);
     if (it == progress_.end()) return;
-    pending.swap(it->second.pending);
+    st.taken.swap(it->second.pending);
     lost = std::exchange(it->second.lost_through, std::nullopt);
   }
   if (lost) st.recent.forgetThrough(*lost);
-  for (const model::StepSummary& s : pending) st.recent.add(s);
+  for (const model::StepSummary& s : st.taken) st.recent.add(s);
 }
 
 std::optional<Clock::time_point> DiagnosisMonitor::takeArrival(storage::JobId job, uint64_t step) {
@@ -218,14 +219,22 @@ void DiagnosisMonitor::pass() {
     if (error != state->last_error && !error.empty()) std::fprintf(stderr, "argusd: diagnosis of job %s: %s\n", job.name.c_str(), error.c_str());
     state->last_error = std::move(error);
   }
-  // Forget dropped jobs: their detectors, findings and progress.
+  // Forget dropped jobs: their detectors, findings and progress. A job created since the
+  // list was read (ids only grow) keeps the notices it has sent already.
   std::vector<storage::JobId> live;
   for (const storage::JobInfo& job : jobs) live.push_back(job.id);
   std::sort(live.begin(), live.end());
   auto dropped = [&](const auto& entry) { return !std::binary_search(live.begin(), live.end(), entry.first); };
+  std::vector<storage::JobId> gone;  // had a state: listed by an earlier pass
+  for (const auto& entry : jobs_) {
+    if (dropped(entry)) gone.push_back(entry.first);
+  }
   std::erase_if(jobs_, dropped);
   std::lock_guard lock(mu_);
-  std::erase_if(progress_, dropped);
+  std::erase_if(progress_, [&](const auto& entry) {
+    const bool newer = live.empty() || entry.first > live.back();
+    return dropped(entry) && (!newer || std::binary_search(gone.begin(), gone.end(), entry.first));
+  });
   ++passes_;
   last_pass_s_ = std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -4,6 +4,18 @@
 
 namespace argus::diagnose {
 
+namespace {
+
+// f(step) for each step of [from, to] while it returns true (to may be UINT64_MAX).
+template <typename F>
+void forSteps(uint64_t from, uint64_t to, F&& f) {
+  for (uint64_t s = from; s <= to; ++s) {
+    if (!f(s) || s == to) return;
+  }
+}
+
+}  // namespace
+
 RecentSteps::RecentSteps(uint32_t depth) : depth_(std::max(depth, 1u)), told_(depth_) {}
 
 void RecentSteps::add(const model::StepSummary& s) {
@@ -23,9 +35,11 @@ void RecentSteps::forgetThrough(uint64_t step) { lost_through_ = std::max(lost_t
 
 bool RecentSteps::holds(uint64_t from, uint64_t to, uint32_t ranks) const {
   bool held = ranks > 0 && from <= to && to - from < depth_ && (!lost_through_ || from > *lost_through_);
-  for (uint64_t s = from; held && s <= to; ++s) {
-    const Told& told = told_[s % depth_];
-    held = told.step == s && told.ranks >= ranks;
+  if (held) {
+    forSteps(from, to, [&](uint64_t s) {
+      const Told& told = told_[s % depth_];
+      return held = told.step == s && told.ranks >= ranks;
+    });
   }
   ++(held ? served_ : missed_);
   return held;
@@ -52,11 +66,12 @@ std::optional<std::vector<RankPhasesPair>> RecentSteps::rankPhases(const std::ve
     if (ring.empty()) continue;
     const int columns = r < detailed.size() && detailed[r] ? RankPhasesGatherer::kColumns : RankPhasesGatherer::kCoreColumns;
     for (size_t w = 0; w < windows.size(); ++w) {
-      for (uint64_t s = firstStepOf(windows[w]); s <= windows[w].to_step; ++s) {
+      forSteps(firstStepOf(windows[w]), windows[w].to_step, [&](uint64_t s) {
         const Slot& slot = ring[s % depth_];
         const int side = sideOf(windows[w], s);
         if (slot.step == s && side >= 0) gather.add(w, side, slot.values.data(), columns);
-      }
+        return true;
+      });
     }
     gather.finish(r, out);
   }
@@ -73,13 +88,13 @@ std::optional<std::vector<uint32_t>> RecentSteps::ranksWithEvents(const std::vec
   std::vector<uint32_t> out;
   for (uint32_t r = 0; r < slots_.size(); ++r) {
     const std::vector<Slot>& ring = slots_[r];
-    for (uint64_t s = from; !ring.empty() && s <= to; ++s) {
+    if (ring.empty()) continue;
+    forSteps(from, to, [&](uint64_t s) {
       const Slot& slot = ring[s % depth_];
-      if (slot.step == s && (slot.event_kinds & mask) != 0) {
-        out.push_back(r);
-        break;
-      }
-    }
+      if (slot.step != s || (slot.event_kinds & mask) == 0) return true;
+      out.push_back(r);
+      return false;
+    });
   }
   return out;
 }

@@ -158,6 +158,10 @@ TEST_CASE("continuous mode: argusd finds a paced job's straggler within 3 s of i
   INFO(body);
   CHECK(contains(body, "argus_diagnosis_findings_total{kind=\"compute_straggler\"} 1"));
   CHECK(contains(body, "argus_diagnosis_errors_total 0"));
+  // The window's ranks came from the summaries the sessions told as their records became
+  // durable: nothing was read back.
+  CHECK_FALSE(contains(body, "argus_diagnosis_window_reads_total{source=\"notices\"} 0\n"));
+  CHECK(contains(body, "argus_diagnosis_window_reads_total{source=\"store\"} 0\n"));
   // Recorded: the findings table answers with it, as found.
   auto recorded = cli::httpRequest("127.0.0.1", argusd.httpPort(), "POST", "/api/v1/query",
                                    R"q({"q": "SELECT kind, ranks, from_step, steps_after_onset <= 40, lag_s >= 0, detected_ns > from_ns FROM findings('live')", "format": "csv"})q");

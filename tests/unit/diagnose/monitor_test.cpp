@@ -336,3 +336,38 @@ TEST_CASE("a window's ranks are read from the steps notices told, with the findi
   CHECK(count("notices") > 0);
   CHECK(count("notices") == count("store"));
 }
+
+TEST_CASE("notices of a job created after a pass listed the jobs are kept for the pass that lists it") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  auto first = store->ensureJob("first");
+  REQUIRE(first.isOk());
+  simulate::ClusterOptions o;
+  o.layout = simulate::ClusterLayout{2, 2, 1, 4};  // 4 ranks
+  auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(8));
+  REQUIRE(made.isOk());
+  simulate::ClusterSimulator& sim = **made;
+  sim.simulate(1);
+  std::vector<model::StepRecord> records(sim.layout().ranks());
+  std::vector<model::StepSummary> told;
+  for (uint32_t rank = 0; rank < records.size(); ++rank) {
+    sim.record(rank, 0, &records[rank]);
+    told.push_back(model::summarize(records[rank]));
+  }
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, nullptr);
+  // The job's step 0 is told while a pass runs on the list it read before the job existed
+  // (ids only grow: the next job's is the next id).
+  const storage::JobId next = *first + 1;
+  monitor.noteDurable(next, told);
+  monitor.pass();
+  auto id = store->ensureJob("second");
+  REQUIRE(id.isOk());
+  REQUIRE(*id == next);
+  for (uint32_t rank = 0; rank < records.size(); ++rank) REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&records[rank], 1)).isOk());
+  monitor.pass();
+  std::string metrics;
+  monitor.writePrometheus(&metrics);
+  INFO(metrics);
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 0\n") != std::string::npos);
+}

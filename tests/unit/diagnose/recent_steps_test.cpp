@@ -135,6 +135,17 @@ TEST_CASE("recent steps hold a step only while every rank has told it and no new
     CHECK(!recent.ranksWithEvents(kJitKinds, 9, 10, 4));
     CHECK(recent.ranksWithEvents(kJitKinds, 10, 10, 4));
   }
+  SUBCASE("steps at the end of the range: no loop runs past them") {
+    const uint64_t last = UINT64_MAX;
+    for (uint64_t step = last - 2; step != 0; ++step) {
+      for (uint32_t rank = 0; rank < 4; ++rank) recent.add(told(rank, step, 1, 2));
+    }
+    CHECK(recent.ranksWithEvents(kJitKinds, last - 2, last, 4) == std::optional<std::vector<uint32_t>>(std::vector<uint32_t>{0, 1, 2, 3}));
+    auto phases = recent.rankPhases({{last, last, last - 2, last - 1, false}}, 4, {}, 4);
+    REQUIRE(phases);
+    CHECK((*phases)[0][0][3].steps == 2);
+    CHECK((*phases)[0][1][3].steps == 1);
+  }
   SUBCASE("a rank past kMaxRanks is not held; an event kind with no bit is not served") {
     recent.add(told(RecentSteps::kMaxRanks, 7, 1, 0xffffffff));
     CHECK(recent.ranksWithEvents({1}, 7, 7, 4) == std::optional<std::vector<uint32_t>>(std::vector<uint32_t>{}));
