@@ -285,42 +285,44 @@ Result<std::vector<RankPhasesPair>> JobReader::rankPhases(const std::vector<Step
     pair[0].resize(rank_count);
     pair[1].resize(rank_count);
   }
-  // Every rank's compute, exposed, bubble and transfer; iter and idle of detailed ranks,
-  // read only when there are some: a median per rank, window and side is most of the work.
-  const bool any_detailed = std::find(detailed.begin(), detailed.end(), true) != detailed.end();
-  const int columns_read = any_detailed ? RankPhasesGatherer::kColumns : RankPhasesGatherer::kCoreColumns;
-  std::vector<std::string> columns = {"step", "rank"};
-  columns.insert(columns.end(), model::kSummaryColumnNames.begin(), model::kSummaryColumnNames.begin() + columns_read);
-  // Per part: the current rank's values (a part's rows come in (rank, step) order, each rank
-  // in one part).
-  struct PartState {
-    explicit PartState(size_t windows) : values(windows) {}
-    RankPhasesGatherer values;
-    int64_t current = -1;
-    int columns_now = RankPhasesGatherer::kCoreColumns;
+  // `columns` of `ranks` (empty: all) into out: one scan, each part gathering the rank its
+  // rows are of (a part's rows come in (rank, step) order, each rank in one part).
+  auto read = [&](const std::vector<uint32_t>& ranks, int columns) -> Status {
+    std::vector<std::string> names = {"step", "rank"};
+    names.insert(names.end(), model::kSummaryColumnNames.begin(), model::kSummaryColumnNames.begin() + columns);
+    struct PartState {
+      explicit PartState(size_t windows) : values(windows) {}
+      RankPhasesGatherer values;
+      int64_t current = -1;
+    };
+    std::vector<PartState> states(parts(), PartState(windows.size()));
+    auto finish = [&](PartState& st) {
+      if (st.current >= 0 && st.current < static_cast<int64_t>(rank_count)) st.values.finish(static_cast<uint32_t>(st.current), out);
+      st.current = -1;
+    };
+    return scanWindows(
+        storage::Table::kSteps, names, windows, ranks,
+        [&](size_t part, const storage::ColumnBatch& b, size_t i, size_t w, int side) {
+          PartState& st = states[part];
+          if (b.columns[1].ints[i] != st.current) {
+            finish(st);
+            st.current = b.columns[1].ints[i];
+          }
+          int64_t row[RankPhasesGatherer::kColumns];
+          for (int c = 0; c < columns; ++c) row[c] = b.columns[c + 2].ints[i];
+          st.values.add(w, side, row, columns);
+        },
+        [&](size_t part) { finish(states[part]); });
   };
-  std::vector<PartState> states(parts(), PartState(windows.size()));
-  auto finish = [&](PartState& st) {
-    if (st.current >= 0 && st.current < static_cast<int64_t>(rank_count)) st.values.finish(static_cast<uint32_t>(st.current), out);
-  };
-  ARGUS_RETURN_IF_ERROR(scanWindows(
-      storage::Table::kSteps, columns, windows, {},
-      [&](size_t part, const storage::ColumnBatch& b, size_t i, size_t w, int side) {
-        PartState& st = states[part];
-        if (b.columns[1].ints[i] != st.current) {
-          finish(st);
-          st.current = b.columns[1].ints[i];
-          st.columns_now = st.current >= 0 && static_cast<uint64_t>(st.current) < detailed.size() && detailed[st.current] ? RankPhasesGatherer::kColumns
-                                                                                                                          : RankPhasesGatherer::kCoreColumns;
-        }
-        int64_t row[RankPhasesGatherer::kColumns];
-        for (int c = 0; c < st.columns_now; ++c) row[c] = b.columns[c + 2].ints[i];
-        st.values.add(w, side, row, st.columns_now);
-      },
-      [&](size_t part) {
-        finish(states[part]);
-        states[part].current = -1;
-      }));
+  // Every rank's compute, exposed, bubble and transfer; then all six columns of the few
+  // detailed ranks, read again on their own: iter and idle of every rank would be half as
+  // much again to decode.
+  ARGUS_RETURN_IF_ERROR(read({}, RankPhasesGatherer::kCoreColumns));
+  std::vector<uint32_t> detailed_ranks;
+  for (uint32_t r = 0; r < detailed.size() && r < rank_count; ++r) {
+    if (detailed[r]) detailed_ranks.push_back(r);
+  }
+  if (!detailed_ranks.empty()) ARGUS_RETURN_IF_ERROR(read(detailed_ranks, RankPhasesGatherer::kColumns));
   hold_(2 * windows.size() * rank_count * sizeof(RankPhases));
   return out;
 }
@@ -395,10 +397,11 @@ Result<std::vector<JobReader::Event>> JobReader::events(const std::vector<uint8_
   return out;
 }
 
-Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
+Result<std::vector<std::pair<uint64_t, uint64_t>>> JobReader::stackSamples(uint64_t from, uint64_t to, uint32_t rank_count, const std::vector<uint32_t>& ranks,
                                                                            const std::function<bool(uint64_t)>& in) const {
   std::vector<std::pair<uint64_t, uint64_t>> out(rank_count);  // each rank's written by one part
-  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kStacks, {"rank", "stack_id", "samples"}, from, to, {}, [&](size_t, const storage::ColumnBatch& b) {
+  if (ranks.empty()) return out;  // (an empty rank list would scan them all)
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kStacks, {"rank", "stack_id", "samples"}, from, to, ranks, [&](size_t, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
       const auto rank = static_cast<uint64_t>(b.columns[0].ints[i]);
       if (rank >= rank_count) continue;

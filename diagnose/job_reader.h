@@ -108,8 +108,9 @@ class JobReader {
   };
   // Recent steps that hold them name the ranks to read (none: no read).
   Result<std::vector<Event>> events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const;
-  // Per rank: stack samples over [from, to], and those of stacks `in` selects.
-  Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count,
+  // Per rank (indexed by rank; of `ranks` alone, sorted, not empty): stack samples over
+  // [from, to], and those of stacks `in` selects.
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> stackSamples(uint64_t from, uint64_t to, uint32_t rank_count, const std::vector<uint32_t>& ranks,
                                                                    const std::function<bool(uint64_t stack_id)>& in) const;
   // Per rank (indexed by rank), its compute kernels over [from, to]: calls and time per
   // signature, communication kernels left out. Lighter than kernels(): no histograms.

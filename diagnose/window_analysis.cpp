@@ -316,7 +316,9 @@ Result<std::vector<Finding>> analyze(const JobReader& reader, const std::vector<
         }
       }
     }
-    auto samples = reader.stackSamples(w.from_step, w.to_step, a.rank_count, [&](uint64_t id) { return compiler.count(id) != 0; });
+    std::vector<uint32_t> suspects;  // (sorted: the map's order)
+    for (const auto& [r, what] : jit) suspects.push_back(r);
+    auto samples = reader.stackSamples(w.from_step, w.to_step, a.rank_count, suspects, [&](uint64_t id) { return compiler.count(id) != 0; });
     if (!samples.isOk()) return samples.status();
     for (const auto& [r, what] : jit) {
       if (r >= a.rank_count || !a.present(r)) continue;
