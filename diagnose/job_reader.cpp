@@ -374,19 +374,28 @@ Result<std::vector<JobReader::CollectivesPair>> JobReader::collectives(const std
 }
 
 Result<std::vector<JobReader::Event>> JobReader::events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const {
-  std::vector<uint32_t> ranks;  // empty: all of them
-  if (recent_ != nullptr) {
-    std::optional<std::vector<uint32_t>> held = recent_->ranksWithEvents(kinds, from, to, recent_ranks_);
-    if (held) {
-      if (held->empty()) return std::vector<Event>{};
-      ranks = std::move(held).value();
-    }
+  auto wanted = [&](int64_t kind) { return std::find(kinds.begin(), kinds.end(), kind) != kinds.end(); };
+  // The ranks with such events: from recent steps, else from a scan of the kinds alone (most
+  // ranks have none, and the values are as much again to decode).
+  std::optional<std::vector<uint32_t>> ranks;
+  if (recent_ != nullptr) ranks = recent_->ranksWithEvents(kinds, from, to, recent_ranks_);
+  if (!ranks) {
+    std::vector<std::vector<uint32_t>> with(parts());  // per part: its run of ranks, in order
+    ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "kind"}, from, to, {}, [&](size_t part, const storage::ColumnBatch& b) {
+      for (size_t i = 0; i < b.rows; ++i) {
+        const auto rank = static_cast<uint32_t>(b.columns[0].ints[i]);
+        if (wanted(b.columns[1].ints[i]) && (with[part].empty() || with[part].back() != rank)) with[part].push_back(rank);
+      }
+    }));
+    ranks.emplace();
+    for (const std::vector<uint32_t>& part : with) ranks->insert(ranks->end(), part.begin(), part.end());
   }
+  if (ranks->empty()) return std::vector<Event>{};  // (an empty rank list would scan them all)
   std::vector<std::vector<Event>> found(parts());  // per part: its run of ranks, in order
-  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, ranks, [&](size_t part, const storage::ColumnBatch& b) {
+  ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kEvents, {"rank", "step", "kind", "value"}, from, to, *ranks, [&](size_t part, const storage::ColumnBatch& b) {
     for (size_t i = 0; i < b.rows; ++i) {
+      if (!wanted(b.columns[2].ints[i])) continue;
       const auto kind = static_cast<uint8_t>(b.columns[2].ints[i]);
-      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
       found[part].push_back(Event{static_cast<uint32_t>(b.columns[0].ints[i]), static_cast<uint64_t>(b.columns[1].ints[i]), kind,
                                   static_cast<uint64_t>(b.columns[3].ints[i])});
     }

@@ -106,7 +106,8 @@ class JobReader {
     uint8_t kind;
     uint64_t value;
   };
-  // Recent steps that hold them name the ranks to read (none: no read).
+  // Read of the ranks that have such events alone, which recent steps name where they hold
+  // the steps (serveRecent), else a scan of the kind column finds.
   Result<std::vector<Event>> events(const std::vector<uint8_t>& kinds, uint64_t from, uint64_t to) const;
   // Per rank (indexed by rank; of `ranks` alone, sorted, not empty): stack samples over
   // [from, to], and those of stacks `in` selects.
