@@ -81,7 +81,7 @@ Status JobReader::scanSplit(storage::Table table, std::vector<std::string> colum
 }
 
 Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, uint64_t from, uint64_t to, std::optional<uint32_t> rank) const {
-  Result<std::vector<std::vector<StepPoint>>> series = stepSeries(std::vector<std::string>{column}, from, to, rank);
+  Result<std::vector<std::vector<StepPoint>>> series = stepSeries(std::vector<std::string>{column}, from, to, rank ? std::vector<uint32_t>{*rank} : std::vector<uint32_t>{});
   if (!series.isOk()) return series.status();
   return std::move(series->front());
 }
@@ -89,21 +89,21 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
 namespace {
 
 // A step series being read: per step, each metric's max over ranks, the earliest start, the
-// latest end and the ranks seen. In an array over the range when it is short; else by step
+// latest end (when read) and the ranks seen. In an array over the range when it is short; else by step
 // number (a job whose steps start far from the range's start: after a restart at step 10^8).
 class SeriesSums {
  public:
   static constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
 
-  SeriesSums(uint64_t from, uint64_t steps, size_t metrics)
-      : from_(from), k_(metrics), dense_(steps <= kDenseSteps ? steps : 0), dense_values_(dense_.size() * metrics) {}
+  SeriesSums(uint64_t from, uint64_t steps, size_t metrics, bool times)
+      : from_(from), k_(metrics), times_(times), dense_(steps <= kDenseSteps ? steps : 0), dense_values_(dense_.size() * metrics) {}
 
-  // Rows of b: columns[0] the step, [1] start_ns, [2] end_ns, at[c] metric c.
+  // Rows of b: columns[0] the step, [1] start_ns and [2] end_ns if times, at[c] metric c.
   void add(const storage::ColumnBatch& b, const std::vector<size_t>& at) {
     const auto& steps = b.columns[0].ints;
     for (size_t i = 0; i < b.rows; ++i) {
       auto [p, values] = point(static_cast<uint64_t>(steps[i]));
-      const int64_t start = b.columns[1].ints[i], end = b.columns[2].ints[i];
+      const int64_t start = times_ ? b.columns[1].ints[i] : 0, end = times_ ? b.columns[2].ints[i] : 0;
       for (size_t c = 0; c < k_; ++c) {
         const double v = static_cast<double>(b.columns[at[c]].ints[i]);
         values[c] = p->ranks == 0 ? v : std::max(values[c], v);
@@ -154,6 +154,7 @@ class SeriesSums {
 
   uint64_t from_;
   size_t k_;
+  bool times_;
   std::vector<StepPoint> dense_;
   std::vector<double> dense_values_;
   std::map<uint64_t, Point> sparse_;
@@ -162,7 +163,7 @@ class SeriesSums {
 }  // namespace
 
 Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vector<std::string>& metrics, uint64_t from, uint64_t to,
-                                                                 std::optional<uint32_t> rank) const {
+                                                                 const std::vector<uint32_t>& ranks, Times times) const {
   for (const std::string& m : metrics) {
     if (storage::findColumn(storage::Table::kSteps, m) == nullptr) return Status::invalidArgument("no column '" + m + "' in table steps");
   }
@@ -170,27 +171,27 @@ Result<std::vector<std::vector<StepPoint>>> JobReader::stepSeries(const std::vec
   if (to < from || metrics.empty()) return out;
   const size_t k = metrics.size();
   const uint64_t n = to - from + 1;
-  std::vector<uint32_t> ranks;
-  if (rank) ranks.push_back(*rank);
-  std::vector<std::string> columns = {"step", "start_ns", "end_ns"};
+  const bool with_times = times == Times::kRead;
+  std::vector<std::string> columns = {"step"};
+  if (with_times) columns.insert(columns.end(), {"start_ns", "end_ns"});
   std::vector<size_t> at;  // each metric's column (start_ns and end_ns are read once)
   for (const std::string& m : metrics) {
     auto it = std::find(columns.begin(), columns.end(), m);
     at.push_back(static_cast<size_t>(it - columns.begin()));
     if (it == columns.end()) columns.push_back(m);
   }
-  // Every rank's rows: summed per part on the scan's threads, then merged, when a part's
+  // Many ranks' rows: summed per part on the scan's threads, then merged, when a part's
   // array is small (a few MB); else on the reader alone, into one.
   constexpr uint64_t kSplitSteps = uint64_t{1} << 16;
   std::vector<SeriesSums> sums;
-  if (!rank && n <= kSplitSteps) {
-    for (size_t p = 0; p < parts(); ++p) sums.emplace_back(from, n, k);
+  if (ranks.size() != 1 && n <= kSplitSteps) {
+    for (size_t p = 0; p < parts(); ++p) sums.emplace_back(from, n, k, with_times);
     hold_(sums.size() * sums[0].bytes());
     ARGUS_RETURN_IF_ERROR(scanSplit(storage::Table::kSteps, columns, from, to, ranks, [&](size_t part, const storage::ColumnBatch& b) { sums[part].add(b, at); }));
     for (size_t p = 1; p < sums.size(); ++p) sums[0].merge(sums[p]);
     sums.erase(sums.begin() + 1, sums.end());
   } else {
-    sums.emplace_back(from, n, k);
+    sums.emplace_back(from, n, k, with_times);
     ARGUS_RETURN_IF_ERROR(scan(storage::Table::kSteps, columns, from, to, ranks, [&](const storage::ColumnBatch& b) { sums[0].add(b, at); }));
   }
   SeriesSums& all = sums[0];

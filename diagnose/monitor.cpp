@@ -276,7 +276,7 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   const size_t told = read->front().size();
   const uint64_t told_to = told == 0 ? st.next_step : read->front().back().step + 1;
   if (told_to <= newest) {
-    Result<std::vector<std::vector<StepPoint>>> stored = reader.stepSeries(kDetectedSeries, told_to, newest, std::nullopt);
+    Result<std::vector<std::vector<StepPoint>>> stored = reader.stepSeries(kDetectedSeries, told_to, newest, {});
     if (!stored.isOk()) return stored.status();
     for (size_t c = 0; c < read->size(); ++c) (*read)[c].insert((*read)[c].end(), (*stored)[c].begin(), (*stored)[c].end());
   }

@@ -83,7 +83,7 @@ TEST_CASE("stepSeries: per step the max over ranks, the earliest start and lates
   auto sim = testing::writeSimulatedJob(*store, "j", o, {"compute_straggler:rank=50,at=60,for=20"}, 150);
   REQUIRE_MESSAGE(sim.isOk(), sim.status().toString());
   JobReader reader(*store, "j");
-  auto series = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, 0, 149, std::nullopt);
+  auto series = reader.stepSeries(std::vector<std::string>{"iter_ns", "compute_ns"}, 0, 149, {});
   REQUIRE_MESSAGE(series.isOk(), series.status().toString());
   REQUIRE(series->size() == 2);
 
