@@ -1,6 +1,7 @@
 #include "diagnose/diagnosis.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace argus::diagnose {
@@ -76,6 +77,7 @@ Status setWallClock(const JobReader& reader, const std::vector<model::RankTopolo
     if (t.dp_rank == 0) replica.push_back(t.rank);
   }
   std::sort(replica.begin(), replica.end());
+  std::vector<std::array<bool, 2>> set(findings.size());  // from_ns, to_ns
   for (const std::vector<uint32_t>& ranks : {replica, std::vector<uint32_t>{}}) {
     Result<std::vector<std::vector<StepPoint>>> times = reader.stepSeries({"iter_ns"}, from, to, ranks);
     if (!times.isOk()) return times.status();
@@ -85,12 +87,14 @@ Status setWallClock(const JobReader& reader, const std::vector<model::RankTopolo
       return it != series.end() && it->step == step ? &*it : nullptr;
     };
     bool missing = false;
-    for (Finding& f : findings) {
-      const StepPoint* first = at(f.from_step);
-      const StepPoint* last = at(f.to_step);
+    for (size_t i = 0; i < findings.size(); ++i) {
+      Finding& f = findings[i];
+      const StepPoint* first = set[i][0] ? nullptr : at(f.from_step);
+      const StepPoint* last = set[i][1] ? nullptr : at(f.to_step);
       if (first != nullptr) f.from_ns = first->start_ns;
       if (last != nullptr) f.to_ns = last->end_ns;
-      missing = missing || first == nullptr || last == nullptr;
+      set[i] = {set[i][0] || first != nullptr, set[i][1] || last != nullptr};
+      missing = missing || !set[i][0] || !set[i][1];
     }
     if (!missing || ranks.empty()) break;
   }

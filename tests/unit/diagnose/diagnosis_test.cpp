@@ -207,3 +207,57 @@ TEST_CASE("steps far from the range's start, and absurd rank numbers, get answer
   CHECK(found.status().code() == Status::Code::kInvalidArgument);
   CHECK(found.status().message().find("rank 3000000000") != std::string::npos);
 }
+
+TEST_CASE("a finding's wall clock: its steps' earliest start and latest end on the first data-parallel replica, on every rank where that lacks them") {
+  // Ranks of dp_rank 0 (0, 1, 8, 9, 16, 17, 24, 25 of tp 2 x pp 4 x dp 4) stop reporting at
+  // step `replica_until`; the others report all 140 steps. A straggler from step 70.
+  for (const uint64_t replica_until : {uint64_t{140}, uint64_t{85}}) {
+    CAPTURE(replica_until);
+    storage::testutil::TempDir dir;
+    auto store = storage::testutil::openStore(dir.path(), 64);
+    simulate::ClusterOptions o = smallJob();
+    o.faults = {*simulate::parseFault("compute_straggler:rank=13,at=70,for=30")};
+    auto made = simulate::ClusterSimulator::create(o, simulate::builtinKernelMix(16));
+    REQUIRE(made.isOk());
+    simulate::ClusterSimulator& sim = **made;
+    auto id = store->ensureJob("j");
+    REQUIRE(id.isOk());
+    constexpr uint32_t kSteps = 140;
+    sim.simulate(kSteps);
+    std::map<std::pair<uint32_t, uint64_t>, std::pair<int64_t, int64_t>> times;  // (rank, step): start, end
+    for (uint32_t rank = 0; rank < sim.layout().ranks(); ++rank) {
+      const bool replica = sim.layout().topology(rank).dp_rank == 0;
+      std::vector<model::StepRecord> records(replica ? replica_until : kSteps);
+      for (uint32_t i = 0; i < records.size(); ++i) {
+        sim.record(rank, i, &records[i]);
+        times[{rank, records[i].step}] = {records[i].start_ns, records[i].end_ns};
+      }
+      REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, records).isOk());
+    }
+    JobReader reader(*store, "j");
+    Result<std::vector<Finding>> found = diagnose::diagnose(reader, 0, kSteps - 1);
+    REQUIRE_MESSAGE(found.isOk(), found.status().toString());
+    REQUIRE(!found->empty());
+    // Over the replica's ranks where any has the step, else over every rank.
+    auto expect = [&](uint64_t step, bool start) {
+      std::optional<int64_t> on_replica, on_all;
+      for (const auto& [key, t] : times) {
+        if (key.second != step) continue;
+        const int64_t v = start ? t.first : t.second;
+        auto better = [&](std::optional<int64_t>& m) { m = !m ? v : start ? std::min(*m, v) : std::max(*m, v); };
+        better(on_all);
+        if (sim.layout().topology(key.first).dp_rank == 0) better(on_replica);
+      }
+      return on_replica ? *on_replica : on_all.value_or(0);
+    };
+    bool past_replica = false;
+    for (const Finding& f : *found) {
+      CAPTURE(f.from_step);
+      CAPTURE(f.to_step);
+      CHECK(f.from_ns == expect(f.from_step, true));
+      CHECK(f.to_ns == expect(f.to_step, false));
+      past_replica = past_replica || f.to_step >= replica_until;
+    }
+    CHECK(past_replica == (replica_until < kSteps));  // the second case reads every rank
+  }
+}
