@@ -35,4 +35,4 @@ sleep 2  # the last steps' pass
   "SELECT kind, from_step AS onset, steps_after_onset, lag_s FROM findings('live') ORDER BY from_step"
 exec 3<>"/dev/tcp/${http%:*}/${http##*:}"  # no curl needed
 printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\n\r\n' "$http" >&3
-cat <&3 | grep -E '^argus_diagnosis_(passes_total|errors_total|pass_seconds)'
+cat <&3 | grep -E '^argus_diagnosis_(passes_total|errors_total|pass_seconds|steps_fed_total|window_reads_total)'

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/worker_threads.h"
-#include "diagnose/median.h"
 #include "diagnose/recent_steps.h"
 #include "model/step_summary.h"
 
@@ -88,9 +87,10 @@ Result<std::vector<StepPoint>> JobReader::stepSeries(const std::string& column, 
 
 namespace {
 
-// A step series being read: per step, each metric's max over ranks, the earliest start, the
-// latest end (when read) and the ranks seen. In an array over the range when it is short; else by step
-// number (a job whose steps start far from the range's start: after a restart at step 10^8).
+// A step series being read: per step, each metric's max over ranks, the earliest start and
+// the latest end (when read), and the ranks seen. In an array over the range when it is
+// short; else by step number (a job whose steps start far from the range's start: after a
+// restart at step 10^8).
 class SeriesSums {
  public:
   static constexpr uint64_t kDenseSteps = uint64_t{1} << 22;
