@@ -33,6 +33,7 @@ struct DiagnosisMonitor::JobState {
   JobState(const DetectorOptions& d, uint32_t recent_steps) : detectors(kDetectedSeries.size(), ChangeDetector(d)), recent(recent_steps) {}
   std::vector<ChangeDetector> detectors;  // one per kDetectedSeries
   RecentSteps recent;
+  std::optional<Clock::time_point> last_told;  // when `recent` last took summaries; none: it holds none
   std::vector<model::StepSummary> taken;  // the notices' last pending summaries
   bool started = false;
   std::optional<uint32_t> ranks;  // in its topology, once a pass has read it
@@ -179,6 +180,7 @@ void DiagnosisMonitor::takePending(storage::JobId job, JobState& st) {
   }
   if (lost) st.recent.forgetThrough(*lost);
   for (const model::StepSummary& s : st.taken) st.recent.add(s);
+  if (!st.taken.empty()) st.last_told = Clock::now();
 }
 
 std::optional<Clock::time_point> DiagnosisMonitor::takeArrival(storage::JobId job, uint64_t step) {
@@ -241,6 +243,10 @@ void DiagnosisMonitor::pass() {
 
 Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   const std::string& job = info.name;
+  if (st.last_told && Clock::now() - *st.last_told > o_.recent_idle) {  // its memory back
+    st.recent = RecentSteps(o_.recent_steps);
+    st.last_told.reset();
+  }
   JobReader reader(store_, job);
   // The job's newest step: known from ingest's notices when there are any (reading it back
   // decodes the newest block of every rank), else read from the store.

@@ -45,8 +45,10 @@ struct MonitorOptions {
   std::chrono::milliseconds interval{1000};
   uint64_t max_history = 2000;  // steps read back for a job first seen (argusd restarted on old data)
   // Steps of every rank held from notices for stages 2 and 3 (diagnose/recent_steps.h):
-  // 8 MB per 1,024 ranks at 128.
+  // 8 MB per 1,024 ranks at 128; given back once the job has told nothing for recent_idle
+  // (finished, or stalled).
   uint32_t recent_steps = 128;
+  std::chrono::milliseconds recent_idle{std::chrono::minutes(5)};
   DiagnoseOptions diagnose;
 };
 

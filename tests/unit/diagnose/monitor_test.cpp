@@ -371,3 +371,37 @@ TEST_CASE("notices of a job created after a pass listed the jobs are kept for th
   CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 1\n") != std::string::npos);
   CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 0\n") != std::string::npos);
 }
+
+TEST_CASE("a job told nothing for a while gives its recent steps back; its windows are then read from the store") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  StragglerJob job(*store, "idle");
+  MonitorOptions options;
+  options.recent_idle = std::chrono::seconds(1);
+  std::vector<MonitorFinding> found;
+  DiagnosisMonitor monitor(*store, options, [&](const MonitorFinding& m) { found.push_back(m); });
+  auto reads = [&](const std::string& source) {
+    std::string metrics;
+    monitor.writePrometheus(&metrics);
+    const std::string key = "argus_diagnosis_window_reads_total{source=\"" + source + "\"} ";
+    return std::stod(metrics.substr(metrics.find(key) + key.size()));
+  };
+  for (uint64_t step = 0; step < 76; ++step) {
+    job.writeStep(&monitor);
+    monitor.pass();
+  }
+  REQUIRE(found.size() == 1);  // the straggler, from step 70
+  CHECK(reads("notices") > 0);
+  CHECK(reads("store") == 0);
+  // Idle past recent_idle: the next pass gives the steps back. Steps 76-99 then refill
+  // them, but the straggler's open window, analyzed again at step 86 with its baseline
+  // from step 20, is read back from the store.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  monitor.pass();
+  for (uint64_t step = 76; step < 100; ++step) {
+    job.writeStep(&monitor);
+    monitor.pass();
+  }
+  CHECK(reads("store") > 0);
+  CHECK(found.size() == 1);  // the same straggler: nothing new
+}
