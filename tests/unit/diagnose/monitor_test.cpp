@@ -49,6 +49,17 @@ class StragglerJob {
   storage::JobId id_ = 0;
 };
 
+// A sample's value in the monitor's /metrics text: "argus_diagnosis_passes_total", or with
+// its labels.
+double metric(const DiagnosisMonitor& monitor, const std::string& sample) {
+  std::string text;
+  monitor.writePrometheus(&text);
+  const std::string key = "\n" + sample + " ";
+  const size_t at = text.find(key);
+  REQUIRE_MESSAGE(at != std::string::npos, sample);
+  return std::stod(text.substr(at + key.size()));
+}
+
 }  // namespace
 
 TEST_CASE("the monitor finds a straggler within 3 steps of its onset, once, as steps arrive one by one") {
@@ -193,12 +204,7 @@ TEST_CASE("a pass starts once every rank has made the awaited step durable, not 
   MonitorOptions options;
   options.interval = std::chrono::hours(1);  // no pass but the first would come from the clock
   DiagnosisMonitor monitor(*store, options, nullptr);
-  auto passes = [&] {
-    std::string text;
-    monitor.writePrometheus(&text);
-    const std::string name = "\nargus_diagnosis_passes_total ";  // the sample, not its HELP line
-    return std::stoull(text.substr(text.find(name) + name.size()));
-  };
+  auto passes = [&] { return static_cast<uint64_t>(metric(monitor, "argus_diagnosis_passes_total")); };
   auto waitForPasses = [&](uint64_t n) {
     for (int i = 0; i < 1000 && passes() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return passes();
@@ -277,11 +283,9 @@ TEST_CASE("steps ingest told of are fed from their summaries; the store is read 
   CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
   CHECK(found[0].finding.ranks == std::vector<uint32_t>{5});
   CHECK(found_with <= std::optional<uint64_t>(72));
-  std::string metrics;
-  monitor.writePrometheus(&metrics);
   // The first pass read steps 0-40 back; every later step came from its notices.
-  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 41\n") != std::string::npos);
-  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 99\n") != std::string::npos);
+  CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}") == 41);
+  CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") == 99);
 }
 
 TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {
@@ -325,16 +329,9 @@ TEST_CASE("a window's ranks are read from the steps notices told, with the findi
   CHECK(a.evidence == b.evidence);
   CHECK(a.confidence == b.confidence);
   // Each window read once per job: the told job's from its notices, the other's from the store.
-  std::string metrics;
-  monitor.writePrometheus(&metrics);
-  auto count = [&](const std::string& source) {
-    const std::string key = "argus_diagnosis_window_reads_total{source=\"" + source + "\"} ";
-    const size_t at = metrics.find(key);
-    REQUIRE(at != std::string::npos);
-    return std::stod(metrics.substr(at + key.size()));
-  };
-  CHECK(count("notices") > 0);
-  CHECK(count("notices") == count("store"));
+  const double told_reads = metric(monitor, "argus_diagnosis_window_reads_total{source=\"notices\"}");
+  CHECK(told_reads > 0);
+  CHECK(told_reads == metric(monitor, "argus_diagnosis_window_reads_total{source=\"store\"}"));
 }
 
 TEST_CASE("notices of a job created after a pass listed the jobs are kept for the pass that lists it") {
@@ -365,11 +362,8 @@ TEST_CASE("notices of a job created after a pass listed the jobs are kept for th
   REQUIRE(*id == next);
   for (uint32_t rank = 0; rank < records.size(); ++rank) REQUIRE(testing::writeRankRecords(*store, *id, sim, rank, std::span(&records[rank], 1)).isOk());
   monitor.pass();
-  std::string metrics;
-  monitor.writePrometheus(&metrics);
-  INFO(metrics);
-  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"notices\"} 1\n") != std::string::npos);
-  CHECK(metrics.find("argus_diagnosis_steps_fed_total{source=\"store\"} 0\n") != std::string::npos);
+  CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") == 1);
+  CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}") == 0);
 }
 
 TEST_CASE("a job told nothing for a while gives its recent steps back; its windows are then read from the store") {
@@ -380,12 +374,7 @@ TEST_CASE("a job told nothing for a while gives its recent steps back; its windo
   options.recent_idle = std::chrono::seconds(1);
   std::vector<MonitorFinding> found;
   DiagnosisMonitor monitor(*store, options, [&](const MonitorFinding& m) { found.push_back(m); });
-  auto reads = [&](const std::string& source) {
-    std::string metrics;
-    monitor.writePrometheus(&metrics);
-    const std::string key = "argus_diagnosis_window_reads_total{source=\"" + source + "\"} ";
-    return std::stod(metrics.substr(metrics.find(key) + key.size()));
-  };
+  auto reads = [&](const std::string& source) { return metric(monitor, "argus_diagnosis_window_reads_total{source=\"" + source + "\"}"); };
   for (uint64_t step = 0; step < 76; ++step) {
     job.writeStep(&monitor);
     monitor.pass();
