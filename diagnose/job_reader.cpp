@@ -281,11 +281,7 @@ Result<std::vector<RankPhasesPair>> JobReader::rankPhases(const std::vector<Step
       return std::move(held).value();
     }
   }
-  std::vector<RankPhasesPair> out(windows.size());
-  for (RankPhasesPair& pair : out) {
-    pair[0].resize(rank_count);
-    pair[1].resize(rank_count);
-  }
+  std::vector<RankPhasesPair> out = absentRankPhases(windows.size(), rank_count);
   // `columns` of `ranks` (empty: all) into out: one scan, each part gathering the rank its
   // rows are of (a part's rows come in (rank, step) order, each rank in one part).
   auto read = [&](const std::vector<uint32_t>& ranks, int columns) -> Status {

@@ -32,6 +32,16 @@ struct StepWindow {
 // Per rank (indexed by rank): its medians over a window's baseline in [0], over the window in [1].
 using RankPhasesPair = std::array<std::vector<RankPhases>, 2>;
 
+// Per window, every rank absent (steps == 0): what a read fills in.
+inline std::vector<RankPhasesPair> absentRankPhases(size_t windows, uint32_t rank_count) {
+  std::vector<RankPhasesPair> out(windows);
+  for (RankPhasesPair& pair : out) {
+    pair[0].resize(rank_count);
+    pair[1].resize(rank_count);
+  }
+  return out;
+}
+
 // The first step a window reads (its baseline's, where it has one).
 inline uint64_t firstStepOf(const StepWindow& w) { return w.peers_only ? w.from_step : w.base_from; }
 // Whether `step` falls in w's baseline (0), its window (1), or neither (-1).

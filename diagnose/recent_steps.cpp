@@ -54,11 +54,7 @@ std::optional<std::vector<RankPhasesPair>> RecentSteps::rankPhases(const std::ve
     to = std::max(to, w.to_step);
   }
   if (!holds(from, to, ranks)) return std::nullopt;
-  std::vector<RankPhasesPair> out(windows.size());
-  for (RankPhasesPair& pair : out) {
-    pair[0].resize(rank_count);
-    pair[1].resize(rank_count);
-  }
+  std::vector<RankPhasesPair> out = absentRankPhases(windows.size(), rank_count);
   RankPhasesGatherer gather(windows.size());
   const uint32_t held_ranks = static_cast<uint32_t>(std::min<size_t>(rank_count, slots_.size()));
   for (uint32_t r = 0; r < held_ranks; ++r) {
