@@ -1,9 +1,14 @@
 #include "query/execution/sliding_order_stat.h"
 
 #include <cstring>
+#include <limits>
+#include <utility>
 #include <type_traits>
 
 #include "base/cpu_clones.h"
+
+// The lanes never cross a call: the helpers below inline into each clone, whose ABI is its own.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace argus::query {
 namespace {
@@ -11,48 +16,151 @@ namespace {
 using IntLanes = int64_t __attribute__((vector_size(32)));
 using DoubleLanes = double __attribute__((vector_size(32)));
 
-// A true lane compares to -1: the masks' sums count down.
-size_t negatedSum(const IntLanes& masks) { return static_cast<size_t>(-(masks[0] + masks[1] + masks[2] + masks[3])); }
-
-// x's place counts the values below x, y's those not above y. NaN sorts above every number:
-// below a NaN x lie all numbers, and every value is not above a NaN y; a NaN value compares
-// false to any x or y, as its place wants. Inlined into each CPU's clone of its caller.
+// One slide, replacing x by y in one pass over the sorted values, with no counting first:
+// where a value goes follows from its own and its neighbours' comparisons with x and y.
+// y < x ("down"): the values in (y, x] move one place up, y goes before the first of them;
+// x < y ("up"): the values in [x, y] move one place down (the first x leaves), y goes after
+// the last of them. Both are computed for every block of four and one is kept: the direction
+// is a coin flip on noisy data, and a branch on it mispredicted. NaN sorts above every
+// number: a NaN x has every number below it, every value is not above a NaN y.
 template <typename T, typename Lanes>
-[[gnu::always_inline]] inline SlidePlaces countPlacesIn(const T* values, size_t n, T x, T y) {
-  constexpr bool kNaN = std::is_floating_point_v<T>;
-  const int64_t x_nan = kNaN && x != x ? -1 : 0, y_nan = kNaN && y != y ? -1 : 0;
-  const Lanes xs = {x, x, x, x}, ys = {y, y, y, y};
-  const IntLanes x_nans = {x_nan, x_nan, x_nan, x_nan}, y_nans = {y_nan, y_nan, y_nan, y_nan};
-  IntLanes below = {}, upto = {};
-  size_t k = 0;
-  for (; k + 4 <= n; k += 4) {
-    Lanes v;
-    std::memcpy(&v, values + k, sizeof v);
+struct Slide {
+  static constexpr bool kNaN = std::is_floating_point_v<T>;
+  // Left of the first value: not above any y of "down".
+  static constexpr T kLowest = kNaN ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::min();
+
+  IntLanes x_nans, y_nans, downs, lasts;
+  Lanes xs, ys;
+
+  [[gnu::always_inline]] Slide(T x, T y, size_t n) {
+    const int64_t x_nan = kNaN && x != x ? -1 : 0, y_nan = kNaN && y != y ? -1 : 0;
+    const int64_t down = y_nan == 0 && (x_nan != 0 || y < x) ? -1 : 0, last = static_cast<int64_t>(n) - 1;
+    x_nans = IntLanes{} + x_nan;
+    y_nans = IntLanes{} + y_nan;
+    downs = IntLanes{} + down;
+    lasts = IntLanes{} + last;
+    xs = Lanes{} + x;
+    ys = Lanes{} + y;
+  }
+  [[gnu::always_inline]] IntLanes belowX(const Lanes& v) const {
     if constexpr (kNaN) {
-      below += (v < xs) | (x_nans & (v == v));
-      upto += (v <= ys) | y_nans;
+      return (v < xs) | (x_nans & (v == v));
     } else {
-      below += v < xs;
-      upto += v <= ys;
+      return v < xs;
     }
   }
-  SlidePlaces p{negatedSum(below), negatedSum(upto)};
-  for (; k < n; ++k) {
-    const T v = values[k];
-    p.below_x += v < x || (x_nan != 0 && v == v);
-    p.upto_y += v <= y || y_nan != 0;
+  [[gnu::always_inline]] IntLanes uptoY(const Lanes& v) const {
+    if constexpr (kNaN) {
+      return (v <= ys) | y_nans;
+    } else {
+      return v <= ys;
+    }
   }
-  return p;
+  // The block of lanes idx after the slide, from it and its neighbour blocks as they were.
+  [[gnu::always_inline]] Lanes block(const Lanes& before, const Lanes& cur, const Lanes& following, const IntLanes& idx) const {
+    const Lanes left = __builtin_shuffle(before, cur, IntLanes{3, 4, 5, 6});
+    const Lanes right = __builtin_shuffle(cur, following, IntLanes{1, 2, 3, 4});
+    const IntLanes cur_upto = uptoY(cur);
+    const Lanes moved_up = belowX(left) ? left : cur;
+    const Lanes out_down = uptoY(left) ? (cur_upto ? cur : ys) : moved_up;
+    const Lanes moved_down = uptoY(right) & (idx < lasts) ? right : ys;
+    const Lanes out_up = belowX(cur) | ~cur_upto ? cur : moved_down;
+    return downs ? out_down : out_up;
+  }
+};
+
+// A slide in memory. The values are read and written in the same blocks of four, so that
+// the next slide's reads are forwarded from this one's writes (a read straddling two writes
+// waits for them to reach the cache). Inlined into each CPU's clone of its caller.
+template <typename T, typename Lanes>
+[[gnu::always_inline]] inline void slideIn(T* values, size_t n, T x, T y) {
+  const Slide<T, Lanes> slide(x, y, n);
+  IntLanes idx = {0, 1, 2, 3};
+  Lanes before = Lanes{} + Slide<T, Lanes>::kLowest, cur;
+  std::memcpy(&cur, values, sizeof cur);
+  for (size_t k = 0; k < n; k += 4) {
+    Lanes following;
+    std::memcpy(&following, values + k + 4, sizeof following);
+    const Lanes out = slide.block(before, cur, following, idx);
+    std::memcpy(values + k, &out, sizeof out);
+    before = cur;
+    cur = following;
+    idx += 4;
+  }
+}
+
+bool sameValue(int64_t x, int64_t y) { return x == y; }
+bool sameValue(double x, double y) { return x == y || (x != x && y != y); }  // NaN: equal to NaN here
+
+template <typename T>
+[[gnu::always_inline]] inline double quantileAt(const T* values, size_t lo, double frac, bool interpolate) {
+  const double lo_v = static_cast<double>(values[lo]);
+  return interpolate ? lo_v + (static_cast<double>(values[lo + 1]) - lo_v) * frac : lo_v;
+}
+
+// Rolling slides of a frame of at most 4 * B values held in B registers across the rows: a
+// slide waits on the last one's lanes, not on its writes coming back from memory.
+template <typename T, typename Lanes, size_t B>
+[[gnu::always_inline]] inline void slideInRegisters(T* values, size_t n, const T* entering, const T* leaving, size_t m, size_t lo, double frac,
+                                                    double* out) {
+  const bool interpolate = frac != 0 && lo + 1 < n;
+  Lanes v[B];
+  std::memcpy(v, values, sizeof v);
+  alignas(32) T spilled[4 * B];
+  for (size_t r = 0; r < m; ++r) {
+    if (!sameValue(leaving[r], entering[r])) {
+      const Slide<T, Lanes> slide(leaving[r], entering[r], n);
+      Lanes before = Lanes{} + Slide<T, Lanes>::kLowest;
+      [&]<size_t... b>(std::index_sequence<b...>) {
+        auto step = [&](auto block) {
+          constexpr size_t k = decltype(block)::value;
+          const Lanes cur = v[k];
+          const IntLanes idx = {4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3};
+          v[k] = slide.block(before, cur, v[k + 1 < B ? k + 1 : k], idx);
+          before = cur;
+        };
+        (step(std::integral_constant<size_t, b>{}), ...);
+      }(std::make_index_sequence<B>{});
+    }
+    std::memcpy(spilled, v, sizeof v);
+    out[r] = quantileAt(spilled, lo, frac, interpolate);
+  }
+  std::memcpy(values, v, sizeof v);
+}
+
+template <typename T, typename Lanes>
+[[gnu::always_inline]] inline void slideQuantilesIn(T* values, size_t n, const T* entering, const T* leaving, size_t m, size_t lo, double frac,
+                                                    double* out) {
+  switch ((n + 3) / 4) {
+    case 1: return slideInRegisters<T, Lanes, 1>(values, n, entering, leaving, m, lo, frac, out);
+    case 2: return slideInRegisters<T, Lanes, 2>(values, n, entering, leaving, m, lo, frac, out);
+    case 3: return slideInRegisters<T, Lanes, 3>(values, n, entering, leaving, m, lo, frac, out);
+    case 4: return slideInRegisters<T, Lanes, 4>(values, n, entering, leaving, m, lo, frac, out);
+    case 5: return slideInRegisters<T, Lanes, 5>(values, n, entering, leaving, m, lo, frac, out);
+    case 6: return slideInRegisters<T, Lanes, 6>(values, n, entering, leaving, m, lo, frac, out);
+    default: break;
+  }
+  const bool interpolate = frac != 0 && lo + 1 < n;
+  for (size_t r = 0; r < m; ++r) {
+    if (!sameValue(leaving[r], entering[r])) slideIn<T, Lanes>(values, n, leaving[r], entering[r]);
+    out[r] = quantileAt(values, lo, frac, interpolate);
+  }
 }
 
 }  // namespace
 
-ARGUS_AVX2_CLONES SlidePlaces countPlaces(const int64_t* values, size_t n, int64_t x, int64_t y) {
-  return countPlacesIn<int64_t, IntLanes>(values, n, x, y);
+ARGUS_AVX2_CLONES void slideQuantiles(int64_t* values, size_t n, const int64_t* entering, const int64_t* leaving, size_t m, size_t lo, double frac,
+                                      double* out) {
+  slideQuantilesIn<int64_t, IntLanes>(values, n, entering, leaving, m, lo, frac, out);
 }
 
-ARGUS_AVX2_CLONES SlidePlaces countPlaces(const double* values, size_t n, double x, double y) {
-  return countPlacesIn<double, DoubleLanes>(values, n, x, y);
+ARGUS_AVX2_CLONES void slideQuantiles(double* values, size_t n, const double* entering, const double* leaving, size_t m, size_t lo, double frac,
+                                      double* out) {
+  slideQuantilesIn<double, DoubleLanes>(values, n, entering, leaving, m, lo, frac, out);
 }
+
+ARGUS_AVX2_CLONES void slideSmall(int64_t* values, size_t n, int64_t x, int64_t y) { slideIn<int64_t, IntLanes>(values, n, x, y); }
+
+ARGUS_AVX2_CLONES void slideSmall(double* values, size_t n, double x, double y) { slideIn<double, DoubleLanes>(values, n, x, y); }
 
 }  // namespace argus::query

@@ -36,20 +36,38 @@ void copyCell(const Vector& src, size_t r, Vector& dst, size_t i) {
 
 // Calls emit(position, acc) with acc holding exactly the frame of each position, in window
 // order: rows enter at the frame's end and leave at its start (both only move forward
-// within a partition).
+// within a partition). An Acc with rolling(p, s, e, m) takes over runs of positions whose
+// frames each move one row on from the last's, [s, e) before the first (a rolling window once
+// full), where its rolls() says it can: it computes and emits the m positions from p itself.
 template <typename Acc, typename Emit>
 void slide(const WindowLayout& l, QueryContext& ctx, Acc& acc, Emit&& emit) {
-  uint32_t s = 0, e = 0;
-  for (uint32_t p = 0; p < l.size(); ++p) {
-    if (p % kCheckEvery == 0) ctx.check();
+  uint32_t s = 0, e = 0, unchecked = kCheckEvery;
+  for (uint32_t p = 0; p < l.size();) {
+    if (unchecked >= kCheckEvery) {
+      ctx.check();
+      unchecked = 0;
+    }
     const uint32_t fs = l.frame_start[p], fe = l.frame_end[p];
     if (p == l.partition_start[p] || fs >= e) {
       acc.clear();
       s = e = fs;
     }
+    if constexpr (requires { acc.rolling(p, s, e, uint32_t{}); }) {
+      if (acc.rolls() && s < e && fs == s + 1 && fe == e + 1) {
+        uint32_t m = 1;
+        while (m < kCheckEvery && p + m < l.size() && l.partition_start[p + m] != p + m && l.frame_start[p + m] == fs + m &&
+               l.frame_end[p + m] == fe + m) {
+          ++m;
+        }
+        acc.rolling(p, s, e, m);
+        p += m, s += m, e += m, unchecked += m;
+        continue;
+      }
+    }
     while (e < fe) acc.add(l.order[e++]);
     while (s < fs) acc.remove(l.order[s++]);
     emit(p, acc);
+    ++p, ++unchecked;
   }
 }
 
@@ -358,6 +376,12 @@ class OrderStatFunction final : public WindowFunction {
     struct Acc {
       const Vector& x;
       SlidingOrderStat<T>& stat;
+      const WindowLayout& l;
+      Vector& out;
+      bool cont;  // quantile_cont (median): its rolling rows run in one call
+      double q;
+      std::vector<T> entering, leaving;
+      std::vector<double> results;
       void clear() { stat.clear(); }
       void add(uint32_t r) {
         if (x.isValid(r)) stat.insert(x.data<T>()[r]);
@@ -365,7 +389,21 @@ class OrderStatFunction final : public WindowFunction {
       void remove(uint32_t r) {
         if (x.isValid(r)) stat.erase(x.data<T>()[r]);
       }
-    } acc{*args[0], stat_};
+      // quantile_cont over a rolling frame of non-NULL values, m rows in one call.
+      bool rolls() const { return cont && x.allValid(); }
+      void rolling(uint32_t p, uint32_t s, uint32_t e, uint32_t m) {
+        entering.resize(m);
+        leaving.resize(m);
+        results.resize(m);
+        const T* xs = x.data<T>().data();
+        for (uint32_t i = 0; i < m; ++i) {
+          entering[i] = xs[l.order[e + i]];
+          leaving[i] = xs[l.order[s + i]];
+        }
+        stat.slideCont(entering.data(), leaving.data(), m, q, results.data());
+        for (uint32_t i = 0; i < m; ++i) out.f64[l.order[p + i]] = results[i];
+      }
+    } acc{*args[0], stat_, l, out, what_ == Out::kCont, q_, {}, {}, {}};
     const bool typed = what_ == Out::kDisc || what_ == Out::kMin || what_ == Out::kMax;
     out.reset(typed ? type_ : L::kDouble, l.size());
     slide(l, ctx, acc, [&](uint32_t p, Acc& a) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <random>
 
 #include "query/execution/sliding_order_stat.h"
@@ -77,14 +78,18 @@ TEST_CASE("SlidingOrderStat: mad of one value and of two") {
   CHECK(s.quantileCont(0.5) == 10);
 }
 
-TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, counted (<= 64) and searched (> 64), with ties and NaN") {
-  for (size_t width : {2, 3, 7, 21, 64, 65, 100}) {
+TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, in vector lanes (<= 64) and searched (> 64), with ties, extremes and NaN") {
+  for (size_t width : {1, 2, 3, 4, 5, 7, 8, 21, 63, 64, 65, 100}) {
     std::mt19937 rng(static_cast<uint32_t>(width));
     std::vector<int64_t> ints(600);
     std::vector<double> doubles(600);
     for (size_t i = 0; i < ints.size(); ++i) {
       ints[i] = static_cast<int64_t>(rng() % 40) - 20;
       doubles[i] = rng() % 50 == 0 ? NAN : static_cast<double>(rng() % 40);
+      if (rng() % 30 == 0) {  // the extremes, which no sentinel may stand in for
+        ints[i] = rng() % 2 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+        doubles[i] = rng() % 2 ? -INFINITY : INFINITY;
+      }
     }
     SlidingOrderStat<int64_t> si;
     SlidingOrderStat<double> sd;
@@ -108,6 +113,48 @@ TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, counted (<= 
         REQUIRE(si.at(k) == fi[k]);
         const double got = sd.at(k);
         REQUIRE(((std::isnan(got) && std::isnan(fd[k])) || got == fd[k]));
+      }
+    }
+  }
+}
+
+TEST_CASE("SlidingOrderStat: slideCont's rolling rows equal a slide and quantileCont per row, in registers (<= 24), in memory and searched") {
+  for (size_t width : {1, 2, 3, 4, 5, 8, 21, 24, 25, 40, 64, 65, 100}) {
+    for (double q : {0.0, 0.5, 0.9, 1.0}) {
+      std::mt19937 rng(static_cast<uint32_t>(width * 10 + static_cast<size_t>(q * 10)));
+      std::vector<int64_t> ints(700);
+      std::vector<double> doubles(700);
+      for (size_t i = 0; i < ints.size(); ++i) {
+        ints[i] = static_cast<int64_t>(rng() % 40) - 20;
+        doubles[i] = rng() % 50 == 0 ? NAN : static_cast<double>(rng() % 40) / 4;
+        if (rng() % 30 == 0) {
+          ints[i] = rng() % 2 ? std::numeric_limits<int64_t>::min() / 2 : std::numeric_limits<int64_t>::max() / 2;
+          doubles[i] = rng() % 2 ? -INFINITY : INFINITY;
+        }
+      }
+      SlidingOrderStat<int64_t> rolled_i, per_row_i;
+      SlidingOrderStat<double> rolled_d, per_row_d;
+      for (size_t e = 0; e < width; ++e) {
+        rolled_i.insert(ints[e]);
+        per_row_i.insert(ints[e]);
+        rolled_d.insert(doubles[e]);
+        per_row_d.insert(doubles[e]);
+      }
+      for (size_t e = width; e < ints.size();) {
+        const size_t m = std::min(ints.size() - e, static_cast<size_t>(1 + rng() % 50));
+        std::vector<double> got_i(m), got_d(m);
+        rolled_i.slideCont(ints.data() + e, ints.data() + e - width, m, q, got_i.data());
+        rolled_d.slideCont(doubles.data() + e, doubles.data() + e - width, m, q, got_d.data());
+        for (size_t r = 0; r < m; ++r, ++e) {
+          per_row_i.insert(ints[e]);
+          per_row_i.erase(ints[e - width]);
+          per_row_d.insert(doubles[e]);
+          per_row_d.erase(doubles[e - width]);
+          INFO("width " << width << " q " << q << " row " << e);
+          REQUIRE(got_i[r] == per_row_i.quantileCont(q));
+          const double want = per_row_d.quantileCont(q);
+          REQUIRE(((std::isnan(got_d[r]) && std::isnan(want)) || got_d[r] == want));
+        }
       }
     }
   }
