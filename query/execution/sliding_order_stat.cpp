@@ -20,8 +20,8 @@ using DoubleLanes = double __attribute__((vector_size(32)));
 // where a value goes follows from its own and its neighbours' comparisons with x and y.
 // y < x ("down"): the values in (y, x] move one place up, y goes before the first of them;
 // x < y ("up"): the values in [x, y] move one place down (the first x leaves), y goes after
-// the last of them. Both are computed for every block of four and one is kept: the direction
-// is a coin flip on noisy data, and a branch on it mispredicted. NaN sorts above every
+// the last of them. The direction is a coin flip on noisy data: computing both in every block
+// of four and keeping one cost as much as the branch's mispredictions. NaN sorts above every
 // number: a NaN x has every number below it, every value is not above a NaN y.
 template <typename T, typename Lanes>
 struct Slide {
@@ -29,15 +29,16 @@ struct Slide {
   // Left of the first value: not above any y of "down".
   static constexpr T kLowest = kNaN ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::min();
 
-  IntLanes x_nans, y_nans, downs, lasts;
+  bool down;  // y below x
+  IntLanes x_nans, y_nans, lasts;
   Lanes xs, ys;
 
   [[gnu::always_inline]] Slide(T x, T y, size_t n) {
     const int64_t x_nan = kNaN && x != x ? -1 : 0, y_nan = kNaN && y != y ? -1 : 0;
-    const int64_t down = y_nan == 0 && (x_nan != 0 || y < x) ? -1 : 0, last = static_cast<int64_t>(n) - 1;
+    down = y_nan == 0 && (x_nan != 0 || y < x);
+    const int64_t last = static_cast<int64_t>(n) - 1;
     x_nans = IntLanes{} + x_nan;
     y_nans = IntLanes{} + y_nan;
-    downs = IntLanes{} + down;
     lasts = IntLanes{} + last;
     xs = Lanes{} + x;
     ys = Lanes{} + y;
@@ -58,14 +59,14 @@ struct Slide {
   }
   // The block of lanes idx after the slide, from it and its neighbour blocks as they were.
   [[gnu::always_inline]] Lanes block(const Lanes& before, const Lanes& cur, const Lanes& following, const IntLanes& idx) const {
-    const Lanes left = __builtin_shuffle(before, cur, IntLanes{3, 4, 5, 6});
+    if (down) {
+      const Lanes left = __builtin_shuffle(before, cur, IntLanes{3, 4, 5, 6});
+      const Lanes moved_up = belowX(left) ? left : cur;
+      return uptoY(left) ? (uptoY(cur) ? cur : ys) : moved_up;
+    }
     const Lanes right = __builtin_shuffle(cur, following, IntLanes{1, 2, 3, 4});
-    const IntLanes cur_upto = uptoY(cur);
-    const Lanes moved_up = belowX(left) ? left : cur;
-    const Lanes out_down = uptoY(left) ? (cur_upto ? cur : ys) : moved_up;
     const Lanes moved_down = uptoY(right) & (idx < lasts) ? right : ys;
-    const Lanes out_up = belowX(cur) | ~cur_upto ? cur : moved_down;
-    return downs ? out_down : out_up;
+    return belowX(cur) | ~uptoY(cur) ? cur : moved_down;
   }
 };
 
