@@ -19,10 +19,11 @@
 namespace argus::query {
 
 // Replaces x, one of the n sorted values, by y, keeping them sorted (NaN above every
-// number). Both places are counted over every value and the values between them move by
-// one, four lanes at a time with no branch per value: a binary search's steps each wait on
-// the last one's load, and a shift's loop exit (or memmove call) mispredicts with the
-// slide's random length. Reads values[n, n + kSlidePad) and may write them.
+// number), in one pass of four lanes at a time with no branch per value: where each value
+// goes follows from its own and its neighbours' comparisons with x and y. A binary search's
+// steps each wait on the last one's load, and a shift's loop exit (or memmove call)
+// mispredicts with the slide's random length. Reads values[n, n + kSlidePad) and may write
+// them.
 inline constexpr size_t kSlidePad = 8;
 void slideSmall(int64_t* values, size_t n, int64_t x, int64_t y);
 void slideSmall(double* values, size_t n, double x, double y);
