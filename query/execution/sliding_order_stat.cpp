@@ -60,13 +60,13 @@ struct Slide {
   // The block of lanes idx after the slide, from it and its neighbour blocks as they were.
   [[gnu::always_inline]] Lanes block(const Lanes& before, const Lanes& cur, const Lanes& following, const IntLanes& idx) const {
     if (down) {
-      const Lanes left = __builtin_shuffle(before, cur, IntLanes{3, 4, 5, 6});
+      const Lanes left = __builtin_shufflevector(before, cur, 3, 4, 5, 6);
       const Lanes moved_up = belowX(left) ? left : cur;
       return uptoY(left) ? (uptoY(cur) ? cur : ys) : moved_up;
     }
-    const Lanes right = __builtin_shuffle(cur, following, IntLanes{1, 2, 3, 4});
-    const Lanes moved_down = uptoY(right) & (idx < lasts) ? right : ys;
-    return belowX(cur) | ~uptoY(cur) ? cur : moved_down;
+    const Lanes right = __builtin_shufflevector(cur, following, 1, 2, 3, 4);
+    const Lanes moved_down = (uptoY(right) & (idx < lasts)) ? right : ys;
+    return (belowX(cur) | ~uptoY(cur)) ? cur : moved_down;
   }
 };
 
