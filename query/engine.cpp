@@ -28,9 +28,10 @@ QueryResult planResult(const std::vector<std::string>& lines, const QueryStats& 
 }
 
 // Room for n more rows in a result column, growing it fourfold: the doubling of a vector's
-// own growth copied a 2 M-row answer's columns about once more in all, and a rolling median
-// over 200 steps of 10,240 ranks (one thread) took 0.068-0.070 s against 0.059-0.063 s fourfold. Pages
-// reserved and never written cost address space, not memory.
+// own growth copied a 2 M-row answer's columns about once more in all (a rolling median over
+// 200 steps of 10,240 ranks, one thread: 0.068-0.070 s doubling, 0.059-0.063 s fourfold).
+// Pages reserved and never written cost address space, not memory, but the memory cap counts
+// capacity: a result may be refused at a quarter of the cap rather than half.
 void makeRoom(Vector& column, size_t n) {
   dispatchPhysical(column.type, [&](auto tag) {
     auto& values = column.data<decltype(tag)>();
