@@ -93,18 +93,11 @@ template <typename T, typename Lanes>
 bool sameValue(int64_t x, int64_t y) { return x == y; }
 bool sameValue(double x, double y) { return x == y || (x != x && y != y); }  // NaN: equal to NaN here
 
-template <typename T>
-[[gnu::always_inline]] inline double quantileAt(const T* values, size_t lo, double frac, bool interpolate) {
-  const double lo_v = static_cast<double>(values[lo]);
-  return interpolate ? lo_v + (static_cast<double>(values[lo + 1]) - lo_v) * frac : lo_v;
-}
-
 // Rolling slides of a frame of at most 4 * B values held in B registers across the rows: a
 // slide waits on the last one's lanes, not on its writes coming back from memory.
 template <typename T, typename Lanes, size_t B>
 [[gnu::always_inline]] inline void slideInRegisters(T* values, size_t n, const T* entering, const T* leaving, size_t m, size_t lo, double frac,
                                                     double* out) {
-  const bool interpolate = frac != 0 && lo + 1 < n;
   Lanes v[B];
   std::memcpy(v, values, sizeof v);
   alignas(32) T spilled[4 * B];
@@ -124,7 +117,7 @@ template <typename T, typename Lanes, size_t B>
       }(std::make_index_sequence<B>{});
     }
     std::memcpy(spilled, v, sizeof v);
-    out[r] = quantileAt(spilled, lo, frac, interpolate);
+    out[r] = quantileAt(spilled, n, lo, frac);
   }
   std::memcpy(values, v, sizeof v);
 }
@@ -138,13 +131,7 @@ template <typename T, typename Lanes>
     case 3: return slideInRegisters<T, Lanes, 3>(values, n, entering, leaving, m, lo, frac, out);
     case 4: return slideInRegisters<T, Lanes, 4>(values, n, entering, leaving, m, lo, frac, out);
     case 5: return slideInRegisters<T, Lanes, 5>(values, n, entering, leaving, m, lo, frac, out);
-    case 6: return slideInRegisters<T, Lanes, 6>(values, n, entering, leaving, m, lo, frac, out);
-    default: break;
-  }
-  const bool interpolate = frac != 0 && lo + 1 < n;
-  for (size_t r = 0; r < m; ++r) {
-    if (!sameValue(leaving[r], entering[r])) slideIn<T, Lanes>(values, n, leaving[r], entering[r]);
-    out[r] = quantileAt(values, lo, frac, interpolate);
+    default: return slideInRegisters<T, Lanes, 6>(values, n, entering, leaving, m, lo, frac, out);
   }
 }
 

@@ -27,9 +27,19 @@ namespace argus::query {
 inline constexpr size_t kSlidePad = 8;
 void slideSmall(int64_t* values, size_t n, int64_t x, int64_t y);
 void slideSmall(double* values, size_t n, double x, double y);
+// The quantile between the sorted values' ranks lo and lo + 1 at frac (quantile_cont).
+// REQUIRES: lo < n.
+template <typename T>
+double quantileAt(const T* values, size_t n, size_t lo, double frac) {
+  const double lo_v = static_cast<double>(values[lo]);
+  if (frac == 0 || lo + 1 >= n) return lo_v;
+  return lo_v + (static_cast<double>(values[lo + 1]) - lo_v) * frac;
+}
+// The most values slideQuantiles keeps in vector registers.
+inline constexpr size_t kRegisterFrame = 24;
 // m slides of a rolling frame in one call: row r replaces leaving[r] by entering[r] (equal
-// values: nothing moves) and writes the quantile between ranks lo and lo + 1 at frac to
-// out[r], as SlidingOrderStat::quantileCont does. REQUIRES: lo < n <= 64.
+// values: nothing moves) and writes quantileAt(lo, frac) to out[r], the frame held in
+// registers across the rows. REQUIRES: lo < n <= kRegisterFrame.
 void slideQuantiles(int64_t* values, size_t n, const int64_t* entering, const int64_t* leaving, size_t m, size_t lo, double frac, double* out);
 void slideQuantiles(double* values, size_t n, const double* entering, const double* leaving, size_t m, size_t lo, double frac, double* out);
 
@@ -71,17 +81,16 @@ class SlidingOrderStat {
   double quantileCont(double q) {
     flush();
     rankOf(q);
-    const size_t lo = rank_lo_;
-    const double lo_v = static_cast<double>(values_[lo]);
-    if (rank_frac_ == 0 || lo + 1 >= n_) return lo_v;
-    return lo_v + (static_cast<double>(values_[lo + 1]) - lo_v) * rank_frac_;
+    return quantileAt(values_.data(), n_, rank_lo_, rank_frac_);
   }
   // A rolling frame's m next rows, each one value in and one out (leaving[r] is in the frame
-  // when entering[r] comes): out[r] = quantileCont(q) after row r. A small frame's slides run
-  // in one call (slideQuantiles), not one call and a frame check per row. REQUIRES: size() > 0.
+  // when entering[r] comes): out[r] = quantileCont(q) after row r. A frame that fits in
+  // registers slides in one call (slideQuantiles); a larger one row by row, where each
+  // slide's wait on the last one's stores overlaps the per-row work (the same loop in memory
+  // in one call was slower). REQUIRES: size() > 0.
   void slideCont(const T* entering, const T* leaving, size_t m, double q, double* out) {
     flush();
-    if (n_ > kSmallFrame) {
+    if (n_ > kRegisterFrame) {
       for (size_t r = 0; r < m; ++r) {
         insert(entering[r]);
         erase(leaving[r]);

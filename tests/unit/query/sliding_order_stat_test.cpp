@@ -118,7 +118,7 @@ TEST_CASE("SlidingOrderStat: fixed-width frames sliding by one row, in vector la
   }
 }
 
-TEST_CASE("SlidingOrderStat: slideCont's rolling rows equal a slide and quantileCont per row, in registers (<= 24), in memory and searched") {
+TEST_CASE("SlidingOrderStat: slideCont's rolling rows equal a slide and quantileCont per row, in registers (<= 24), row by row in lanes and searched") {
   for (size_t width : {1, 2, 3, 4, 5, 8, 21, 24, 25, 40, 64, 65, 100}) {
     for (double q : {0.0, 0.5, 0.9, 1.0}) {
       std::mt19937 rng(static_cast<uint32_t>(width * 10 + static_cast<size_t>(q * 10)));
