@@ -322,42 +322,25 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   reader.serveRecent(&st.recent, ranks);
   const uint64_t held_before = st.recent.served(), stored_before = st.recent.missed();
   // The windows' reads are counted when a window fails too: they happened.
-  const Status analyzed = [&]() -> Status {
-    for (const AnomalyWindow& w : windows) {
-      auto done = st.analyzed.find(w.from_step);
-      const bool fresh = done == st.analyzed.end();
-      if (!fresh && (done->second == w.to_step || (w.open && w.to_step < done->second + kReanalyzeSteps))) continue;
-      Result<std::vector<Finding>> found = diagnoseWindow(reader, *topology, w, st.first_step, windows, o_.diagnose);
-      if (!found.isOk()) return found.status();
-      st.analyzed[w.from_step] = w.to_step;
-      for (const Finding& f : *found) {
-        if (f.kind == FindingKind::kUnexplained && w.open) continue;  // more steps may explain it
-        if (st.known.count(keyOf(f)) != 0) continue;
-        MonitorFinding m;
-        m.job = job;
-        m.finding = f;
-        if (auto it = st.fed.find(f.from_step); it != st.fed.end()) m.finding.from_ns = it->second.start_ns;
-        if (auto it = st.fed.find(f.to_step); it != st.fed.end()) m.finding.to_ns = it->second.end_ns;
-        m.detected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        // How far the job had run when the finding is recorded: its newest durable step on
-        // any rank (known from ingest), at least the last step fed.
-        m.steps_after_onset = std::max(last_fed, newestDurable(info.id).value_or(0)) - w.from_step;
-        // From when the step that opened the window (its min_steps-th anomalous one) arrived.
-        auto opened = st.fed.find(w.from_step + o_.diagnose.detector.min_steps - 1);
-        m.lag_s = opened == st.fed.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second.at).count();
-        // Recorded before it counts as known: a failed write is tried again next pass.
-        ARGUS_RETURN_IF_ERROR(store_.addFinding(job, encodeRecordedFinding(m)));
-        st.known.insert(keyOf(f));
-        {
-          std::lock_guard lock(mu_);
-          ++found_by_kind_[findingKindName(f.kind)];
-          last_lag_s_ = m.lag_s;
-        }
-        if (on_finding_) on_finding_(m);
-      }
+  Status analyzed = Status::ok();
+  for (const AnomalyWindow& w : windows) {
+    auto done = st.analyzed.find(w.from_step);
+    const bool fresh = done == st.analyzed.end();
+    if (!fresh && (done->second == w.to_step || (w.open && w.to_step < done->second + kReanalyzeSteps))) continue;
+    Result<std::vector<Finding>> found = diagnoseWindow(reader, *topology, w, st.first_step, windows, o_.diagnose);
+    if (!found.isOk()) {
+      analyzed = found.status();
+      break;
     }
-    return Status::ok();
-  }();
+    st.analyzed[w.from_step] = w.to_step;
+    for (const Finding& f : *found) {
+      if (f.kind == FindingKind::kUnexplained && w.open) continue;  // more steps may explain it
+      if (st.known.count(keyOf(f)) != 0) continue;
+      analyzed = record(info, st, w, f, last_fed);
+      if (!analyzed.isOk()) break;
+    }
+    if (!analyzed.isOk()) break;
+  }
   {
     std::lock_guard lock(mu_);
     reads_held_ += st.recent.served() - held_before;
@@ -366,6 +349,31 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   ARGUS_RETURN_IF_ERROR(analyzed);
   // Forget what no window can still need: steps fed long ago.
   while (!st.fed.empty() && st.fed.begin()->first + o_.max_history < last_fed) st.fed.erase(st.fed.begin());
+  return Status::ok();
+}
+
+Status DiagnosisMonitor::record(const storage::JobInfo& info, JobState& st, const AnomalyWindow& w, const Finding& f, uint64_t last_fed) {
+  MonitorFinding m;
+  m.job = info.name;
+  m.finding = f;
+  if (auto it = st.fed.find(f.from_step); it != st.fed.end()) m.finding.from_ns = it->second.start_ns;
+  if (auto it = st.fed.find(f.to_step); it != st.fed.end()) m.finding.to_ns = it->second.end_ns;
+  m.detected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // How far the job had run when the finding is recorded: its newest durable step on any
+  // rank (known from ingest), at least the last step fed.
+  m.steps_after_onset = std::max(last_fed, newestDurable(info.id).value_or(0)) - w.from_step;
+  // From when the step that opened the window (its min_steps-th anomalous one) arrived.
+  auto opened = st.fed.find(w.from_step + o_.diagnose.detector.min_steps - 1);
+  m.lag_s = opened == st.fed.end() ? 0 : std::chrono::duration<double>(Clock::now() - opened->second.at).count();
+  // Recorded before it counts as known: a failed write is tried again next pass.
+  ARGUS_RETURN_IF_ERROR(store_.addFinding(info.name, encodeRecordedFinding(m)));
+  st.known.insert(keyOf(f));
+  {
+    std::lock_guard lock(mu_);
+    ++found_by_kind_[findingKindName(f.kind)];
+    last_lag_s_ = m.lag_s;
+  }
+  if (on_finding_) on_finding_(m);
   return Status::ok();
 }
 

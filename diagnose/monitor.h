@@ -78,6 +78,8 @@ class DiagnosisMonitor {
  private:
   struct JobState;
   Status passJob(const storage::JobInfo& job, JobState& state);
+  // Records a new finding of window w: stored, counted, handed to the callback.
+  Status record(const storage::JobInfo& job, JobState& state, const AnomalyWindow& w, const Finding& f, uint64_t last_fed);
   // A step not fed yet, as notices told it: the detected series' max over the ranks that
   // reported it (each rank once: a step counts only past the rank's newest).
   struct StepSums {
