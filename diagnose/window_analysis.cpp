@@ -28,12 +28,8 @@ std::string gbps(double v) {
   return b;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  selectSmall(v.data(), v.size(), mid);
-  return v[mid];
-}
+// medianOf over a copy: the callers' vectors keep their order.
+double median(std::vector<double> v) { return medianOf(v); }
 
 // Frames that mean the training thread is compiling kernels.
 bool compilerFrame(const std::string& frame) {
