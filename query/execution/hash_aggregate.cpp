@@ -34,8 +34,35 @@ struct HashAggregate::Partial {
       if (a.distinct) state = makeDistinctAggregate(std::move(state), a.args[0]->type);
       states.push_back(std::move(state));
     }
+    shareKeptValues();
     key_vecs.resize(keys.size());
     if (agg.groups_.empty()) resize(1, 0);
+  }
+
+  // Aggregates over the argument of one that keeps its values (median, quantiles, mad)
+  // answer from those values where they can (AggregateState::readingFrom): they are then
+  // neither evaluated nor updated per chunk, nor merged.
+  void shareKeptValues() {
+    reads.assign(states.size(), false);
+    auto sameArgs = [&](size_t x, size_t y) {
+      const BoundAggregate& a = agg.aggregates_[x];
+      const BoundAggregate& b = agg.aggregates_[y];
+      if (a.distinct || b.distinct || a.args.size() != b.args.size()) return false;
+      for (size_t i = 0; i < a.args.size(); ++i) {
+        if (!sameExpr(*a.args[i], *b.args[i])) return false;
+      }
+      return true;
+    };
+    for (size_t o = 0; o < states.size(); ++o) {
+      if (reads[o] || !states[o]->keepsValues()) continue;
+      for (size_t r = 0; r < states.size(); ++r) {
+        if (r == o || reads[r] || !sameArgs(o, r)) continue;
+        if (std::unique_ptr<AggregateState> reader = states[r]->readingFrom(*states[o])) {
+          states[r] = std::move(reader);
+          reads[r] = true;
+        }
+      }
+    }
   }
 
   void resize(size_t groups, uint64_t order) {
@@ -59,6 +86,7 @@ struct HashAggregate::Partial {
     const GroupRuns runs{run_groups.data(), run_starts.data(), run_groups.size()};
     bool rows_expanded = false;  // group_ids holds each row's group from the runs
     for (size_t a = 0; a < states.size(); ++a) {
+      if (reads[a]) continue;
       arg_vecs.clear();
       for (auto& ex : args[a]) arg_vecs.push_back(&ex.evaluate(in));
       if (in_runs && states[a]->foldsRuns(arg_vecs.data())) {
@@ -110,6 +138,7 @@ struct HashAggregate::Partial {
   std::vector<ExpressionExecutor> keys;
   std::vector<std::vector<ExpressionExecutor>> args;
   std::vector<std::unique_ptr<AggregateState>> states;
+  std::vector<bool> reads;  // per aggregate: its state reads another's kept values
   size_t ngroups = 0;
   std::vector<uint64_t> first_order;  // per group: the order of the rows that added it
   MemoryReservation memory;
@@ -246,7 +275,9 @@ std::unique_ptr<HashAggregate::Partial> HashAggregate::merge(std::vector<std::un
   }
   for (size_t p = first_part; p < parts.size(); ++p) {
     ctx_.check();
-    for (size_t a = 0; a < out->states.size(); ++a) out->states[a]->merge(*parts[p]->states[a], into[p].data(), parts[p]->ngroups);
+    for (size_t a = 0; a < out->states.size(); ++a) {
+      if (!out->reads[a]) out->states[a]->merge(*parts[p]->states[a], into[p].data(), parts[p]->ngroups);
+    }
     out->memory.set(out->bytes());
   }
   return out;

@@ -61,6 +61,19 @@ class AggregateState {
   // False where merged parts could answer otherwise than one state over the rows in order:
   // argmin/argmax give a tie to the first row, which the parts cannot tell apart.
   virtual bool mergeable() const { return true; }
+
+  // Aggregates over one argument share the values one of them keeps (median's, a quantile's,
+  // mad's): keepsValues says a state keeps every non-NULL value per group; readingFrom(owner)
+  // returns a state that answers this aggregate from owner's values (an aggregate over the
+  // same argument, owner->keepsValues()), or null where it cannot. A reader is never updated
+  // nor merged (the owner takes the rows and the parts' values), only finalized, after the
+  // owner's rows are all in. So p50, p90 and p99 of one column keep its values once, and a
+  // max beside a median takes no pass of its own over the rows.
+  virtual bool keepsValues() const { return false; }
+  virtual std::unique_ptr<AggregateState> readingFrom(AggregateState& owner) const {
+    (void)owner;
+    return nullptr;
+  }
 };
 
 struct AggregateParams {

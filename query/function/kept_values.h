@@ -51,12 +51,18 @@ class KeptValues {
 
   // Group g's values, in the order added, into *out (replacing its contents).
   void gather(size_t g, std::vector<T>* out) const {
-    const Chain& ch = chains_[g];
     out->clear();
     out->reserve(count(g));
+    forEachRun(g, [out](const T* first, const T* last) { out->insert(out->end(), first, last); });
+  }
+
+  // fn(first, last) for each stretch of group g's values, in the order added.
+  template <typename Fn>
+  void forEachRun(size_t g, Fn&& fn) const {
+    const Chain& ch = chains_[g];
     for (const Segment* s = ch.head; s != nullptr; s = s->next) {
       const T* v = values(s);
-      out->insert(out->end(), v, s == ch.tail ? cursors_[g].pos : v + s->used);
+      fn(v, s == ch.tail ? cursors_[g].pos : v + s->used);
     }
   }
 
