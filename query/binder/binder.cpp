@@ -1020,14 +1020,6 @@ class SelectBinder {
     throw BinderError(e.op_pos, "BUG: not a window-only function: " + e.op);
   }
 
-  static bool sameExprs(const std::vector<BoundExprPtr>& a, const std::vector<BoundExprPtr>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!sameExpr(*a[i], *b[i])) return false;
-    }
-    return true;
-  }
-
   static bool sameWindow(const BoundWindow& a, const BoundWindow& b) {
     auto sameBound = [](const FrameBound& x, const FrameBound& y) { return x.kind == y.kind && x.offset == y.offset; };
     return a.call.kind == b.call.kind && a.call.aggregate == b.call.aggregate && a.call.constants == b.call.constants && a.call.type == b.call.type &&
@@ -1037,11 +1029,7 @@ class SelectBinder {
   }
 
   static bool sameAggregate(const BoundAggregate& a, const BoundAggregate& b) {
-    if (a.function != b.function || a.distinct != b.distinct || a.args.size() != b.args.size() || !(a.constants == b.constants)) return false;
-    for (size_t i = 0; i < a.args.size(); ++i) {
-      if (!sameExpr(*a.args[i], *b.args[i])) return false;
-    }
-    return true;
+    return a.function == b.function && a.distinct == b.distinct && a.constants == b.constants && sameExprs(a.args, b.args);
   }
 
   // --- functions and casts ---

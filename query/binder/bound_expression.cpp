@@ -58,6 +58,14 @@ bool sameExpr(const BoundExpr& a, const BoundExpr& b) {
   return true;
 }
 
+bool sameExprs(const std::vector<BoundExprPtr>& a, const std::vector<BoundExprPtr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!sameExpr(*a[i], *b[i])) return false;
+  }
+  return true;
+}
+
 std::string exprText(const BoundExpr& e, const std::vector<std::string>& names) {
   auto child = [&](size_t i) { return exprText(*e.children[i], names); };
   switch (e.kind) {

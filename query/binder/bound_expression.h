@@ -43,6 +43,8 @@ BoundExprPtr makeConstant(Value v, SourcePos pos = {});
 BoundExprPtr copyExpr(const BoundExpr& e);
 // Structural equality (positions ignored): GROUP BY matching, DISTINCT aggregates.
 bool sameExpr(const BoundExpr& a, const BoundExpr& b);
+// sameExpr for each pair of two lists of the same length.
+bool sameExprs(const std::vector<BoundExprPtr>& a, const std::vector<BoundExprPtr>& b);
 // Calls fn(BoundExpr&) on every node, children first.
 template <typename Fn>
 void visitExpr(BoundExpr& e, Fn&& fn) {

@@ -47,11 +47,7 @@ struct HashAggregate::Partial {
     auto sameArgs = [&](size_t x, size_t y) {
       const BoundAggregate& a = agg.aggregates_[x];
       const BoundAggregate& b = agg.aggregates_[y];
-      if (a.distinct || b.distinct || a.args.size() != b.args.size()) return false;
-      for (size_t i = 0; i < a.args.size(); ++i) {
-        if (!sameExpr(*a.args[i], *b.args[i])) return false;
-      }
-      return true;
+      return !a.distinct && !b.distinct && sameExprs(a.args, b.args);
     };
     for (size_t o = 0; o < states.size(); ++o) {
       if (reads[o] || !states[o]->keepsValues()) continue;

@@ -9,18 +9,6 @@
 
 namespace argus::query {
 
-namespace {
-
-bool sameExprs(const std::vector<BoundExprPtr>& x, const std::vector<BoundExprPtr>& y) {
-  if (x.size() != y.size()) return false;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!sameExpr(*x[i], *y[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 WindowOperator::WindowOperator(QueryContext& ctx, PhysicalOperatorPtr child, std::vector<BoundWindow> windows, std::vector<std::string> out_names)
     : PhysicalOperator(ctx), windows_(std::move(windows)), memory_(ctx, "a window function") {
   names = std::move(out_names);
