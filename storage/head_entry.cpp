@@ -1,6 +1,7 @@
 #include "storage/head_entry.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/bytes.h"
 #include "model/step_chain.h"
@@ -9,18 +10,19 @@ namespace argus::storage {
 
 void beginHeadEntry(std::string* out) { out->push_back(static_cast<char>(kHeadEntryVersion)); }
 
-void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded) {
+void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded, const StepsRow& row) {
   ByteWriter w(out);
   w.putVarint(step);
   w.putVarint(attempt);
   w.putString(encoded);
+  w.putVarint(row.size());
+  for (int64_t v : row) w.putSignedVarint(v);
 }
 
 Status HeadEntryReader::begin() {
-  uint8_t version = 0;
-  if (!r_.getU8(&version).isOk()) return Status::corruption("empty value");
-  if (version != kHeadEntryVersion) {
-    return Status::corruption("entry version " + std::to_string(version) + " (this build reads " + std::to_string(kHeadEntryVersion) + ")");
+  if (!r_.getU8(&version_).isOk()) return Status::corruption("empty value");
+  if (version_ != 1 && version_ != kHeadEntryVersion) {
+    return Status::corruption("entry version " + std::to_string(version_) + " (this build reads 1 and " + std::to_string(kHeadEntryVersion) + ")");
   }
   return Status::ok();
 }
@@ -30,7 +32,21 @@ Status HeadEntryReader::next(Record* out) {
   ARGUS_RETURN_IF_ERROR(r_.getVarint(&out->step));
   ARGUS_RETURN_IF_ERROR(r_.getBoundedVarint(&attempt, UINT16_MAX, "attempt"));
   out->attempt = static_cast<uint16_t>(attempt);
-  return r_.getString(&out->encoded, value_.size());
+  ARGUS_RETURN_IF_ERROR(r_.getString(&out->encoded, value_.size()));
+  out->has_row = version_ >= 2;
+  if (!out->has_row) return Status::ok();
+  // Columns past the ones this build knows (a later build's) are read and dropped.
+  uint64_t n = 0;
+  ARGUS_RETURN_IF_ERROR(r_.getBoundedVarint(&n, value_.size(), "steps row columns"));
+  if (n < kStepsRowColumns) {
+    return Status::corruption("steps row of " + std::to_string(n) + " columns (this build reads " + std::to_string(kStepsRowColumns) + ")");
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    ARGUS_RETURN_IF_ERROR(r_.getSignedVarint(&v));
+    if (i < kStepsRowColumns) out->row[i] = v;
+  }
+  return Status::ok();
 }
 
 HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
@@ -54,6 +70,8 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
 
 void HeadDecoder::clear() {
   kept_ = 0;
+  rows_.clear();
+  rows_sorted_ = true;
   decoded_ = 0;
   orphaned_ = 0;
   have_chain_ = false;
@@ -93,7 +111,11 @@ Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t fr
     have_chain_ = true;
     if (keyframe) dropDeferred();  // nothing later in the chain needs the records before it
     const bool in_range = in.step >= from_step && in.step < to_step;
-    if (!in_range && !decode_all) {
+    // A row that came with its record is all a steps read needs of it; the record is still
+    // deferred, as a later record of its chain without a row needs it decoded.
+    const bool row_only = keeps_ == Keeps::kStepsRows && in.has_row && !decode_all;
+    if (row_only && in_range) keepRow(in.step, in.attempt, in.row);
+    if ((!in_range || row_only) && !decode_all) {
       defer(key, in);
       continue;
     }
@@ -131,29 +153,59 @@ Status HeadDecoder::decode(const HeadKey& key, const HeadEntryReader::Record& in
                             std::to_string(rec.attempt) + ", its entry rank " + std::to_string(key.rank) + " step " + std::to_string(in.step) +
                             " attempt " + std::to_string(in.attempt) + " in block " + std::to_string(key.block_base));
   }
-  if (keep) ++kept_;
+  if (in.has_row && stepsRowOf(rec) != in.row) {
+    have_chain_ = false;
+    return corrupt(key, "the steps row stored with the record of step " + std::to_string(in.step) + " is not the record's");
+  }
+  if (!keep) return Status::ok();
+  if (keeps_ == Keeps::kStepsRows) {
+    keepRow(rec.step, rec.attempt, stepsRowOf(rec));
+  } else {
+    ++kept_;
+  }
   return Status::ok();
+}
+
+void HeadDecoder::keepRow(uint64_t step, uint16_t attempt, const StepsRow& row) {
+  if (!rows_.empty() && (rows_.back().step > step || (rows_.back().step == step && rows_.back().attempt >= attempt))) rows_sorted_ = false;
+  rows_.push_back({step, attempt, row});
 }
 
 Status HeadDecoder::corrupt(const HeadKey& key, const std::string& what) {
   return Status::corruption(describeKey(kHeadCf, encodeHeadKey(key)) + ": " + what);
 }
 
+namespace {
+
+// Sorts by (step, attempt), keeping the last of each: stable, so among duplicates the later
+// delivery (later key) stays last and wins.
+template <typename T, typename StepOf>
+void sortKeepingLast(std::vector<T>* v, StepOf at) {
+  auto before = [&](const T& a, const T& b) { return at(a) < at(b); };
+  std::stable_sort(v->begin(), v->end(), before);
+  size_t out = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const bool dup_of_next = i + 1 < v->size() && at((*v)[i + 1]) == at((*v)[i]);
+    if (!dup_of_next) (*v)[out++] = std::move((*v)[i]);
+  }
+  v->resize(out);
+}
+
+}  // namespace
+
 std::vector<model::StepRecord*>& HeadDecoder::sorted() {
   if (sorted_.empty() && kept_ > 0) {
     for (size_t i = 0; i < kept_; ++i) sorted_.push_back(&records_[i]);
-    // Stable: among duplicates the later delivery (later key) stays last and wins.
-    std::stable_sort(sorted_.begin(), sorted_.end(), [](const model::StepRecord* a, const model::StepRecord* b) {
-      return a->step != b->step ? a->step < b->step : a->attempt < b->attempt;
-    });
-    size_t out = 0;
-    for (size_t i = 0; i < sorted_.size(); ++i) {
-      bool dup_of_next = i + 1 < sorted_.size() && sorted_[i + 1]->step == sorted_[i]->step && sorted_[i + 1]->attempt == sorted_[i]->attempt;
-      if (!dup_of_next) sorted_[out++] = sorted_[i];
-    }
-    sorted_.resize(out);
+    sortKeepingLast(&sorted_, [](const model::StepRecord* r) { return std::pair(r->step, r->attempt); });
   }
   return sorted_;
+}
+
+const std::vector<HeadDecoder::StepsRowAt>& HeadDecoder::sortedRows() {
+  // Rows kept in ascending order without repeats (one session, in order) are sorted already.
+  if (!rows_sorted_) sortKeepingLast(&rows_, [](const StepsRowAt& r) { return std::pair(r.step, r.attempt); });
+  rows_sorted_ = true;
+  return rows_;
 }
 
 }  // namespace argus::storage

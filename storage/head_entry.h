@@ -5,8 +5,10 @@
 // the acknowledged path. The records of one (session, block) form delta chains that start
 // with a keyframe (model/step_chain.h), so the entries of one block decode on their own.
 //
-// Value: u8 kHeadEntryVersion, then per record in seq order:
-//   varint step | varint attempt | varint length | `length` bytes of the record's encoding
+// Value: u8 kHeadEntryVersion (2), then per record in seq order:
+//   varint step | varint attempt | varint length | `length` bytes of the record's encoding |
+//   varint n | n zigzag varints: the record's steps-table row (steps_row.h), n >= 15
+// Version 1 (written before December 2026, still read) has no row: its records are decoded.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +22,16 @@
 #include "model/step_record.h"
 #include "storage/head_index.h"
 #include "storage/keys.h"
+#include "storage/steps_row.h"
 
 namespace argus::storage {
 
-inline constexpr uint8_t kHeadEntryVersion = 1;
+inline constexpr uint8_t kHeadEntryVersion = 2;
 
-// Builds an entry value at the end of *out: begin it, then append its records.
+// Builds an entry value at the end of *out: begin it, then append its records, each with
+// its steps row (stepsRowOf of the record `encoded` decodes to).
 void beginHeadEntry(std::string* out);
-void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded);
+void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded, const StepsRow& row);
 
 // Walks the records of one entry value (the layout above), checking bounds; what the
 // records decode to is the caller's business.
@@ -37,10 +41,13 @@ class HeadEntryReader {
     uint64_t step = 0;
     uint16_t attempt = 0;
     std::string_view encoded;
+    bool has_row = false;  // version 2: `row` holds the record's steps row
+    StepsRow row{};
   };
   explicit HeadEntryReader(std::string_view value) : value_(value), r_(value, "head entry") {}
   // The version byte: Corruption for an empty value or an unknown version.
   Status begin();
+  uint8_t version() const { return version_; }
   bool atEnd() const { return r_.atEnd(); }
   // REQUIRES: begin() was OK and !atEnd(). Corruption for a truncated or malformed record.
   Status next(Record* out);
@@ -48,6 +55,7 @@ class HeadEntryReader {
  private:
   std::string_view value_;
   ByteReader r_;
+  uint8_t version_ = 0;
 };
 
 // What the head index keeps of an entry (head_index.h): the steps of its records and
@@ -58,6 +66,12 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // Decodes the head entries of one (job, rank), fed in key order, into records: one per
 // (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records
 // between uses (clear()), so a steady seal or scan reuses their capacity.
+//
+// Steps rows: a decoder made for the steps table keeps rows, not records, and takes a
+// record's row from its entry (version 2) without decoding the record, which costs a
+// hundred times more: a steps-table read of unsealed steps reads the rows alone. A record
+// without a row (version 1) is decoded and its row computed. Every record decoded that
+// came with a row is checked against it.
 //
 // Orphans: group commits run on several threads, so after a crash an entry can be in the
 // WAL while an earlier entry of its session is not. Neither was acknowledged (acks follow
@@ -72,7 +86,13 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // first step.
 class HeadDecoder {
  public:
-  explicit HeadDecoder(uint32_t block_steps) : block_steps_(block_steps) {}
+  enum class Keeps { kRecords, kStepsRows };
+  explicit HeadDecoder(uint32_t block_steps, Keeps keeps = Keeps::kRecords) : block_steps_(block_steps), keeps_(keeps) {}
+  struct StepsRowAt {
+    uint64_t step;
+    uint16_t attempt;
+    StepsRow row;
+  };
 
   void clear();
   // Keeps the records of the entry with from <= step < to, decoding them and the records
@@ -83,8 +103,10 @@ class HeadDecoder {
   // Decodes and checks every record of the entry, keeping none (argus verify).
   Status check(const HeadKey& key, std::string_view value);
   // The kept records sorted by (step, attempt), duplicates dropped. Valid until the next
-  // add() or clear(); the records may be moved from.
+  // add() or clear(); the records may be moved from. Keeps::kRecords only.
   std::vector<model::StepRecord*>& sorted();
+  // The same of the kept steps rows. Keeps::kStepsRows only.
+  const std::vector<StepsRowAt>& sortedRows();
   // Records decoded (kept or not) since clear(): with the whole range, every record.
   uint64_t decoded() const { return decoded_; }
   // Records skipped since clear(): deltas whose chain start was never written (above).
@@ -102,9 +124,11 @@ class HeadDecoder {
   void dropDeferred();
   // Decodes the next record of the chain into the first free slot, kept when `keep`.
   Status decode(const HeadKey& key, const HeadEntryReader::Record& in, bool keep);
+  void keepRow(uint64_t step, uint16_t attempt, const StepsRow& row);
   static Status corrupt(const HeadKey& key, const std::string& what);
 
   uint32_t block_steps_;
+  Keeps keeps_;
   model::StepDecoder decoder_;
   // The chain's keyframe was seen: decoder_ plus the deferred records hold the history the
   // next record of the chain needs.
@@ -117,6 +141,8 @@ class HeadDecoder {
   uint64_t decoded_ = 0;
   uint64_t orphaned_ = 0;
   std::vector<model::StepRecord*> sorted_;
+  std::vector<StepsRowAt> rows_;  // Keeps::kStepsRows: kept rows, sorted by sortedRows()
+  bool rows_sorted_ = true;
 };
 
 }  // namespace argus::storage

@@ -19,7 +19,8 @@ std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(
 }  // namespace
 
 RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
-    : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)), head_(h.block_steps) {
+    : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)),
+      head_(h.block_steps, spec_.table == Table::kSteps ? HeadDecoder::Keeps::kStepsRows : HeadDecoder::Keeps::kRecords) {
   if (spec_.batch_rows == 0) spec_.batch_rows = 4096;
   std::sort(spec_.ranks.begin(), spec_.ranks.end());
   spec_.ranks.erase(std::unique(spec_.ranks.begin(), spec_.ranks.end()), spec_.ranks.end());
@@ -73,6 +74,7 @@ void RocksScanCursor::setRanks(size_t first, size_t last) {
   rank_started_ = false;
   head_.clear();
   head_rows_ = nullptr;
+  head_steps_rows_ = nullptr;
   pending_.clear();
 }
 
@@ -276,6 +278,7 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>*
 Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   head_.clear();
   head_rows_ = &head_.sorted();
+  head_steps_rows_ = &head_.sortedRows();
   // Sealed ranks have no head entries, only the tombstones sealing left: a seek there would
   // walk every later rank's tombstones too (quadratic in ranks until compaction drops them).
   if (!plan.in_head) return Status::ok();
@@ -310,7 +313,8 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   }
   ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: reading head entries"));
   head_rows_ = &head_.sorted();
-  stats_.head_rows_read += head_rows_->size();
+  head_steps_rows_ = &head_.sortedRows();
+  stats_.head_rows_read += head_rows_->size() + head_steps_rows_->size();
   return Status::ok();
 }
 
@@ -347,18 +351,24 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &lead, spec_.from_step, spec_.to_step));
     if (isNestedTable(spec_.table)) src.block.rowOffsets(&src.offsets);
   }
-  // Head records of this block, one source per attempt (records are in (step, attempt) order).
+  // Head records (or steps rows) of this block, one source per attempt (they are in
+  // (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
-  for (model::StepRecord* rec : *head_rows_) {
-    if (h_.blockBase(rec->step) != base) continue;
-    auto [it, fresh] = head_source.try_emplace(rec->attempt, sources.size());
+  auto headBlock = [&](uint16_t attempt) -> TableBlock& {
+    auto [it, fresh] = head_source.try_emplace(attempt, sources.size());
     if (fresh) {
       Source& src = takeSource();
-      src.attempt = rec->attempt;
+      src.attempt = attempt;
       src.head = true;
       src.block.reset(spec_.table);
     }
-    sources[it->second]->block.append(std::move(*rec));  // each head record feeds one block, once
+    return sources[it->second]->block;
+  };
+  for (model::StepRecord* rec : *head_rows_) {
+    if (h_.blockBase(rec->step) == base) headBlock(rec->attempt).append(std::move(*rec));  // each feeds one block, once
+  }
+  for (const HeadDecoder::StepsRowAt& r : *head_steps_rows_) {
+    if (h_.blockBase(r.step) == base) headBlock(r.attempt).appendStepsRow(r.step, r.row);
   }
   for (Source* src : sources) {
     if (src->head && isNestedTable(spec_.table)) src->block.rowOffsets(&src->offsets);
@@ -437,6 +447,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       blocks_.clear();
       for (const ChunkSet& s : setsOf(plan)) blocks_.push_back(s.base);
       for (const model::StepRecord* r : *head_rows_) blocks_.push_back(h_.blockBase(r->step));
+      for (const HeadDecoder::StepsRowAt& r : *head_steps_rows_) blocks_.push_back(h_.blockBase(r.step));
       std::sort(blocks_.begin(), blocks_.end());
       blocks_.erase(std::unique(blocks_.begin(), blocks_.end()), blocks_.end());
       block_ix_ = 0;
@@ -448,6 +459,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       rank_started_ = false;
       head_.clear();
       head_rows_ = nullptr;
+      head_steps_rows_ = nullptr;
       continue;
     }
     ARGUS_RETURN_IF_ERROR(emitBlock(plan, blocks_[block_ix_], &set_ix_));

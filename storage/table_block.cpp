@@ -107,20 +107,22 @@ void TableBlock::endDecode() {
   kept_ = {};
 }
 
+void TableBlock::appendStepsRow(uint64_t step, const StepsRow& row) {
+  steps.push_back(u(step));
+  for (size_t i = 0; i < row.size(); ++i) columns[kFirstStepsRowColumn + i].ints.push_back(row[i]);
+  ++rows;
+}
+
 void TableBlock::append(const model::StepRecord& rec) {
+  if (table == Table::kSteps) {
+    appendStepsRow(rec.step, stepsRowOf(rec));
+    return;
+  }
   steps.push_back(u(rec.step));
   auto col = [this](int id) -> std::vector<int64_t>& { return columns[id].ints; };
   size_t n = 0;
   switch (table) {
-    case Table::kSteps:
-      col(3).push_back(rec.start_ns);
-      col(4).push_back(rec.end_ns);
-      col(5).push_back(rec.iter_ns);
-      col(6).push_back(rec.flags);
-      for (int p = 0; p < model::kPhaseColumnCount; ++p) col(7 + p).push_back(rec.phase_ns[p]);
-      col(17).push_back(model::commTransferNs(rec.collectives));
-      n = 1;
-      break;
+    case Table::kSteps: break;
     case Table::kKernels:
       for (const auto& k : rec.kernels) {
         col(3).push_back(u(k.signature));

@@ -12,6 +12,7 @@
 #include "model/step_record.h"
 #include "storage/column_batch.h"
 #include "storage/column_codec.h"
+#include "storage/steps_row.h"
 
 namespace argus::storage {
 
@@ -69,6 +70,8 @@ struct TableBlock {
   void append(const model::StepRecord& rec);
   // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
   void append(model::StepRecord&& rec);
+  // The steps table's row of a record: what append(rec) adds there.
+  void appendStepsRow(uint64_t step, const StepsRow& row);
   // Dense group ids of rows (first-appearance order) from the group-key columns.
   // REQUIRES: the group-key columns are filled for all rows.
   RowContext groups() const;

@@ -1,11 +1,12 @@
 // Fuzzes what `argus dump` runs on stored data: storage::describeKey and describeValue for
 // each column family, the key decoders decodeHeadKey / decodeChunkKey, and the HeadDecoder
-// that scans and seals run on head entries.
+// that scans and seals run on head entries (records, and a steps scan's rows).
 //
 // Input: one selector byte (bits 0-1: 0 meta, 1 head, 2 chunk, 3 an unknown family; bit 2
 // set: keep a chunk value's checksum as given instead of fixing it), then the key and the
 // value joined by fuzz::kSeparator. Invariants: describing never fails or crashes; a key
-// that decodes re-encodes to the same bytes; a head entry decodes or is Corruption.
+// that decodes re-encodes to the same bytes; a head entry decodes or is Corruption, and
+// when its records decode, a steps scan reads the rows they decode to.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,6 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     argus::Status s = head.add(hk, value);
     FUZZ_CHECK(s.isOk() || s.isCorruption());
     for (const auto* rec : head.sorted()) FUZZ_CHECK(rec->rank == hk.rank && rec->step - rec->step % 16 == hk.block_base);
+    // A steps scan's rows: where every record decodes (and matches its stored row), the
+    // rows are those of the records kept.
+    HeadDecoder rows(16, HeadDecoder::Keeps::kStepsRows);
+    argus::Status r = rows.add(hk, value);
+    FUZZ_CHECK(r.isOk() || r.isCorruption());
+    if (s.isOk()) {
+      FUZZ_CHECK(r.isOk() && rows.sortedRows().size() == head.sorted().size());
+      for (size_t i = 0; i < head.sorted().size(); ++i) FUZZ_CHECK(rows.sortedRows()[i].row == stepsRowOf(*head.sorted()[i]));
+    }
   }
   ChunkKey ck;
   if (decodeChunkKey(key, &ck)) FUZZ_CHECK(encodeChunkKey(ck) == key);

@@ -305,18 +305,25 @@ void metaSeeds() {
   put("dump_fuzz", "meta_kernel", dump(0, jobDataKey(3, JobDataKind::kKernelDict, gen.dictionary().kernels.at(0).signature),
                                        encodeKernelDict(gen.dictionary().kernels.at(0))));
   {
-    // A keyframe and a delta of one chain, as an ingest session stores them.
+    // A keyframe and a delta of one chain, as an ingest session stores them; and as a build
+    // before head entry version 2 did (no steps rows).
     model::ChainedStepEncoder encoder({}, 16);
-    std::string entry, encoded;
+    std::string entry, entry_v1 = "\x01", encoded;
     beginHeadEntry(&entry);
     for (int i = 0; i < 2; ++i) {
       model::StepRecord rec = gen.next();
       rec.step = 16 + static_cast<uint64_t>(i);
       encoded.clear();
       encoder.encode(rec, &encoded);
-      appendHeadRecord(&entry, rec.step, rec.attempt, encoded);
+      appendHeadRecord(&entry, rec.step, rec.attempt, encoded, stepsRowOf(rec));
+      ByteWriter v1(&entry_v1);
+      v1.putVarint(rec.step);
+      v1.putVarint(rec.attempt);
+      v1.putString(encoded);
     }
-    put("dump_fuzz", "head_entry", dump(1, encodeHeadKey({.job = 3, .rank = 0, .block_base = 16, .session = 5, .first_seq = 1}), entry));
+    const std::string key = encodeHeadKey({.job = 3, .rank = 0, .block_base = 16, .session = 5, .first_seq = 1});
+    put("dump_fuzz", "head_entry", dump(1, key, entry));
+    put("dump_fuzz", "head_entry_v1", dump(1, key, entry_v1));
   }
   std::vector<int64_t> steps = {0, 1, 2};
   put("dump_fuzz", "chunk_steps",

@@ -40,7 +40,7 @@ std::vector<std::pair<HeadKey, std::string>> entries(const std::vector<model::St
     }
     encoded.clear();
     encoder.encode(recs[i], &encoded);
-    appendHeadRecord(&out.back().second, recs[i].step, recs[i].attempt, encoded);
+    appendHeadRecord(&out.back().second, recs[i].step, recs[i].attempt, encoded, stepsRowOf(recs[i]));
   }
   return out;
 }
@@ -150,7 +150,7 @@ TEST_CASE("an entry that contradicts its key, breaks its chain or is cut short i
   model::ChainedStepEncoder encoder({}, kBlock);
   std::string bytes;
   encoder.encode(recs[0], &bytes);
-  appendHeadRecord(&value, 1, 0, bytes);
+  appendHeadRecord(&value, 1, 0, bytes, stepsRowOf(recs[0]));
   expectCorrupt(good[0].first, value, "header step");
   // Truncated; unknown version; empty.
   expectCorrupt(good[0].first, good[0].second.substr(0, good[0].second.size() - 1), "truncated");
@@ -186,5 +186,152 @@ TEST_CASE("orphans: deltas whose chain start was never written are skipped and c
     k.session = 4;
     REQUIRE(head.add(k, good[1].second).isOk());
     CHECK(head.orphaned() == 6);
+  }
+}
+
+namespace {
+
+// Entries as a build before head entry version 2 wrote them: no steps rows.
+std::vector<std::pair<HeadKey, std::string>> version1Entries(const std::vector<model::StepRecord>& recs, uint64_t session, size_t per_entry) {
+  model::ChainedStepEncoder encoder({}, kBlock);
+  std::vector<std::pair<HeadKey, std::string>> out;
+  std::string encoded;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    uint64_t base = recs[i].step - recs[i].step % kBlock;
+    if (out.empty() || out.back().first.block_base != base || i % per_entry == 0) out.push_back({HeadKey{1, recs[i].rank, base, session, i + 1}, "\x01"});
+    encoded.clear();
+    encoder.encode(recs[i], &encoded);
+    ByteWriter w(&out.back().second);
+    w.putVarint(recs[i].step);
+    w.putVarint(recs[i].attempt);
+    w.putString(encoded);
+  }
+  return out;
+}
+
+void checkRows(HeadDecoder& head, const std::vector<model::StepRecord>& expected) {
+  const auto& rows = head.sortedRows();
+  REQUIRE(rows.size() == expected.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].step == expected[i].step);
+    CHECK(rows[i].attempt == expected[i].attempt);
+    CHECK(rows[i].row == stepsRowOf(expected[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a steps-rows decoder takes version-2 rows without decoding; version-1 records are decoded for theirs") {
+  auto recs = synth(2, 3, 40);
+  const std::vector<model::StepRecord> in_range(recs.begin() + 7, recs.begin() + 32);  // steps 10-34
+  {
+    HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
+    for (const auto& [key, value] : entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
+    CHECK(head.decoded() == 0);
+    checkRows(head, in_range);
+  }
+  {
+    HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
+    for (const auto& [key, value] : version1Entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
+    CHECK(head.decoded() == recs.size() - 5);
+    checkRows(head, in_range);
+    // The records of version 1 read as before.
+    HeadDecoder records(kBlock);
+    for (const auto& [key, value] : version1Entries(recs, 7, 5)) REQUIRE(records.add(key, value, 10, 35).isOk());
+    REQUIRE(records.sorted().size() == in_range.size());
+    for (size_t i = 0; i < in_range.size(); ++i) CHECK(*records.sorted()[i] == in_range[i]);
+  }
+  {
+    INFO("orphans and re-deliveries: the rows are those of the records a records decoder keeps");
+    auto again = synth(2, 20, 30, 5000);
+    auto retry = synth(2, 25, 27, 9000);
+    for (auto& r : retry) r.attempt = 1;
+    std::vector<std::pair<HeadKey, std::string>> all;
+    for (auto& e : entries(recs, 7, 5)) all.push_back(e);
+    all.erase(all.begin() + 1);  // steps 8-12 never written: 13-15 lost their chain's start
+    for (auto& e : entries(again, 9, 4)) all.push_back(e);
+    for (auto& e : entries(retry, 11, 4)) all.push_back(e);
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return encodeHeadKey(a.first) < encodeHeadKey(b.first); });
+    HeadDecoder rows(kBlock, HeadDecoder::Keeps::kStepsRows), records(kBlock);
+    for (const auto& [key, value] : all) {
+      REQUIRE(rows.add(key, value).isOk());
+      REQUIRE(records.add(key, value).isOk());
+    }
+    CHECK(rows.decoded() == 0);
+    CHECK(rows.orphaned() == records.orphaned());
+    CHECK(rows.orphaned() == 3);
+    std::vector<model::StepRecord> expected;
+    for (const model::StepRecord* r : records.sorted()) expected.push_back(*r);
+    checkRows(rows, expected);
+  }
+}
+
+TEST_CASE("a chain that goes on from version-2 entries into version-1 ones decodes the records whose rows it took") {
+  auto recs = synth(2, 0, 12);
+  auto v2 = entries(recs, 7, 6);
+  auto v1 = version1Entries(recs, 7, 6);
+  REQUIRE(v2.size() == 2);
+  HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
+  REQUIRE(head.add(v2[0].first, v2[0].second).isOk());
+  CHECK(head.decoded() == 0);
+  REQUIRE(head.add(v1[1].first, v1[1].second).isOk());  // steps 6-11 are deltas on steps 0-5
+  CHECK(head.decoded() == 12);
+  checkRows(head, recs);
+}
+
+TEST_CASE("a steps row that is not its record's, too narrow or cut short is Corruption; extra columns are read past") {
+  auto recs = synth(4, 0, 2);
+  model::ChainedStepEncoder encoder({}, kBlock);
+  std::string keyframe;
+  encoder.encode(recs[0], &keyframe);
+  const HeadKey key{1, 4, 0, 3, 1};
+  auto entryWith = [&](const std::vector<int64_t>& row) {
+    std::string value;
+    beginHeadEntry(&value);
+    ByteWriter w(&value);
+    w.putVarint(0);
+    w.putVarint(0);
+    w.putString(keyframe);
+    w.putVarint(row.size());
+    for (int64_t v : row) w.putSignedVarint(v);
+    return value;
+  };
+  const StepsRow good = stepsRowOf(recs[0]);
+  std::vector<int64_t> row(good.begin(), good.end());
+  {
+    INFO("a wrong row: decoding the record finds it (records reads, argus verify); a steps read trusts it");
+    std::vector<int64_t> wrong = row;
+    wrong[2] += 1;
+    const std::string value = entryWith(wrong);
+    HeadDecoder records(kBlock);
+    Status s = records.add(key, value);
+    CHECK(s.isCorruption());
+    CHECK(s.message().find("steps row") != std::string::npos);
+    CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
+    HeadDecoder verify(kBlock);
+    CHECK(verify.check(key, value).isCorruption());
+    HeadDecoder steps(kBlock, HeadDecoder::Keeps::kStepsRows);
+    REQUIRE(steps.add(key, value).isOk());
+    CHECK(steps.sortedRows().at(0).row[2] == good[2] + 1);
+  }
+  {
+    INFO("columns past the ones this build knows");
+    std::vector<int64_t> wider = row;
+    wider.push_back(-77);
+    HeadDecoder steps(kBlock, HeadDecoder::Keeps::kStepsRows);
+    REQUIRE(steps.add(key, entryWith(wider)).isOk());
+    CHECK(steps.sortedRows().at(0).row == good);
+    HeadDecoder verify(kBlock);
+    CHECK(verify.check(key, entryWith(wider)).isOk());
+  }
+  for (auto keeps : {HeadDecoder::Keeps::kRecords, HeadDecoder::Keeps::kStepsRows}) {
+    std::vector<int64_t> narrow(row.begin(), row.end() - 1);
+    HeadDecoder head(kBlock, keeps);
+    Status s = head.add(key, entryWith(narrow));
+    CHECK(s.isCorruption());
+    CHECK(s.message().find("steps row of 14 columns") != std::string::npos);
+    const std::string full = entryWith(row);
+    head.clear();
+    CHECK(head.add(key, full.substr(0, full.size() - 1)).isCorruption());
   }
 }
