@@ -96,6 +96,8 @@ class ByteReader {
 
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
+  // The bytes not read yet.
+  std::string_view rest() const { return std::string_view(p_, remaining()); }
   bool atEnd() const { return p_ == end_; }
 
   Status getU8(uint8_t* v) {

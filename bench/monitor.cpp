@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       encoders[rank].encode(r, &encoded);
       values[rank].clear();
       storage::beginHeadEntry(&values[rank]);
-      storage::appendHeadRecord(&values[rank], r.step, r.attempt, encoded, storage::stepsRowOf(r));
+      storage::appendHeadRecord(&values[rank], encoded, r);
       entries[rank] = {rank, r.step - r.step % store.blockSteps(), sessions[rank], step + 1, values[rank]};
     }
     std::vector<storage::WriteRequest> requests(ranks);

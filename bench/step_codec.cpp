@@ -133,7 +133,7 @@ double measureIngestNs(const std::vector<StepRecord>& recs) {
     argus::storage::beginHeadEntry(&arena);
     for (size_t i = 0; i < recs.size(); ++i) {
       if (!dec.decode(wire[i], &rec).isOk()) bug("ingest decode", i);
-      argus::storage::appendHeadRecord(&arena, rec.step, rec.attempt, wire[i], argus::storage::stepsRowOf(rec));
+      argus::storage::appendHeadRecord(&arena, wire[i], rec);
     }
   });
   if (arena.size() < recs.size()) bug("ingest arena", 0);

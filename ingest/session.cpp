@@ -399,7 +399,7 @@ void Session::handleSteps(const wire::StepBatchView& batch) {
       entries.push_back({rec.rank, base, seq, arena.size(), 0});
       storage::beginHeadEntry(&arena);
     }
-    storage::appendHeadRecord(&arena, rec.step, rec.attempt, batch.records[i], storage::stepsRowOf(rec));
+    storage::appendHeadRecord(&arena, batch.records[i], rec);
     item.encoded.summaries.push_back(model::summarize(rec));
   }
   if (!entries.empty()) entries.back().size = arena.size() - entries.back().offset;

@@ -10,13 +10,12 @@ namespace argus::storage {
 
 void beginHeadEntry(std::string* out) { out->push_back(static_cast<char>(kHeadEntryVersion)); }
 
-void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded, const StepsRow& row) {
+void appendHeadRecord(std::string* out, std::string_view encoded, const model::StepRecord& rec) {
   ByteWriter w(out);
-  w.putVarint(step);
-  w.putVarint(attempt);
+  w.putVarint(rec.step);
+  w.putVarint(rec.attempt);
   w.putString(encoded);
-  w.putVarint(row.size());
-  for (int64_t v : row) w.putSignedVarint(v);
+  putLightSections(rec, out);
 }
 
 Status HeadEntryReader::begin() {
@@ -33,19 +32,9 @@ Status HeadEntryReader::next(Record* out) {
   ARGUS_RETURN_IF_ERROR(r_.getBoundedVarint(&attempt, UINT16_MAX, "attempt"));
   out->attempt = static_cast<uint16_t>(attempt);
   ARGUS_RETURN_IF_ERROR(r_.getString(&out->encoded, value_.size()));
-  out->has_row = version_ >= 2;
-  if (!out->has_row) return Status::ok();
-  // Columns past the ones this build knows (a later build's) are read and dropped.
-  uint64_t n = 0;
-  ARGUS_RETURN_IF_ERROR(r_.getBoundedVarint(&n, value_.size(), "steps row columns"));
-  if (n < kStepsRowColumns) {
-    return Status::corruption("steps row of " + std::to_string(n) + " columns (this build reads " + std::to_string(kStepsRowColumns) + ")");
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    int64_t v = 0;
-    ARGUS_RETURN_IF_ERROR(r_.getSignedVarint(&v));
-    if (i < kStepsRowColumns) out->row[i] = v;
-  }
+  out->has_light = version_ >= 2;
+  if (!out->has_light) return Status::ok();
+  for (size_t i = 0; i < kLightTableCount; ++i) ARGUS_RETURN_IF_ERROR(getLightSection(r_, kLightTables[i], &out->light[i]));
   return Status::ok();
 }
 
@@ -68,9 +57,18 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
   return e;
 }
 
+HeadDecoder::HeadDecoder(uint32_t block_steps, std::optional<Table> rows_of) : block_steps_(block_steps), rows_of_(rows_of) {
+  if (rows_of_ && lightIndex(*rows_of_) < 0) rows_of_.reset();
+  if (rows_of_) {
+    light_ix_ = lightIndex(*rows_of_);
+    row_width_ = lightColumns(*rows_of_);
+  }
+}
+
 void HeadDecoder::clear() {
   kept_ = 0;
   rows_.clear();
+  values_.clear();
   rows_sorted_ = true;
   decoded_ = 0;
   orphaned_ = 0;
@@ -111,10 +109,12 @@ Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t fr
     have_chain_ = true;
     if (keyframe) dropDeferred();  // nothing later in the chain needs the records before it
     const bool in_range = in.step >= from_step && in.step < to_step;
-    // A row that came with its record is all a steps read needs of it; the record is still
-    // deferred, as a later record of its chain without a row needs it decoded.
-    const bool row_only = keeps_ == Keeps::kStepsRows && in.has_row && !decode_all;
-    if (row_only && in_range) keepRow(in.step, in.attempt, in.row);
+    // Light rows that came with the record are all a read of their table needs of it; the
+    // record is still deferred: a later record of its chain without them needs it decoded.
+    const bool row_only = light_ix_ >= 0 && in.has_light && !decode_all;
+    if (row_only && in_range) {
+      if (Status s = keepRows(in.step, in.attempt, in.light[light_ix_]); !s.isOk()) return corrupt(key, s.message());
+    }
     if ((!in_range || row_only) && !decode_all) {
       defer(key, in);
       continue;
@@ -153,22 +153,52 @@ Status HeadDecoder::decode(const HeadKey& key, const HeadEntryReader::Record& in
                             std::to_string(rec.attempt) + ", its entry rank " + std::to_string(key.rank) + " step " + std::to_string(in.step) +
                             " attempt " + std::to_string(in.attempt) + " in block " + std::to_string(key.block_base));
   }
-  if (in.has_row && stepsRowOf(rec) != in.row) {
-    have_chain_ = false;
-    return corrupt(key, "the steps row stored with the record of step " + std::to_string(in.step) + " is not the record's");
-  }
+  if (in.has_light) ARGUS_RETURN_IF_ERROR(checkLight(key, in, rec));
   if (!keep) return Status::ok();
-  if (keeps_ == Keeps::kStepsRows) {
-    keepRow(rec.step, rec.attempt, stepsRowOf(rec));
+  if (rows_of_) {
+    keepRows(rec);
   } else {
     ++kept_;
   }
   return Status::ok();
 }
 
-void HeadDecoder::keepRow(uint64_t step, uint16_t attempt, const StepsRow& row) {
+Status HeadDecoder::checkLight(const HeadKey& key, const HeadEntryReader::Record& in, const model::StepRecord& rec) {
+  for (size_t i = 0; i < kLightTableCount; ++i) {
+    const Table t = kLightTables[i];
+    stored_.clear();
+    computed_.clear();
+    if (Status s = in.light[i].read(lightColumns(t), &stored_); !s.isOk()) {
+      have_chain_ = false;
+      return corrupt(key, s.message());
+    }
+    if (lightRowsOf(t, rec, &computed_) != in.light[i].rows || computed_ != stored_) {
+      have_chain_ = false;
+      return corrupt(key, std::string("the ") + tableName(t) + " rows stored with the record of step " + std::to_string(in.step) + " are not the record's");
+    }
+  }
+  return Status::ok();
+}
+
+Status HeadDecoder::keepRows(uint64_t step, uint16_t attempt, const LightSection& section) {
+  const size_t offset = values_.size();
+  if (Status s = section.read(row_width_, &values_); !s.isOk()) {
+    values_.resize(offset);
+    return s;
+  }
+  noteKept(step, attempt, offset);
+  return Status::ok();
+}
+
+void HeadDecoder::keepRows(const model::StepRecord& rec) {
+  const size_t offset = values_.size();
+  lightRowsOf(*rows_of_, rec, &values_);
+  noteKept(rec.step, rec.attempt, offset);
+}
+
+void HeadDecoder::noteKept(uint64_t step, uint16_t attempt, size_t offset) {
   if (!rows_.empty() && (rows_.back().step > step || (rows_.back().step == step && rows_.back().attempt >= attempt))) rows_sorted_ = false;
-  rows_.push_back({step, attempt, row});
+  rows_.push_back({step, attempt, (values_.size() - offset) / row_width_, offset});
 }
 
 Status HeadDecoder::corrupt(const HeadKey& key, const std::string& what) {
@@ -201,9 +231,9 @@ std::vector<model::StepRecord*>& HeadDecoder::sorted() {
   return sorted_;
 }
 
-const std::vector<HeadDecoder::StepsRowAt>& HeadDecoder::sortedRows() {
+const std::vector<HeadDecoder::RowsAt>& HeadDecoder::sortedRows() {
   // Rows kept in ascending order without repeats (one session, in order) are sorted already.
-  if (!rows_sorted_) sortKeepingLast(&rows_, [](const StepsRowAt& r) { return std::pair(r.step, r.attempt); });
+  if (!rows_sorted_) sortKeepingLast(&rows_, [](const RowsAt& r) { return std::pair(r.step, r.attempt); });
   rows_sorted_ = true;
   return rows_;
 }

@@ -7,11 +7,13 @@
 //
 // Value: u8 kHeadEntryVersion (2), then per record in seq order:
 //   varint step | varint attempt | varint length | `length` bytes of the record's encoding |
-//   varint n | n zigzag varints: the record's steps-table row (steps_row.h), n >= 15
-// Version 1 (written before December 2026, still read) has no row: its records are decoded.
+//   the record's light rows: a section per light table, steps then events (light_rows.h)
+// Version 1 (written before December 2026, still read) has no light rows.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,16 +24,16 @@
 #include "model/step_record.h"
 #include "storage/head_index.h"
 #include "storage/keys.h"
-#include "storage/steps_row.h"
+#include "storage/light_rows.h"
 
 namespace argus::storage {
 
 inline constexpr uint8_t kHeadEntryVersion = 2;
 
-// Builds an entry value at the end of *out: begin it, then append its records, each with
-// its steps row (stepsRowOf of the record `encoded` decodes to).
+// Builds an entry value at the end of *out: begin it, then append its records: `encoded`
+// and the light rows of `rec`, the record it decodes to.
 void beginHeadEntry(std::string* out);
-void appendHeadRecord(std::string* out, uint64_t step, uint16_t attempt, std::string_view encoded, const StepsRow& row);
+void appendHeadRecord(std::string* out, std::string_view encoded, const model::StepRecord& rec);
 
 // Walks the records of one entry value (the layout above), checking bounds; what the
 // records decode to is the caller's business.
@@ -41,8 +43,8 @@ class HeadEntryReader {
     uint64_t step = 0;
     uint16_t attempt = 0;
     std::string_view encoded;
-    bool has_row = false;  // version 2: `row` holds the record's steps row
-    StepsRow row{};
+    bool has_light = false;  // version 2: `light` holds the record's light rows
+    LightSection light[kLightTableCount]{};
   };
   explicit HeadEntryReader(std::string_view value) : value_(value), r_(value, "head entry") {}
   // The version byte: Corruption for an empty value or an unknown version.
@@ -67,11 +69,11 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // (step, attempt), the latest delivery winning (sessions sort by age). Keeps its records
 // between uses (clear()), so a steady seal or scan reuses their capacity.
 //
-// Steps rows: a decoder made for the steps table keeps rows, not records, and takes a
-// record's row from its entry (version 2) without decoding the record, which costs a
-// hundred times more: a steps-table read of unsealed steps reads the rows alone. A record
-// without a row (version 1) is decoded and its row computed. Every record decoded that
-// came with a row is checked against it.
+// Light rows: a decoder made for a light table (steps, events) keeps that table's rows, not
+// records, and takes a record's from its entry (version 2) without decoding the record,
+// which costs several times more (docs/format/keys.md): a scan of those tables over
+// unsealed steps reads the rows alone. A record without light rows (version 1) is decoded and its rows computed.
+// Every record decoded that came with light rows is checked against them.
 //
 // Orphans: group commits run on several threads, so after a crash an entry can be in the
 // WAL while an earlier entry of its session is not. Neither was acknowledged (acks follow
@@ -86,12 +88,13 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // first step.
 class HeadDecoder {
  public:
-  enum class Keeps { kRecords, kStepsRows };
-  explicit HeadDecoder(uint32_t block_steps, Keeps keeps = Keeps::kRecords) : block_steps_(block_steps), keeps_(keeps) {}
-  struct StepsRowAt {
+  // Keeps records, or with `rows_of` a light table that table's rows (another table: records).
+  explicit HeadDecoder(uint32_t block_steps, std::optional<Table> rows_of = std::nullopt);
+  struct RowsAt {
     uint64_t step;
     uint16_t attempt;
-    StepsRow row;
+    size_t rows;    // of the table, for this record
+    size_t offset;  // where its values (rows x lightColumns, row-major) begin: valuesOf()
   };
 
   void clear();
@@ -103,10 +106,11 @@ class HeadDecoder {
   // Decodes and checks every record of the entry, keeping none (argus verify).
   Status check(const HeadKey& key, std::string_view value);
   // The kept records sorted by (step, attempt), duplicates dropped. Valid until the next
-  // add() or clear(); the records may be moved from. Keeps::kRecords only.
+  // add() or clear(); the records may be moved from. A decoder of records only.
   std::vector<model::StepRecord*>& sorted();
-  // The same of the kept steps rows. Keeps::kStepsRows only.
-  const std::vector<StepsRowAt>& sortedRows();
+  // The same of the rows kept, a record's at a time. A decoder of rows only.
+  const std::vector<RowsAt>& sortedRows();
+  std::span<const int64_t> valuesOf(const RowsAt& r) const { return {values_.data() + r.offset, r.rows * row_width_}; }
   // Records decoded (kept or not) since clear(): with the whole range, every record.
   uint64_t decoded() const { return decoded_; }
   // Records skipped since clear(): deltas whose chain start was never written (above).
@@ -124,11 +128,17 @@ class HeadDecoder {
   void dropDeferred();
   // Decodes the next record of the chain into the first free slot, kept when `keep`.
   Status decode(const HeadKey& key, const HeadEntryReader::Record& in, bool keep);
-  void keepRow(uint64_t step, uint16_t attempt, const StepsRow& row);
+  Status keepRows(uint64_t step, uint16_t attempt, const LightSection& section);
+  void keepRows(const model::StepRecord& rec);
+  void noteKept(uint64_t step, uint16_t attempt, size_t offset);
+  // Corruption unless the light rows the record came with are the ones it decodes to.
+  Status checkLight(const HeadKey& key, const HeadEntryReader::Record& in, const model::StepRecord& rec);
   static Status corrupt(const HeadKey& key, const std::string& what);
 
   uint32_t block_steps_;
-  Keeps keeps_;
+  std::optional<Table> rows_of_;
+  int light_ix_ = -1;     // rows_of_'s index in kLightTables
+  size_t row_width_ = 0;  // lightColumns(*rows_of_)
   model::StepDecoder decoder_;
   // The chain's keyframe was seen: decoder_ plus the deferred records hold the history the
   // next record of the chain needs.
@@ -141,8 +151,10 @@ class HeadDecoder {
   uint64_t decoded_ = 0;
   uint64_t orphaned_ = 0;
   std::vector<model::StepRecord*> sorted_;
-  std::vector<StepsRowAt> rows_;  // Keeps::kStepsRows: kept rows, sorted by sortedRows()
+  std::vector<RowsAt> rows_;     // a decoder of rows: what it kept, sorted by sortedRows()
+  std::vector<int64_t> values_;  // their values
   bool rows_sorted_ = true;
+  std::vector<int64_t> stored_, computed_;  // checkLight's
 };
 
 }  // namespace argus::storage

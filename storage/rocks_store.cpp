@@ -483,7 +483,7 @@ uint64_t RocksStore::putRecordEntries(JobId job, std::span<const model::StepReco
     for (; i < records.size() && records[i].rank == rank && h_.blockBase(records[i].step) == base; ++i) {
       encoded.clear();
       encoder.encode(records[i], &encoded);
-      appendHeadRecord(&value, records[i].step, records[i].attempt, encoded, stepsRowOf(records[i]));
+      appendHeadRecord(&value, encoded, records[i]);
     }
     char k[kHeadKeySize];
     encodeHeadKeyTo(key, k);

@@ -20,7 +20,7 @@ std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(
 
 RocksScanCursor::RocksScanCursor(const DbHandles& h, uint32_t job, ScanSpec spec, std::vector<const ColumnDef*> columns)
     : h_(h), job_(job), spec_(std::move(spec)), columns_(std::move(columns)),
-      head_(h.block_steps, spec_.table == Table::kSteps ? HeadDecoder::Keeps::kStepsRows : HeadDecoder::Keeps::kRecords) {
+      head_(h.block_steps, lightIndex(spec_.table) >= 0 ? std::optional(spec_.table) : std::nullopt) {
   if (spec_.batch_rows == 0) spec_.batch_rows = 4096;
   std::sort(spec_.ranks.begin(), spec_.ranks.end());
   spec_.ranks.erase(std::unique(spec_.ranks.begin(), spec_.ranks.end()), spec_.ranks.end());
@@ -74,7 +74,7 @@ void RocksScanCursor::setRanks(size_t first, size_t last) {
   rank_started_ = false;
   head_.clear();
   head_rows_ = nullptr;
-  head_steps_rows_ = nullptr;
+  head_light_rows_ = nullptr;
   pending_.clear();
 }
 
@@ -278,7 +278,7 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>*
 Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   head_.clear();
   head_rows_ = &head_.sorted();
-  head_steps_rows_ = &head_.sortedRows();
+  head_light_rows_ = &head_.sortedRows();
   // Sealed ranks have no head entries, only the tombstones sealing left: a seek there would
   // walk every later rank's tombstones too (quadratic in ranks until compaction drops them).
   if (!plan.in_head) return Status::ok();
@@ -313,8 +313,8 @@ Status RocksScanCursor::loadHeadRows(const RankPlan& plan) {
   }
   ARGUS_RETURN_IF_ERROR(fromRocks(it->status(), "scan: reading head entries"));
   head_rows_ = &head_.sorted();
-  head_steps_rows_ = &head_.sortedRows();
-  stats_.head_rows_read += head_rows_->size() + head_steps_rows_->size();
+  head_light_rows_ = &head_.sortedRows();
+  stats_.head_rows_read += head_rows_->size() + head_light_rows_->size();
   return Status::ok();
 }
 
@@ -351,7 +351,7 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
     ARGUS_RETURN_IF_ERROR(ChunkReader::readBlock(at, &stored_ids_, get, &src.block, &stats_.chunks_read, &lead, spec_.from_step, spec_.to_step));
     if (isNestedTable(spec_.table)) src.block.rowOffsets(&src.offsets);
   }
-  // Head records (or steps rows) of this block, one source per attempt (they are in
+  // Head records (or light rows) of this block, one source per attempt (they are in
   // (step, attempt) order).
   std::map<uint16_t, size_t> head_source;
   auto headBlock = [&](uint16_t attempt) -> TableBlock& {
@@ -367,8 +367,8 @@ Status RocksScanCursor::emitBlock(const RankPlan& plan, uint64_t base, size_t* s
   for (model::StepRecord* rec : *head_rows_) {
     if (h_.blockBase(rec->step) == base) headBlock(rec->attempt).append(std::move(*rec));  // each feeds one block, once
   }
-  for (const HeadDecoder::StepsRowAt& r : *head_steps_rows_) {
-    if (h_.blockBase(r.step) == base) headBlock(r.attempt).appendStepsRow(r.step, r.row);
+  for (const HeadDecoder::RowsAt& r : *head_light_rows_) {
+    if (h_.blockBase(r.step) == base) headBlock(r.attempt).appendLightRows(r.step, r.rows, head_.valuesOf(r));
   }
   for (Source* src : sources) {
     if (src->head && isNestedTable(spec_.table)) src->block.rowOffsets(&src->offsets);
@@ -447,7 +447,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       blocks_.clear();
       for (const ChunkSet& s : setsOf(plan)) blocks_.push_back(s.base);
       for (const model::StepRecord* r : *head_rows_) blocks_.push_back(h_.blockBase(r->step));
-      for (const HeadDecoder::StepsRowAt& r : *head_steps_rows_) blocks_.push_back(h_.blockBase(r.step));
+      for (const HeadDecoder::RowsAt& r : *head_light_rows_) blocks_.push_back(h_.blockBase(r.step));
       std::sort(blocks_.begin(), blocks_.end());
       blocks_.erase(std::unique(blocks_.begin(), blocks_.end()), blocks_.end());
       block_ix_ = 0;
@@ -459,7 +459,7 @@ Status RocksScanCursor::next(ColumnBatch* batch, bool* has_rows) {
       rank_started_ = false;
       head_.clear();
       head_rows_ = nullptr;
-      head_steps_rows_ = nullptr;
+      head_light_rows_ = nullptr;
       continue;
     }
     ARGUS_RETURN_IF_ERROR(emitBlock(plan, blocks_[block_ix_], &set_ix_));

@@ -139,7 +139,7 @@ class RocksScanCursor final : public ScanCursor {
   // Within the current rank: head records in range, and the blocks left to visit.
   HeadDecoder head_;
   std::vector<model::StepRecord*>* head_rows_ = nullptr;  // head_.sorted()
-  const std::vector<HeadDecoder::StepsRowAt>* head_steps_rows_ = nullptr;  // head_.sortedRows(): the steps table's
+  const std::vector<HeadDecoder::RowsAt>* head_light_rows_ = nullptr;  // head_.sortedRows(): a light table's
   // The head iterator all ranks share, and its upper bound: the current rank's end.
   std::string head_bound_;
   rocksdb::Slice head_upper_;

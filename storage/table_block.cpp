@@ -107,22 +107,30 @@ void TableBlock::endDecode() {
   kept_ = {};
 }
 
-void TableBlock::appendStepsRow(uint64_t step, const StepsRow& row) {
+void TableBlock::appendLightRows(uint64_t step, size_t n, std::span<const int64_t> values) {
   steps.push_back(u(step));
-  for (size_t i = 0; i < row.size(); ++i) columns[kFirstStepsRowColumn + i].ints.push_back(row[i]);
-  ++rows;
+  const size_t width = lightColumns(table);
+  for (size_t c = 0; c < width; ++c) {
+    std::vector<int64_t>& col = columns[kFirstStoredColumnId + c].ints;
+    for (size_t r = 0; r < n; ++r) col.push_back(values[r * width + c]);
+  }
+  if (isNestedTable(table)) row_counts.push_back(static_cast<int64_t>(n));
+  rows += n;
 }
 
 void TableBlock::append(const model::StepRecord& rec) {
-  if (table == Table::kSteps) {
-    appendStepsRow(rec.step, stepsRowOf(rec));
+  if (lightIndex(table) >= 0) {
+    light_scratch_.clear();
+    const size_t n = lightRowsOf(table, rec, &light_scratch_);
+    appendLightRows(rec.step, n, light_scratch_);
     return;
   }
   steps.push_back(u(rec.step));
   auto col = [this](int id) -> std::vector<int64_t>& { return columns[id].ints; };
   size_t n = 0;
   switch (table) {
-    case Table::kSteps: break;
+    case Table::kSteps:
+    case Table::kEvents: break;  // light tables: above
     case Table::kKernels:
       for (const auto& k : rec.kernels) {
         col(3).push_back(u(k.signature));
@@ -152,15 +160,6 @@ void TableBlock::append(const model::StepRecord& rec) {
         col(4).push_back(s.samples);
       }
       n = rec.stacks.size();
-      break;
-    case Table::kEvents:
-      for (const auto& e : rec.events) {
-        col(3).push_back(static_cast<int64_t>(e.kind));
-        col(4).push_back(e.ts_ns);
-        col(5).push_back(u(e.value));
-        col(6).push_back(u(e.name_id));
-      }
-      n = rec.events.size();
       break;
   }
   if (isNestedTable(table)) row_counts.push_back(static_cast<int64_t>(n));

@@ -12,7 +12,7 @@
 #include "model/step_record.h"
 #include "storage/column_batch.h"
 #include "storage/column_codec.h"
-#include "storage/steps_row.h"
+#include "storage/light_rows.h"
 
 namespace argus::storage {
 
@@ -70,8 +70,8 @@ struct TableBlock {
   void append(const model::StepRecord& rec);
   // Same, but moves the kernel histograms out of rec (sealing owns its decoded records).
   void append(model::StepRecord&& rec);
-  // The steps table's row of a record: what append(rec) adds there.
-  void appendStepsRow(uint64_t step, const StepsRow& row);
+  // n rows of a light table (light_rows.h), row-major: what append(rec) adds there.
+  void appendLightRows(uint64_t step, size_t n, std::span<const int64_t> values);
   // Dense group ids of rows (first-appearance order) from the group-key columns.
   // REQUIRES: the group-key columns are filled for all rows.
   RowContext groups() const;
@@ -96,6 +96,7 @@ struct TableBlock {
   ColumnSet decoded_;       // filled by the decode under way (or the last one)
   ColumnSet kept_;          // filled before it: endDecode empties those not decoded again
   bool filled_all_ = true;  // after reset / append: any column may hold values
+  std::vector<int64_t> light_scratch_;  // append's light rows, capacity reused
 };
 
 // Rebuilds the records of one (rank, attempt) from the blocks of all five tables (indexed

@@ -1,15 +1,17 @@
 // Fuzzes what `argus dump` runs on stored data: storage::describeKey and describeValue for
 // each column family, the key decoders decodeHeadKey / decodeChunkKey, and the HeadDecoder
-// that scans and seals run on head entries (records, and a steps scan's rows).
+// that scans and seals run on head entries (records, and a light table's rows).
 //
 // Input: one selector byte (bits 0-1: 0 meta, 1 head, 2 chunk, 3 an unknown family; bit 2
 // set: keep a chunk value's checksum as given instead of fixing it), then the key and the
 // value joined by fuzz::kSeparator. Invariants: describing never fails or crashes; a key
 // that decodes re-encodes to the same bytes; a head entry decodes or is Corruption, and
-// when its records decode, a steps scan reads the rows they decode to.
+// when its records decode, a scan of a light table reads the rows they decode to.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/bytes.h"
 #include "storage/chunk_dump.h"
@@ -43,14 +45,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     argus::Status s = head.add(hk, value);
     FUZZ_CHECK(s.isOk() || s.isCorruption());
     for (const auto* rec : head.sorted()) FUZZ_CHECK(rec->rank == hk.rank && rec->step - rec->step % 16 == hk.block_base);
-    // A steps scan's rows: where every record decodes (and matches its stored row), the
-    // rows are those of the records kept.
-    HeadDecoder rows(16, HeadDecoder::Keeps::kStepsRows);
-    argus::Status r = rows.add(hk, value);
-    FUZZ_CHECK(r.isOk() || r.isCorruption());
-    if (s.isOk()) {
+    // Light rows: where every record decodes (and matches the rows stored with it), a scan
+    // of a light table reads the rows of the records kept.
+    for (Table t : kLightTables) {
+      HeadDecoder rows(16, t);
+      argus::Status r = rows.add(hk, value);
+      FUZZ_CHECK(r.isOk() || r.isCorruption());
+      if (!s.isOk()) continue;
       FUZZ_CHECK(r.isOk() && rows.sortedRows().size() == head.sorted().size());
-      for (size_t i = 0; i < head.sorted().size(); ++i) FUZZ_CHECK(rows.sortedRows()[i].row == stepsRowOf(*head.sorted()[i]));
+      for (size_t i = 0; i < head.sorted().size(); ++i) {
+        std::vector<int64_t> want;
+        FUZZ_CHECK(lightRowsOf(t, *head.sorted()[i], &want) == rows.sortedRows()[i].rows);
+        std::span<const int64_t> got = rows.valuesOf(rows.sortedRows()[i]);
+        FUZZ_CHECK(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+      }
     }
   }
   ChunkKey ck;

@@ -315,7 +315,7 @@ void metaSeeds() {
       rec.step = 16 + static_cast<uint64_t>(i);
       encoded.clear();
       encoder.encode(rec, &encoded);
-      appendHeadRecord(&entry, rec.step, rec.attempt, encoded, stepsRowOf(rec));
+      appendHeadRecord(&entry, encoded, rec);
       ByteWriter v1(&entry_v1);
       v1.putVarint(rec.step);
       v1.putVarint(rec.attempt);

@@ -40,7 +40,7 @@ std::vector<std::pair<HeadKey, std::string>> entries(const std::vector<model::St
     }
     encoded.clear();
     encoder.encode(recs[i], &encoded);
-    appendHeadRecord(&out.back().second, recs[i].step, recs[i].attempt, encoded, stepsRowOf(recs[i]));
+    appendHeadRecord(&out.back().second, encoded, recs[i]);
   }
   return out;
 }
@@ -150,7 +150,9 @@ TEST_CASE("an entry that contradicts its key, breaks its chain or is cut short i
   model::ChainedStepEncoder encoder({}, kBlock);
   std::string bytes;
   encoder.encode(recs[0], &bytes);
-  appendHeadRecord(&value, 1, 0, bytes, stepsRowOf(recs[0]));
+  model::StepRecord header = recs[0];
+  header.step = 1;
+  appendHeadRecord(&value, bytes, header);
   expectCorrupt(good[0].first, value, "header step");
   // Truncated; unknown version; empty.
   expectCorrupt(good[0].first, good[0].second.substr(0, good[0].second.size() - 1), "truncated");
@@ -191,7 +193,17 @@ TEST_CASE("orphans: deltas whose chain start was never written are skipped and c
 
 namespace {
 
-// Entries as a build before head entry version 2 wrote them: no steps rows.
+// Records with events on some steps (none on others), so that the events rows vary.
+std::vector<model::StepRecord> withEvents(std::vector<model::StepRecord> recs) {
+  for (size_t i = 0; i < recs.size(); ++i) {
+    for (size_t e = 0; e < i % 3; ++e) {
+      recs[i].events.push_back(model::EventRecord{model::EventKind::kMarker, recs[i].start_ns + static_cast<int64_t>(e), e, 7 + e});
+    }
+  }
+  return recs;
+}
+
+// Entries as a build before head entry version 2 wrote them: no light rows.
 std::vector<std::pair<HeadKey, std::string>> version1Entries(const std::vector<model::StepRecord>& recs, uint64_t session, size_t per_entry) {
   model::ChainedStepEncoder encoder({}, kBlock);
   std::vector<std::pair<HeadKey, std::string>> out;
@@ -209,129 +221,199 @@ std::vector<std::pair<HeadKey, std::string>> version1Entries(const std::vector<m
   return out;
 }
 
-void checkRows(HeadDecoder& head, const std::vector<model::StepRecord>& expected) {
+// The decoder's rows are those of `expected`, a record at a time.
+void checkRows(HeadDecoder& head, Table t, const std::vector<model::StepRecord>& expected) {
   const auto& rows = head.sortedRows();
   REQUIRE(rows.size() == expected.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     CHECK(rows[i].step == expected[i].step);
     CHECK(rows[i].attempt == expected[i].attempt);
-    CHECK(rows[i].row == stepsRowOf(expected[i]));
+    std::vector<int64_t> want;
+    CHECK(rows[i].rows == lightRowsOf(t, expected[i], &want));
+    std::span<const int64_t> got = head.valuesOf(rows[i]);
+    CHECK(std::vector<int64_t>(got.begin(), got.end()) == want);
   }
 }
 
 }  // namespace
 
-TEST_CASE("a steps-rows decoder takes version-2 rows without decoding; version-1 records are decoded for theirs") {
-  auto recs = synth(2, 3, 40);
+TEST_CASE("a light-rows decoder takes version-2 rows without decoding; version-1 records are decoded for theirs") {
+  auto recs = withEvents(synth(2, 3, 40));
   const std::vector<model::StepRecord> in_range(recs.begin() + 7, recs.begin() + 32);  // steps 10-34
-  {
-    HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
-    for (const auto& [key, value] : entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
-    CHECK(head.decoded() == 0);
-    checkRows(head, in_range);
-  }
-  {
-    HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
+  for (Table t : kLightTables) {
+    CAPTURE(tableName(t));
+    {
+      HeadDecoder head(kBlock, t);
+      for (const auto& [key, value] : entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
+      CHECK(head.decoded() == 0);
+      checkRows(head, t, in_range);
+    }
+    HeadDecoder head(kBlock, t);
     for (const auto& [key, value] : version1Entries(recs, 7, 5)) REQUIRE(head.add(key, value, 10, 35).isOk());
     CHECK(head.decoded() == recs.size() - 5);
-    checkRows(head, in_range);
-    // The records of version 1 read as before.
-    HeadDecoder records(kBlock);
-    for (const auto& [key, value] : version1Entries(recs, 7, 5)) REQUIRE(records.add(key, value, 10, 35).isOk());
-    REQUIRE(records.sorted().size() == in_range.size());
-    for (size_t i = 0; i < in_range.size(); ++i) CHECK(*records.sorted()[i] == in_range[i]);
+    checkRows(head, t, in_range);
   }
-  {
-    INFO("orphans and re-deliveries: the rows are those of the records a records decoder keeps");
-    auto again = synth(2, 20, 30, 5000);
-    auto retry = synth(2, 25, 27, 9000);
-    for (auto& r : retry) r.attempt = 1;
-    std::vector<std::pair<HeadKey, std::string>> all;
-    for (auto& e : entries(recs, 7, 5)) all.push_back(e);
-    all.erase(all.begin() + 1);  // steps 8-12 never written: 13-15 lost their chain's start
-    for (auto& e : entries(again, 9, 4)) all.push_back(e);
-    for (auto& e : entries(retry, 11, 4)) all.push_back(e);
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return encodeHeadKey(a.first) < encodeHeadKey(b.first); });
-    HeadDecoder rows(kBlock, HeadDecoder::Keeps::kStepsRows), records(kBlock);
-    for (const auto& [key, value] : all) {
-      REQUIRE(rows.add(key, value).isOk());
-      REQUIRE(records.add(key, value).isOk());
-    }
+  // The records of version 1 read as before.
+  HeadDecoder records(kBlock);
+  for (const auto& [key, value] : version1Entries(recs, 7, 5)) REQUIRE(records.add(key, value, 10, 35).isOk());
+  REQUIRE(records.sorted().size() == in_range.size());
+  for (size_t i = 0; i < in_range.size(); ++i) CHECK(*records.sorted()[i] == in_range[i]);
+}
+
+TEST_CASE("light rows follow the records a records decoder keeps: orphans skipped, later deliveries winning, attempts apart") {
+  auto recs = withEvents(synth(2, 3, 40));
+  auto again = withEvents(synth(2, 20, 30, 5000));
+  auto retry = synth(2, 25, 27, 9000);
+  for (auto& r : retry) r.attempt = 1;
+  std::vector<std::pair<HeadKey, std::string>> all = entries(recs, 7, 5);
+  all.erase(all.begin() + 1);  // steps 8-12 never written: 13-15 lost their chain's start
+  for (auto& e : entries(again, 9, 4)) all.push_back(e);
+  for (auto& e : entries(retry, 11, 4)) all.push_back(e);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return encodeHeadKey(a.first) < encodeHeadKey(b.first); });
+  HeadDecoder records(kBlock);
+  for (const auto& [key, value] : all) REQUIRE(records.add(key, value).isOk());
+  CHECK(records.orphaned() == 3);
+  std::vector<model::StepRecord> expected;
+  for (const model::StepRecord* r : records.sorted()) expected.push_back(*r);
+  for (Table t : kLightTables) {
+    CAPTURE(tableName(t));
+    HeadDecoder rows(kBlock, t);
+    for (const auto& [key, value] : all) REQUIRE(rows.add(key, value).isOk());
     CHECK(rows.decoded() == 0);
     CHECK(rows.orphaned() == records.orphaned());
-    CHECK(rows.orphaned() == 3);
-    std::vector<model::StepRecord> expected;
-    for (const model::StepRecord* r : records.sorted()) expected.push_back(*r);
-    checkRows(rows, expected);
+    checkRows(rows, t, expected);
   }
 }
 
 TEST_CASE("a chain that goes on from version-2 entries into version-1 ones decodes the records whose rows it took") {
-  auto recs = synth(2, 0, 12);
+  auto recs = withEvents(synth(2, 0, 12));
   auto v2 = entries(recs, 7, 6);
   auto v1 = version1Entries(recs, 7, 6);
   REQUIRE(v2.size() == 2);
-  HeadDecoder head(kBlock, HeadDecoder::Keeps::kStepsRows);
+  HeadDecoder head(kBlock, Table::kEvents);
   REQUIRE(head.add(v2[0].first, v2[0].second).isOk());
   CHECK(head.decoded() == 0);
   REQUIRE(head.add(v1[1].first, v1[1].second).isOk());  // steps 6-11 are deltas on steps 0-5
   CHECK(head.decoded() == 12);
-  checkRows(head, recs);
+  checkRows(head, Table::kEvents, recs);
 }
 
-TEST_CASE("a steps row that is not its record's, too narrow or cut short is Corruption; extra columns are read past") {
-  auto recs = synth(4, 0, 2);
+TEST_CASE("light rows that are not their record's, too narrow or cut short are Corruption; extra columns are read past") {
+  auto recs = withEvents(synth(4, 0, 3));
+  const model::StepRecord& rec = recs[2];  // two events
   model::ChainedStepEncoder encoder({}, kBlock);
   std::string keyframe;
-  encoder.encode(recs[0], &keyframe);
+  encoder.encode(rec, &keyframe);
   const HeadKey key{1, 4, 0, 3, 1};
-  auto entryWith = [&](const std::vector<int64_t>& row) {
+  // An entry of the record with its light rows as given: {columns, rows, values} per table.
+  struct Section {
+    uint64_t columns, rows;
+    std::vector<int64_t> values;
+  };
+  auto entryWith = [&](const std::vector<Section>& sections) {
     std::string value;
     beginHeadEntry(&value);
     ByteWriter w(&value);
-    w.putVarint(0);
-    w.putVarint(0);
+    w.putVarint(rec.step);
+    w.putVarint(rec.attempt);
     w.putString(keyframe);
-    w.putVarint(row.size());
-    for (int64_t v : row) w.putSignedVarint(v);
+    for (const Section& s : sections) {
+      w.putVarint(s.columns);
+      w.putVarint(s.rows);
+      for (int64_t v : s.values) w.putSignedVarint(v);
+    }
     return value;
   };
-  const StepsRow good = stepsRowOf(recs[0]);
-  std::vector<int64_t> row(good.begin(), good.end());
+  std::vector<Section> good;
+  for (Table t : kLightTables) {
+    Section s{lightColumns(t), 0, {}};
+    s.rows = lightRowsOf(t, rec, &s.values);
+    good.push_back(s);
+  }
+  REQUIRE(good[1].rows == 2);
   {
-    INFO("a wrong row: decoding the record finds it (records reads, argus verify); a steps read trusts it");
-    std::vector<int64_t> wrong = row;
-    wrong[2] += 1;
-    const std::string value = entryWith(wrong);
-    HeadDecoder records(kBlock);
-    Status s = records.add(key, value);
-    CHECK(s.isCorruption());
-    CHECK(s.message().find("steps row") != std::string::npos);
-    CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
     HeadDecoder verify(kBlock);
-    CHECK(verify.check(key, value).isCorruption());
-    HeadDecoder steps(kBlock, HeadDecoder::Keeps::kStepsRows);
-    REQUIRE(steps.add(key, value).isOk());
-    CHECK(steps.sortedRows().at(0).row[2] == good[2] + 1);
+    CHECK(verify.check(key, entryWith(good)).isOk());
+  }
+  for (size_t ix = 0; ix < kLightTableCount; ++ix) {
+    const Table t = kLightTables[ix];
+    CAPTURE(tableName(t));
+    {
+      INFO("a wrong value: decoding the record finds it (records reads, argus verify); a read of the rows trusts it");
+      auto wrong = good;
+      wrong[ix].values[1] += 1;
+      const std::string value = entryWith(wrong);
+      HeadDecoder records(kBlock);
+      Status s = records.add(key, value);
+      CHECK(s.isCorruption());
+      CHECK(s.message().find(std::string(tableName(t)) + " rows stored with the record of step 2") != std::string::npos);
+      CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
+      HeadDecoder verify(kBlock);
+      CHECK(verify.check(key, value).isCorruption());
+      HeadDecoder rows(kBlock, t);
+      REQUIRE(rows.add(key, value).isOk());
+      CHECK(rows.valuesOf(rows.sortedRows().at(0))[1] == good[ix].values[1] + 1);
+    }
+    {
+      INFO("columns past the ones this build knows");
+      auto wider = good;
+      wider[ix].columns += 1;
+      wider[ix].values.clear();
+      for (size_t r = 0; r < good[ix].rows; ++r) {
+        for (size_t c = 0; c < lightColumns(t); ++c) wider[ix].values.push_back(good[ix].values[r * lightColumns(t) + c]);
+        wider[ix].values.push_back(-77);
+      }
+      HeadDecoder rows(kBlock, t);
+      REQUIRE(rows.add(key, entryWith(wider)).isOk());
+      std::span<const int64_t> got = rows.valuesOf(rows.sortedRows().at(0));
+      CHECK(std::vector<int64_t>(got.begin(), got.end()) == good[ix].values);
+      HeadDecoder verify(kBlock);
+      CHECK(verify.check(key, entryWith(wider)).isOk());
+    }
+    {
+      INFO("too narrow");
+      auto narrow = good;
+      narrow[ix].columns -= 1;
+      narrow[ix].values.resize(narrow[ix].rows * narrow[ix].columns);
+      HeadDecoder rows(kBlock, t);
+      Status s = rows.add(key, entryWith(narrow));
+      CHECK(s.isCorruption());
+      CHECK(s.message().find(std::string(tableName(t)) + " rows of " + std::to_string(lightColumns(t) - 1) + " columns") != std::string::npos);
+    }
   }
   {
-    INFO("columns past the ones this build knows");
-    std::vector<int64_t> wider = row;
-    wider.push_back(-77);
-    HeadDecoder steps(kBlock, HeadDecoder::Keeps::kStepsRows);
-    REQUIRE(steps.add(key, entryWith(wider)).isOk());
-    CHECK(steps.sortedRows().at(0).row == good);
-    HeadDecoder verify(kBlock);
-    CHECK(verify.check(key, entryWith(wider)).isOk());
-  }
-  for (auto keeps : {HeadDecoder::Keeps::kRecords, HeadDecoder::Keeps::kStepsRows}) {
-    std::vector<int64_t> narrow(row.begin(), row.end() - 1);
-    HeadDecoder head(kBlock, keeps);
-    Status s = head.add(key, entryWith(narrow));
-    CHECK(s.isCorruption());
-    CHECK(s.message().find("steps row of 14 columns") != std::string::npos);
-    const std::string full = entryWith(row);
+    INFO("a steps section of two rows; a row count past the bytes; cut short");
+    auto two = good;
+    two[0].rows = 2;
+    two[0].values.insert(two[0].values.end(), good[0].values.begin(), good[0].values.end());
+    HeadDecoder head(kBlock, Table::kSteps);
+    CHECK(head.add(key, entryWith(two)).isCorruption());
+    auto many = good;
+    many[1].rows = uint64_t{1} << 40;
+    head.clear();
+    CHECK(head.add(key, entryWith(many)).isCorruption());
+    const std::string full = entryWith(good);
     head.clear();
     CHECK(head.add(key, full.substr(0, full.size() - 1)).isCorruption());
+  }
+  {
+    INFO("a varint past 64 bits in a row: Corruption for a read of the rows and for one of the record");
+    std::string value;
+    beginHeadEntry(&value);
+    ByteWriter w(&value);
+    w.putVarint(rec.step);
+    w.putVarint(rec.attempt);
+    w.putString(keyframe);
+    w.putVarint(lightColumns(Table::kSteps));
+    w.putVarint(1);
+    for (size_t c = 1; c < lightColumns(Table::kSteps); ++c) w.putVarint(0);
+    value += std::string(10, '\xff') + '\x01';
+    w.putVarint(lightColumns(Table::kEvents));
+    w.putVarint(0);
+    HeadDecoder rows(kBlock, Table::kSteps), records(kBlock);
+    Status s = rows.add(key, value);
+    CHECK(s.isCorruption());
+    CHECK(s.message().find("overflows") != std::string::npos);
+    CHECK(records.add(key, value).isCorruption());
   }
 }

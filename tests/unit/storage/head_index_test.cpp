@@ -100,7 +100,7 @@ TEST_CASE("a scan late in an unsealed block walks its entries from the chain sta
       encoder.encode(r, &encoded);
       values.emplace_back();
       beginHeadEntry(&values.back());
-      appendHeadRecord(&values.back(), s, attempt, encoded, stepsRowOf(r));
+      appendHeadRecord(&values.back(), encoded, r);
     }
     std::vector<EncodedEntry> entries;
     for (size_t i = 0; i < values.size(); ++i) entries.push_back({3, 0, session, i + 1, values[i]});

@@ -623,7 +623,7 @@ BuiltEntries buildEntries(const std::vector<model::StepRecord>& recs, uint64_t s
     }
     encoded.clear();
     encoder.encode(recs[i], &encoded);
-    appendHeadRecord(&b.arena, recs[i].step, recs[i].attempt, encoded, stepsRowOf(recs[i]));
+    appendHeadRecord(&b.arena, encoded, recs[i]);
   }
   b.ends.push_back(b.arena.size());
   for (size_t i = 0; i < starts.size(); ++i) {
