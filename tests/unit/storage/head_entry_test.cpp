@@ -310,13 +310,18 @@ TEST_CASE("light rows that are not their record's, too narrow or cut short are C
     uint64_t columns, rows;
     std::vector<int64_t> values;
   };
-  auto entryWith = [&](const std::vector<Section>& sections) {
+  auto entryStart = [&] {  // the record, its light rows still to come
     std::string value;
     beginHeadEntry(&value);
     ByteWriter w(&value);
     w.putVarint(rec.step);
     w.putVarint(rec.attempt);
     w.putString(keyframe);
+    return value;
+  };
+  auto entryWith = [&](const std::vector<Section>& sections) {
+    std::string value = entryStart();
+    ByteWriter w(&value);
     for (const Section& s : sections) {
       w.putVarint(s.columns);
       w.putVarint(s.rows);
@@ -398,12 +403,8 @@ TEST_CASE("light rows that are not their record's, too narrow or cut short are C
   }
   {
     INFO("a varint past 64 bits in a row: Corruption for a read of the rows and for one of the record");
-    std::string value;
-    beginHeadEntry(&value);
+    std::string value = entryStart();
     ByteWriter w(&value);
-    w.putVarint(rec.step);
-    w.putVarint(rec.attempt);
-    w.putString(keyframe);
     w.putVarint(lightColumns(Table::kSteps));
     w.putVarint(1);
     for (size_t c = 1; c < lightColumns(Table::kSteps); ++c) w.putVarint(0);
