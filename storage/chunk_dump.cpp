@@ -118,9 +118,10 @@ std::string describeHeadEntry(std::string_view value) {
     bool key = model::isKeyframe(in.encoded);
     out += "\n  step=" + std::to_string(in.step) + " attempt=" + std::to_string(in.attempt) + " " + std::to_string(in.encoded.size()) + "B " +
            (key ? "keyframe" : "delta");
-    for (size_t i = 0; in.has_light && i < kLightTableCount; ++i) {
-      out += std::string(i == 0 ? " (light rows:" : ",") + " " + tableName(kLightTables[i]) + " " + std::to_string(in.light[i].rows) +
-             (i + 1 == kLightTableCount ? ")" : "");
+    if (in.has_light) {
+      out += " (light rows:";
+      for (size_t i = 0; i < kLightTableCount; ++i) out += std::string(i > 0 ? ", " : " ") + tableName(kLightTables[i]) + " " + std::to_string(in.light[i].rows);
+      out += ")";
     }
     chained = chained || key;
     if (!chained) {

@@ -57,13 +57,8 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
   return e;
 }
 
-HeadDecoder::HeadDecoder(uint32_t block_steps, std::optional<Table> rows_of) : block_steps_(block_steps), rows_of_(rows_of) {
-  if (rows_of_ && lightIndex(*rows_of_) < 0) rows_of_.reset();
-  if (rows_of_) {
-    light_ix_ = lightIndex(*rows_of_);
-    row_width_ = lightColumns(*rows_of_);
-  }
-}
+HeadDecoder::HeadDecoder(uint32_t block_steps, std::optional<Table> rows_of)
+    : block_steps_(block_steps), light_ix_(rows_of ? lightIndex(*rows_of) : -1), row_width_(rows_of ? lightColumns(*rows_of) : 0) {}
 
 void HeadDecoder::clear() {
   kept_ = 0;
@@ -155,7 +150,7 @@ Status HeadDecoder::decode(const HeadKey& key, const HeadEntryReader::Record& in
   }
   if (in.has_light) ARGUS_RETURN_IF_ERROR(checkLight(key, in, rec));
   if (!keep) return Status::ok();
-  if (rows_of_) {
+  if (light_ix_ >= 0) {
     keepRows(rec);
   } else {
     ++kept_;
@@ -192,7 +187,7 @@ Status HeadDecoder::keepRows(uint64_t step, uint16_t attempt, const LightSection
 
 void HeadDecoder::keepRows(const model::StepRecord& rec) {
   const size_t offset = values_.size();
-  lightRowsOf(*rows_of_, rec, &values_);
+  lightRowsOf(kLightTables[light_ix_], rec, &values_);
   noteKept(rec.step, rec.attempt, offset);
 }
 

@@ -49,7 +49,6 @@ class HeadEntryReader {
   explicit HeadEntryReader(std::string_view value) : value_(value), r_(value, "head entry") {}
   // The version byte: Corruption for an empty value or an unknown version.
   Status begin();
-  uint8_t version() const { return version_; }
   bool atEnd() const { return r_.atEnd(); }
   // REQUIRES: begin() was OK and !atEnd(). Corruption for a truncated or malformed record.
   Status next(Record* out);
@@ -136,9 +135,8 @@ class HeadDecoder {
   static Status corrupt(const HeadKey& key, const std::string& what);
 
   uint32_t block_steps_;
-  std::optional<Table> rows_of_;
-  int light_ix_ = -1;     // rows_of_'s index in kLightTables
-  size_t row_width_ = 0;  // lightColumns(*rows_of_)
+  int light_ix_ = -1;     // of the table whose rows it keeps, in kLightTables; -1: records
+  size_t row_width_ = 0;  // lightColumns of that table
   model::StepDecoder decoder_;
   // The chain's keyframe was seen: decoder_ plus the deferred records hold the history the
   // next record of the chain needs.
