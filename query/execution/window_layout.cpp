@@ -133,6 +133,7 @@ void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool pr
 
   l->order.resize(rows);
   std::iota(l->order.begin(), l->order.end(), 0u);
+  l->identity = presorted;
   if (!presorted) {
     std::sort(l->order.begin(), l->order.end(), [&](uint32_t a, uint32_t b) {
       for (const SortKeyColumn& k : part) {

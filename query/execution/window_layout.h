@@ -18,6 +18,7 @@ struct WindowLayout {
   std::vector<uint32_t> partition_start, partition_end;
   std::vector<uint32_t> peer_start, peer_end;     // only when built with peers (below)
   std::vector<uint32_t> frame_start, frame_end;  // start <= end; empty frames are possible
+  bool identity = false;                         // order[p] == p (built presorted)
 
   size_t size() const { return order.size(); }
   size_t memoryBytes() const { return order.capacity() * 4 * 7; }

@@ -392,10 +392,14 @@ class OrderStatFunction final : public WindowFunction {
       // quantile_cont over a rolling frame of non-NULL values, m rows in one call.
       bool rolls() const { return cont && x.allValid(); }
       void rolling(uint32_t p, uint32_t s, uint32_t e, uint32_t m) {
+        const T* xs = x.data<T>().data();
+        if (l.identity) {  // positions are rows: no gather into entering/leaving, no scatter
+          stat.slideCont(xs + e, xs + s, m, q, out.f64.data() + p);
+          return;
+        }
         entering.resize(m);
         leaving.resize(m);
         results.resize(m);
-        const T* xs = x.data<T>().data();
         for (uint32_t i = 0; i < m; ++i) {
           entering[i] = xs[l.order[e + i]];
           leaving[i] = xs[l.order[s + i]];
