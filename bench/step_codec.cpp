@@ -147,7 +147,7 @@ IngestFigures measureIngest(const std::vector<StepRecord>& recs) {
   if (arena.size() < recs.size()) bug("ingest arena", 0);
   f.light_ns = bestNsPerRecord(recs.size(), [&] {
     arena.clear();
-    for (const StepRecord& r : recs) argus::storage::putLightSections(r, &arena);
+    for (const StepRecord& r : recs) argus::storage::putLightPart(r, &arena);
   });
   f.light_bytes = static_cast<double>(arena.size()) / static_cast<double>(recs.size());
   return f;

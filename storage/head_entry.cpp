@@ -15,7 +15,7 @@ void appendHeadRecord(std::string* out, std::string_view encoded, const model::S
   w.putVarint(rec.step);
   w.putVarint(rec.attempt);
   w.putString(encoded);
-  putLightSections(rec, out);
+  putLightPart(rec, out);
 }
 
 Status HeadEntryReader::begin() {
@@ -34,8 +34,7 @@ Status HeadEntryReader::next(Record* out) {
   ARGUS_RETURN_IF_ERROR(r_.getString(&out->encoded, value_.size()));
   out->has_light = version_ >= 2;
   if (!out->has_light) return Status::ok();
-  for (size_t i = 0; i < kLightTableCount; ++i) ARGUS_RETURN_IF_ERROR(getLightSection(r_, kLightTables[i], &out->light[i]));
-  return Status::ok();
+  return getLightPart(r_, out->light);
 }
 
 HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value) {
@@ -95,6 +94,11 @@ Status HeadDecoder::read(const HeadKey& key, std::string_view value, uint64_t fr
   HeadEntryReader::Record in;
   while (!r.atEnd()) {
     if (Status s = r.next(&in); !s.isOk()) return corrupt(key, s.message());
+    // Checked here, not only once decoded: light rows are kept by the step their header names.
+    if (in.step - in.step % block_steps_ != key.block_base) {
+      have_chain_ = false;
+      return corrupt(key, "a record of step " + std::to_string(in.step) + " in block " + std::to_string(key.block_base));
+    }
     ++chain_next_seq_;
     const bool keyframe = model::isKeyframe(in.encoded);
     if (!have_chain_ && !keyframe) {

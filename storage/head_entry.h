@@ -7,7 +7,7 @@
 //
 // Value: u8 kHeadEntryVersion (2), then per record in seq order:
 //   varint step | varint attempt | varint length | `length` bytes of the record's encoding |
-//   the record's light rows: a section per light table, steps then events (light_rows.h)
+//   the record's light part: varint length, a section per light table (light_rows.h)
 // Version 1 (written before December 2026, still read) has no light rows.
 #pragma once
 
@@ -72,7 +72,8 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // records, and takes a record's from its entry (version 2) without decoding the record,
 // which costs several times more (docs/format/keys.md): a scan of those tables over
 // unsealed steps reads the rows alone. A record without light rows (version 1) is decoded and its rows computed.
-// Every record decoded that came with light rows is checked against them.
+// A record decoded as it is read is checked against the light rows it came with; one decoded
+// later because a record without rows continued its chain (mixed versions) is not.
 //
 // Orphans: group commits run on several threads, so after a crash an entry can be in the
 // WAL while an earlier entry of its session is not. Neither was acknowledged (acks follow

@@ -42,9 +42,11 @@ Status LightSection::read(size_t keep, std::vector<int64_t>* out) const {
   return Status::ok();
 }
 
-void putLightSections(const model::StepRecord& rec, std::string* out) {
+void putLightPart(const model::StepRecord& rec, std::string* out) {
   thread_local std::vector<int64_t> values;
-  ByteWriter w(out);
+  thread_local std::string part;
+  part.clear();
+  ByteWriter w(&part);
   for (Table t : kLightTables) {
     values.clear();
     const size_t rows = lightRowsOf(t, rec, &values);
@@ -52,7 +54,10 @@ void putLightSections(const model::StepRecord& rec, std::string* out) {
     w.putVarint(rows);
     for (int64_t v : values) w.putSignedVarint(v);
   }
+  ByteWriter(out).putString(part);
 }
+
+namespace {
 
 Status getLightSection(ByteReader& r, Table t, LightSection* out) {
   const char* name = tableName(t);
@@ -73,6 +78,16 @@ Status getLightSection(ByteReader& r, Table t, LightSection* out) {
   }
   ARGUS_RETURN_IF_ERROR(r.getBytes(len, &out->values));
   return Status::ok();
+}
+
+}  // namespace
+
+Status getLightPart(ByteReader& r, LightSection* out) {
+  std::string_view part;
+  ARGUS_RETURN_IF_ERROR(r.getString(&part, r.remaining()));
+  ByteReader sections(part, "light part");
+  for (size_t i = 0; i < kLightTableCount; ++i) ARGUS_RETURN_IF_ERROR(getLightSection(sections, kLightTables[i], &out[i]));
+  return Status::ok();  // what follows in the part is a later build's sections
 }
 
 }  // namespace argus::storage

@@ -34,14 +34,16 @@ struct LightSection {
   uint64_t columns = 0, rows = 0;
   std::string_view values;  // rows x columns varints
   // Appends the first `keep` columns of each row to *out, past the rest (a later build's).
-  // Corruption for an overlong varint. REQUIRES: read by getLightSection, keep <= columns.
+  // Corruption for an overlong varint. REQUIRES: read by getLightPart, keep <= columns.
   Status read(size_t keep, std::vector<int64_t>* out) const;
 };
 
-// Appends rec's section of every light table, in kLightTables order.
-void putLightSections(const model::StepRecord& rec, std::string* out);
-// Reads the section of light table t. Corruption when cut short, when it holds fewer columns
-// than this build reads, or (steps) other than one row.
-Status getLightSection(ByteReader& r, Table t, LightSection* out);
+// A record's light part: varint length | a section per light table, in kLightTables order.
+// The length lets a reader skip the part whole and a later build append sections (read past).
+void putLightPart(const model::StepRecord& rec, std::string* out);
+// Reads the light part's sections into out[kLightTableCount]. Corruption when the part is cut
+// short, when a section overruns it, holds fewer columns than this build reads, or (steps)
+// other than one row.
+Status getLightPart(ByteReader& r, LightSection* out);
 
 }  // namespace argus::storage

@@ -130,17 +130,22 @@ TEST_CASE("an entry that contradicts its key, breaks its chain or is cut short i
   auto recs = synth(4, 0, 20);
   auto good = entries(recs, 3, 6);  // block 0: steps 0-5, 6-11, 12-15; block 16: 16-17, 18-19
   REQUIRE(good.size() == 5);
-  auto expectCorrupt = [](const HeadKey& key, const std::string& value, const char* why) {
-    HeadDecoder head(kBlock);
-    Status s = head.add(key, value);
-    CAPTURE(why);
-    CHECK(s.isCorruption());
-    CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
+  // Records, and rows of a light table: the block is checked without decoding too.
+  auto expectCorrupt = [](const HeadKey& key, const std::string& value, const char* why, bool rows_too = true) {
+    std::vector<HeadDecoder> decoders;
+    decoders.emplace_back(kBlock);
+    if (rows_too) decoders.emplace_back(kBlock, Table::kSteps);
+    for (HeadDecoder& head : decoders) {
+      Status s = head.add(key, value);
+      CAPTURE(why);
+      CHECK(s.isCorruption());
+      CHECK(s.message().find(describeKey(kHeadCf, encodeHeadKey(key))) != std::string::npos);
+    }
   };
   // The key says another rank, another block.
   HeadKey k = good[0].first;
   k.rank = 5;
-  expectCorrupt(k, good[0].second, "rank");
+  expectCorrupt(k, good[0].second, "rank", false);  // a read of rows trusts the key's rank
   k = good[0].first;
   k.block_base = 16;
   expectCorrupt(k, good[0].second, "block");
@@ -153,7 +158,7 @@ TEST_CASE("an entry that contradicts its key, breaks its chain or is cut short i
   model::StepRecord header = recs[0];
   header.step = 1;
   appendHeadRecord(&value, bytes, header);
-  expectCorrupt(good[0].first, value, "header step");
+  expectCorrupt(good[0].first, value, "header step", false);  // within the block: rows trust it
   // Truncated; unknown version; empty.
   expectCorrupt(good[0].first, good[0].second.substr(0, good[0].second.size() - 1), "truncated");
   expectCorrupt(good[0].first, "\x09" + good[0].second.substr(1), "version");
@@ -319,16 +324,22 @@ TEST_CASE("light rows that are not their record's, too narrow or cut short are C
     w.putString(keyframe);
     return value;
   };
-  auto entryWith = [&](const std::vector<Section>& sections) {
+  auto entryWithPart = [&](const std::string& part) {
     std::string value = entryStart();
-    ByteWriter w(&value);
+    ByteWriter(&value).putString(part);
+    return value;
+  };
+  auto partOf = [](const std::vector<Section>& sections) {
+    std::string part;
+    ByteWriter w(&part);
     for (const Section& s : sections) {
       w.putVarint(s.columns);
       w.putVarint(s.rows);
       for (int64_t v : s.values) w.putSignedVarint(v);
     }
-    return value;
+    return part;
   };
+  auto entryWith = [&](const std::vector<Section>& sections) { return entryWithPart(partOf(sections)); };
   std::vector<Section> good;
   for (Table t : kLightTables) {
     Section s{lightColumns(t), 0, {}};
@@ -400,17 +411,36 @@ TEST_CASE("light rows that are not their record's, too narrow or cut short are C
     const std::string full = entryWith(good);
     head.clear();
     CHECK(head.add(key, full.substr(0, full.size() - 1)).isCorruption());
+    INFO("an events section that runs past the light part's length");
+    const std::string part = partOf(good);
+    head.clear();
+    Status s = head.add(key, entryWithPart(part.substr(0, part.size() - 1)) + part.back());
+    CHECK(s.isCorruption());
+    CHECK(s.message().find("events light rows cut short") != std::string::npos);
+  }
+  {
+    INFO("a section after events (a later build's table): read past by rows and records alike");
+    const std::string value = entryWithPart(partOf({good[0], good[1], Section{2, 1, {5, -6}}}));
+    for (Table t : kLightTables) {
+      HeadDecoder rows(kBlock, t);
+      REQUIRE(rows.add(key, value).isOk());
+      std::span<const int64_t> got = rows.valuesOf(rows.sortedRows().at(0));
+      CHECK(std::vector<int64_t>(got.begin(), got.end()) == good[static_cast<size_t>(lightIndex(t))].values);
+    }
+    HeadDecoder verify(kBlock);
+    CHECK(verify.check(key, value).isOk());
   }
   {
     INFO("a varint past 64 bits in a row: Corruption for a read of the rows and for one of the record");
-    std::string value = entryStart();
-    ByteWriter w(&value);
+    std::string part;
+    ByteWriter w(&part);
     w.putVarint(lightColumns(Table::kSteps));
     w.putVarint(1);
     for (size_t c = 1; c < lightColumns(Table::kSteps); ++c) w.putVarint(0);
-    value += std::string(10, '\xff') + '\x01';
+    part += std::string(10, '\xff') + '\x01';
     w.putVarint(lightColumns(Table::kEvents));
     w.putVarint(0);
+    const std::string value = entryWithPart(part);
     HeadDecoder rows(kBlock, Table::kSteps), records(kBlock);
     Status s = rows.add(key, value);
     CHECK(s.isCorruption());
