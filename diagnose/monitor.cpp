@@ -89,6 +89,7 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
     p.pending.clear();
   }
   p.pending.push_back(r);
+  if (!p.first_step || step < *p.first_step) p.first_step = step;
   if (!p.newest_step || step > *p.newest_step) {
     p.arrived[step] = Clock::now();
     p.newest_step = step;
@@ -117,21 +118,41 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
   ++p.reached;
   // A job whose ranks no pass has read yet gets one at its first write; one without a
   // topology waits for the interval.
-  if ((!p.known || (p.ranks > 0 && p.reached >= p.ranks)) && !pass_due_) {
+  if ((!p.known || (p.ranks > 0 && p.reached >= p.needed)) && !pass_due_) {
     pass_due_ = true;
     wake_.notify_all();
   }
 }
 
-Result<std::vector<std::vector<StepPoint>>> DiagnosisMonitor::toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks) {
+DiagnosisMonitor::SilentRanks DiagnosisMonitor::silentRanks(const Progress& p) {
+  SilentRanks silent;
+  if (!p.newest_step) return silent;
+  const uint64_t newest = *p.newest_step;
+  for (const auto& [rank, step] : p.newest) {
+    if (step + kLateSteps <= newest) silent.newest.push_back(step);
+  }
+  std::sort(silent.newest.begin(), silent.newest.end());
+  if (p.ranks > p.newest.size() && *p.first_step + kLateSteps <= newest) silent.never = p.ranks - static_cast<uint32_t>(p.newest.size());
+  return silent;
+}
+
+uint32_t DiagnosisMonitor::SilentRanks::expectedAt(uint32_t ranks, uint64_t step) const {
+  const size_t before = never + static_cast<size_t>(std::lower_bound(newest.begin(), newest.end(), step) - newest.begin());
+  return before >= ranks ? 0 : ranks - static_cast<uint32_t>(before);
+}
+
+Result<std::vector<std::vector<StepPoint>>> DiagnosisMonitor::toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks,
+                                                                         SilentRanks* silent) {
   std::vector<std::pair<uint64_t, StepSums>> told;
   {
     std::lock_guard lock(mu_);
     auto it = progress_.find(job.id);
+    *silent = it == progress_.end() ? SilentRanks{} : silentRanks(it->second);
     if (it != progress_.end() && ranks > 0) {
       // From `from` on without a gap: a step between that no notice told of may be in the store.
       uint64_t want = from;
-      for (auto s = it->second.sums.lower_bound(from); s != it->second.sums.end() && s->first == want && s->second.ranks >= ranks; ++s, ++want) {
+      for (auto s = it->second.sums.lower_bound(from);
+           s != it->second.sums.end() && s->first == want && s->second.ranks >= silent->expectedAt(ranks, s->first); ++s, ++want) {
         told.emplace_back(s->first, s->second);
       }
     }
@@ -201,7 +222,8 @@ void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ran
   p.sums.erase(p.sums.begin(), p.sums.lower_bound(step));  // fed
   p.reached = 0;
   for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
-  if (p.ranks > 0 && p.reached >= p.ranks) pass_due_ = true;
+  p.needed = silentRanks(p).expectedAt(p.ranks, step);
+  if (p.ranks > 0 && p.reached >= p.needed) pass_due_ = true;
 }
 
 void DiagnosisMonitor::pass() {
@@ -277,7 +299,8 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   const uint32_t ranks = static_cast<uint32_t>(topology->size());
   // The steps every rank told of, then the store from the first that notices did not
   // complete (nothing to read when they covered every step up to the newest).
-  Result<std::vector<std::vector<StepPoint>>> read = toldSeries(info, st, st.next_step, ranks);
+  SilentRanks silent;
+  Result<std::vector<std::vector<StepPoint>>> read = toldSeries(info, st, st.next_step, ranks, &silent);
   if (!read.isOk()) return read.status();
   const size_t told = read->front().size();
   const uint64_t told_to = told == 0 ? st.next_step : read->front().back().step + 1;
@@ -287,15 +310,15 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
     for (size_t c = 0; c < read->size(); ++c) (*read)[c].insert((*read)[c].end(), (*stored)[c].begin(), (*stored)[c].end());
   }
   const std::vector<StepPoint>& times = (*read)[0];  // every series has the same steps
-  // Feed the steps every rank reported, in order; a step some rank never reports is fed
-  // once the job is kLateSteps past it (waiting forever would stop the monitor). Without a
-  // topology, a step is complete once a later one exists.
+  // Feed the steps every rank reported (but the silent), in order; a step some rank never
+  // reports is fed once the job is kLateSteps past it (waiting forever would stop the
+  // monitor). Without a topology, a step is complete once a later one exists.
   st.ranks = ranks;
   const auto now = Clock::now();
   std::array<uint64_t, 2> fed_from{};  // steps fed from notices, and read from the store
   for (size_t i = 0; i < times.size(); ++i) {
     const StepPoint& p = times[i];
-    const bool complete = ranks > 0 ? p.ranks >= ranks : p.step < newest;
+    const bool complete = ranks > 0 ? p.ranks >= silent.expectedAt(ranks, p.step) : p.step < newest;
     if (!complete && p.step + kLateSteps > newest) break;
     for (size_t d = 0; d < st.detectors.size(); ++d) st.detectors[d].add(p.step, (*read)[d][i].value, p.expected);
     // Lag counts from when the step's first records were durable (as ingest told), else

@@ -17,8 +17,10 @@
 // (diagnose/recent_steps.h) where they hold them all, else from the store.
 //
 // A step some rank never reports is fed once the job is 64 steps past it; without a
-// topology, once a later step exists. Thread-safety: start/stop from one thread;
-// writePrometheus and noteDurable from any.
+// topology, once a later step exists. A rank that has gone silent (told of nothing for 64
+// steps while others went on: a dead process, a tracer cut off) is not waited for at the
+// steps after its last: they are fed as soon as the other ranks have told of them.
+// Thread-safety: start/stop from one thread; writePrometheus and noteDurable from any.
 #pragma once
 
 #include <array>
@@ -92,10 +94,12 @@ class DiagnosisMonitor {
   struct Progress {
     std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
     std::optional<uint64_t> newest_step;            // the largest of them
+    std::optional<uint64_t> first_step;             // the smallest step told of
     bool known = false;                             // a pass has read the job's topology
     uint32_t ranks = 0;                             // its ranks (0: it has none)
     uint64_t awaited = 0;                           // the next step to feed
     uint32_t reached = 0;                           // ranks whose newest step >= awaited
+    uint32_t needed = 0;                            // of them, the ranks awaited needs (SilentRanks)
     // When records first became durable: each key's time holds for the steps above the
     // previous key up to it (a notice that raised newest_step). Kept until fed.
     std::map<uint64_t, std::chrono::steady_clock::time_point> arrived;
@@ -106,10 +110,21 @@ class DiagnosisMonitor {
     std::vector<model::StepSummary> pending;
     std::optional<uint64_t> lost_through;
   };
+  // The ranks of a job gone silent: told of nothing for kLateSteps steps while others went on
+  // (their newest steps), and ranks never told of once the job is that far past its first
+  // step. A step does not wait for a rank silent since before it.
+  struct SilentRanks {
+    uint32_t never = 0;
+    std::vector<uint64_t> newest;  // sorted
+    // Of the job's `ranks`, those that step waits for.
+    uint32_t expectedAt(uint32_t ranks, uint64_t step) const;
+  };
+  static SilentRanks silentRanks(const Progress& p);  // REQUIRES: mu_ held
   void noteRecord(Progress& p, const model::StepSummary& r);  // REQUIRES: mu_ held
-  // The job's steps from `from` on that every one of its `ranks` told of, in order up to the
-  // first that is not complete or not told, as the series stage 1 reads (kDetectedSeries).
-  Result<std::vector<std::vector<StepPoint>>> toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks);
+  // The job's steps from `from` on that every one of its `ranks` told of (but the silent
+  // ones, into *silent), in order up to the first that is not complete or not told, as the
+  // series stage 1 reads (kDetectedSeries).
+  Result<std::vector<std::vector<StepPoint>>> toldSeries(const storage::JobInfo& job, JobState& st, uint64_t from, uint32_t ranks, SilentRanks* silent);
   std::optional<uint64_t> newestDurable(storage::JobId job) const;  // over its ranks; none when never told
   // The summaries told of the job since the last call, into its recent steps.
   void takePending(storage::JobId job, JobState& st);

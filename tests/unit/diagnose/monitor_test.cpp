@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <thread>
 
 #include "../../simulated_job.h"
@@ -31,10 +32,11 @@ class StragglerJob {
     REQUIRE(id.isOk());
     id_ = *id;
   }
-  // The next step of every rank; each rank's told to `notify` as durable.
-  void writeStep(DiagnosisMonitor* notify = nullptr) {
+  // The next step of every rank (but `skip`); each rank's told to `notify` as durable.
+  void writeStep(DiagnosisMonitor* notify = nullptr, std::optional<uint32_t> skip = std::nullopt) {
     sim_->simulate(1);
     for (uint32_t rank = 0; rank < sim_->layout().ranks(); ++rank) {
+      if (rank == skip) continue;
       model::StepRecord rec;
       sim_->record(rank, 0, &rec);
       REQUIRE(testing::writeRankRecords(store_, id_, *sim_, rank, std::span(&rec, 1)).isOk());
@@ -286,6 +288,41 @@ TEST_CASE("steps ingest told of are fed from their summaries; the store is read 
   // The first pass read steps 0-40 back; every later step came from its notices.
   CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}") == 41);
   CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") == 99);
+}
+
+TEST_CASE("a rank silent for 64 steps is not waited for: the steps after its last are fed once the others told of them") {
+  // Rank 9 stops at step 20 (a dead process, a tracer cut off); the straggler's window opens
+  // at step 71. Waiting 64 steps at every step would find it past step 135.
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  StragglerJob job(*store, "silent");
+  std::vector<MonitorFinding> found;
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
+  auto fed = [&] { return metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") + metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}"); };
+  const uint32_t silent = 9;
+  uint64_t silent_at = 0;  // the step with which the rank has been silent for 64 steps
+  SUBCASE("told of until it stopped") {
+    for (uint64_t step = 0; step <= 20; ++step) job.writeStep(&monitor);
+    silent_at = 20 + 64;
+  }
+  SUBCASE("never told of: written before argusd started") {
+    for (uint64_t step = 0; step <= 20; ++step) job.writeStep();
+    silent_at = 21 + 64;  // the job's first notice told of step 21
+  }
+  monitor.pass();
+  CHECK(fed() == 21);
+  std::optional<uint64_t> found_with;
+  for (uint64_t step = 21; step < 110; ++step) {
+    job.writeStep(&monitor, silent);
+    monitor.pass();
+    if (step == 83) CHECK(fed() == 21);  // silent for 63 steps: still waited for
+    if (!found.empty() && !found_with) found_with = step;
+  }
+  CHECK(fed() == 110);  // every step, the last one included
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
+  CHECK(found[0].finding.ranks == std::vector<uint32_t>{5});
+  CHECK(found_with == std::optional<uint64_t>(silent_at));  // steps 21 on fed at once
 }
 
 TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {
