@@ -18,6 +18,17 @@ void sample(std::string* out, std::string_view name, std::string_view labels, do
   out->append(buf);
 }
 
+std::string label(std::string_view key, std::string_view value) {
+  std::string out(key);
+  out += "=\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string_view("\\n") : std::string_view(&c, 1);
+  }
+  out += '"';
+  return out;
+}
+
 void metric(std::string* out, std::string_view name, std::string_view type, std::string_view help, double value) {
   header(out, name, type, help);
   sample(out, name, {}, value);

@@ -13,6 +13,8 @@ namespace argus::prometheus {
 void header(std::string* out, std::string_view name, std::string_view type, std::string_view help);
 // One sample line: "name{labels} value"; `labels` without braces ("code=\"2xx\""), or empty.
 void sample(std::string* out, std::string_view name, std::string_view labels, double value);
+// `key="value"` for a label, the value escaped as the format asks (backslash, quote, newline).
+std::string label(std::string_view key, std::string_view value);
 // A metric with one unlabelled sample: header() then sample().
 void metric(std::string* out, std::string_view name, std::string_view type, std::string_view help, double value);
 

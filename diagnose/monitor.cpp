@@ -47,6 +47,8 @@ struct DiagnosisMonitor::JobState {
   std::map<uint64_t, FedStep> fed;  // steps a window may still need
   std::unordered_map<uint64_t, bool> spike_names;  // marker name id: announces a spike (expectedSpike)
   std::string last_error;  // of the last pass, "" when it went well
+  std::vector<uint32_t> silent;  // ranks silent at the last pass (SilentRanks), sorted
+  uint32_t silent_never = 0;
 };
 
 DiagnosisMonitor::DiagnosisMonitor(storage::Store& store, MonitorOptions options, Callback on_finding)
@@ -129,7 +131,7 @@ DiagnosisMonitor::SilentRanks DiagnosisMonitor::silentRanks(const Progress& p) {
   if (!p.newest_step) return silent;
   const uint64_t newest = *p.newest_step;
   for (const auto& [rank, step] : p.newest) {
-    if (step + kLateSteps <= newest) silent.newest.push_back(step);
+    if (step + kLateSteps <= newest) silent.newest.emplace_back(step, rank);
   }
   std::sort(silent.newest.begin(), silent.newest.end());
   if (p.ranks > p.newest.size() && *p.first_step + kLateSteps <= newest) silent.never = p.ranks - static_cast<uint32_t>(p.newest.size());
@@ -137,7 +139,8 @@ DiagnosisMonitor::SilentRanks DiagnosisMonitor::silentRanks(const Progress& p) {
 }
 
 uint32_t DiagnosisMonitor::SilentRanks::expectedAt(uint32_t ranks, uint64_t step) const {
-  const size_t before = never + static_cast<size_t>(std::lower_bound(newest.begin(), newest.end(), step) - newest.begin());
+  const auto first_at = std::lower_bound(newest.begin(), newest.end(), std::pair<uint64_t, uint32_t>(step, 0));
+  const size_t before = never + static_cast<size_t>(first_at - newest.begin());
   return before >= ranks ? 0 : ranks - static_cast<uint32_t>(before);
 }
 
@@ -214,15 +217,18 @@ std::optional<Clock::time_point> DiagnosisMonitor::takeArrival(storage::JobId jo
   return arrived.begin()->second;
 }
 
-void DiagnosisMonitor::awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step) {
-  Progress& p = progress_[job];
+void DiagnosisMonitor::awaitStep(const storage::JobInfo& job, std::optional<uint32_t> ranks, uint64_t step) {
+  Progress& p = progress_[job.id];
+  p.name = job.name;
   p.known = ranks.has_value();
   p.ranks = ranks.value_or(0);
   p.awaited = step;
   p.sums.erase(p.sums.begin(), p.sums.lower_bound(step));  // fed
   p.reached = 0;
   for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
-  p.needed = silentRanks(p).expectedAt(p.ranks, step);
+  const SilentRanks silent = silentRanks(p);
+  p.needed = silent.expectedAt(p.ranks, step);
+  p.silent = silent.never + static_cast<uint32_t>(silent.newest.size());
   if (p.ranks > 0 && p.reached >= p.needed) pass_due_ = true;
 }
 
@@ -236,7 +242,7 @@ void DiagnosisMonitor::pass() {
     {
       std::lock_guard lock(mu_);
       if (!s.isOk()) ++errors_;
-      awaitStep(job.id, state->ranks, state->next_step);
+      awaitStep(job, state->ranks, state->next_step);
     }
     // Once per change, not every pass: a damaged chunk would fail each one.
     std::string error = s.isOk() ? "" : s.toString();
@@ -314,6 +320,7 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   // reports is fed once the job is kLateSteps past it (waiting forever would stop the
   // monitor). Without a topology, a step is complete once a later one exists.
   st.ranks = ranks;
+  logSilent(info, st, silent);
   const auto now = Clock::now();
   std::array<uint64_t, 2> fed_from{};  // steps fed from notices, and read from the store
   for (size_t i = 0; i < times.size(); ++i) {
@@ -375,6 +382,27 @@ Status DiagnosisMonitor::passJob(const storage::JobInfo& info, JobState& st) {
   return Status::ok();
 }
 
+void DiagnosisMonitor::logSilent(const storage::JobInfo& job, JobState& st, const SilentRanks& silent) {
+  std::vector<uint32_t> now;
+  for (const auto& [step, rank] : silent.newest) now.push_back(rank);
+  std::sort(now.begin(), now.end());
+  std::vector<uint32_t> went, back;
+  std::set_difference(now.begin(), now.end(), st.silent.begin(), st.silent.end(), std::back_inserter(went));
+  std::set_difference(st.silent.begin(), st.silent.end(), now.begin(), now.end(), std::back_inserter(back));
+  auto ranks = [](const std::vector<uint32_t>& r) { return (r.size() == 1 ? "rank " : "ranks ") + rankList(r); };
+  const char* name = job.name.c_str();
+  const auto late = static_cast<unsigned long long>(kLateSteps);
+  if (!went.empty()) std::fprintf(stderr, "argusd: job %s: %s told of nothing for %llu steps while the others went on: not waited for\n", name, ranks(went).c_str(), late);
+  if (!back.empty()) std::fprintf(stderr, "argusd: job %s: %s told of steps again\n", name, ranks(back).c_str());
+  if (silent.never > st.silent_never) {
+    std::fprintf(stderr, "argusd: job %s: %u of its ranks told of no step in its first %llu steps told: not waited for\n", name, silent.never, late);
+  } else if (silent.never < st.silent_never) {
+    std::fprintf(stderr, "argusd: job %s: %u of its ranks that had told of no step told of steps\n", name, st.silent_never - silent.never);
+  }
+  st.silent = std::move(now);
+  st.silent_never = silent.never;
+}
+
 Status DiagnosisMonitor::record(const storage::JobInfo& info, JobState& st, const AnomalyWindow& w, const Finding& f, uint64_t last_fed) {
   MonitorFinding m;
   m.job = info.name;
@@ -419,6 +447,12 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   prometheus::sample(out, reads, "source=\"notices\"", static_cast<double>(reads_held_));
   prometheus::sample(out, reads, "source=\"store\"", static_cast<double>(reads_stored_));
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
+  const char* silent = "argus_diagnosis_silent_ranks";
+  prometheus::header(out, silent, "gauge",
+                     "Ranks of a job that have told of nothing for 64 steps while the others went on, or never told of a step: not waited for.");
+  for (const auto& [id, p] : progress_) {
+    if (!p.name.empty()) prometheus::sample(out, silent, prometheus::label("job", p.name), static_cast<double>(p.silent));
+  }
   prometheus::metric(out, "argus_diagnosis_pass_seconds", "gauge", "Time the last pass took.", last_pass_s_);
   prometheus::metric(out, "argus_diagnosis_finding_lag_seconds", "gauge",
                      "For the last finding: seconds from when the first records of the step that opened its window were durable to the finding.", last_lag_s_);

@@ -100,6 +100,8 @@ class DiagnosisMonitor {
     uint64_t awaited = 0;                           // the next step to feed
     uint32_t reached = 0;                           // ranks whose newest step >= awaited
     uint32_t needed = 0;                            // of them, the ranks awaited needs (SilentRanks)
+    std::string name;                               // the job's, once a pass has seen it
+    uint32_t silent = 0;                            // its silent ranks (SilentRanks) at the last pass
     // When records first became durable: each key's time holds for the steps above the
     // previous key up to it (a notice that raised newest_step). Kept until fed.
     std::map<uint64_t, std::chrono::steady_clock::time_point> arrived;
@@ -115,7 +117,7 @@ class DiagnosisMonitor {
   // step. A step does not wait for a rank silent since before it.
   struct SilentRanks {
     uint32_t never = 0;
-    std::vector<uint64_t> newest;  // sorted
+    std::vector<std::pair<uint64_t, uint32_t>> newest;  // (newest step, rank), sorted
     // Of the job's `ranks`, those that step waits for.
     uint32_t expectedAt(uint32_t ranks, uint64_t step) const;
   };
@@ -131,7 +133,9 @@ class DiagnosisMonitor {
   // When step's first records became durable, as notices told; forgets the steps before it.
   std::optional<std::chrono::steady_clock::time_point> takeArrival(storage::JobId job, uint64_t step);
   // After a pass over the job: what it waits for next. REQUIRES: mu_ held.
-  void awaitStep(storage::JobId job, std::optional<uint32_t> ranks, uint64_t step);
+  void awaitStep(const storage::JobInfo& job, std::optional<uint32_t> ranks, uint64_t step);
+  // Logs the ranks that went silent, or told again, since the job's last pass.
+  static void logSilent(const storage::JobInfo& job, JobState& st, const SilentRanks& silent);
 
   storage::Store& store_;
   MonitorOptions o_;

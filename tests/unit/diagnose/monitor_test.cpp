@@ -315,10 +315,19 @@ TEST_CASE("a rank silent for 64 steps is not waited for: the steps after its las
   for (uint64_t step = 21; step < 110; ++step) {
     job.writeStep(&monitor, silent);
     monitor.pass();
-    if (step == 83) CHECK(fed() == 21);  // silent for 63 steps: still waited for
+    if (step == 83) {  // silent for 63 steps: still waited for
+      CHECK(fed() == 21);
+      CHECK(metric(monitor, "argus_diagnosis_silent_ranks{job=\"silent\"}") == 0);
+    }
     if (!found.empty() && !found_with) found_with = step;
   }
   CHECK(fed() == 110);  // every step, the last one included
+  CHECK(metric(monitor, "argus_diagnosis_silent_ranks{job=\"silent\"}") == 1);
+  // Back: told of steps again, it is waited for again (the step it missed, fed already, stays so).
+  job.writeStep(&monitor);
+  monitor.pass();
+  CHECK(metric(monitor, "argus_diagnosis_silent_ranks{job=\"silent\"}") == 0);
+  CHECK(fed() == 111);
   REQUIRE(found.size() == 1);
   CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
   CHECK(found[0].finding.ranks == std::vector<uint32_t>{5});
