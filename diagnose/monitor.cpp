@@ -91,6 +91,8 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
     p.pending.clear();
   }
   p.pending.push_back(r);
+  const auto now = Clock::now();
+  if (!p.first_step) p.first_when = now;
   if (!p.first_step || step < *p.first_step) p.first_step = step;
   if (!p.newest_step || step > *p.newest_step) {
     p.arrived[step] = Clock::now();
@@ -99,12 +101,12 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
     while (p.arrived.begin()->first + o_.max_history < step) p.arrived.erase(p.arrived.begin());
     while (!p.sums.empty() && p.sums.begin()->first + o_.max_history < step) p.sums.erase(p.sums.begin());
   }
-  auto [it, added] = p.newest.try_emplace(r.rank, step);
+  auto [it, added] = p.newest.try_emplace(r.rank, Progress::Rank{step, *p.newest_step, now});
   bool counted = false;  // the rank had reached the awaited step already
   if (!added) {
-    if (step <= it->second) return;  // a re-sent or restarted attempt's step: no progress
-    counted = it->second >= p.awaited;
-    it->second = step;
+    if (step <= it->second.newest) return;  // a re-sent or restarted attempt's step: no progress
+    counted = it->second.newest >= p.awaited;
+    it->second = {step, *p.newest_step, now};
   }
   if (step < p.awaited) return;
   StepSums& sums = p.sums[step];
@@ -126,15 +128,18 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
   }
 }
 
-DiagnosisMonitor::SilentRanks DiagnosisMonitor::silentRanks(const Progress& p) {
+DiagnosisMonitor::SilentRanks DiagnosisMonitor::silentRanks(const Progress& p) const {
   SilentRanks silent;
   if (!p.newest_step) return silent;
   const uint64_t newest = *p.newest_step;
-  for (const auto& [rank, step] : p.newest) {
-    if (step + kLateSteps <= newest) silent.newest.emplace_back(step, rank);
+  const auto quiet_since = Clock::now() - o_.silent_after;  // told of nothing after this
+  for (const auto& [rank, r] : p.newest) {
+    if (r.heard_at + kLateSteps <= newest && r.heard_when <= quiet_since) silent.newest.emplace_back(r.newest, rank);
   }
   std::sort(silent.newest.begin(), silent.newest.end());
-  if (p.ranks > p.newest.size() && *p.first_step + kLateSteps <= newest) silent.never = p.ranks - static_cast<uint32_t>(p.newest.size());
+  if (p.ranks > p.newest.size() && *p.first_step + kLateSteps <= newest && p.first_when <= quiet_since) {
+    silent.never = p.ranks - static_cast<uint32_t>(p.newest.size());
+  }
   return silent;
 }
 
@@ -225,7 +230,7 @@ void DiagnosisMonitor::awaitStep(const storage::JobInfo& job, std::optional<uint
   p.awaited = step;
   p.sums.erase(p.sums.begin(), p.sums.lower_bound(step));  // fed
   p.reached = 0;
-  for (const auto& [rank, newest] : p.newest) p.reached += newest >= step;
+  for (const auto& [rank, r] : p.newest) p.reached += r.newest >= step;
   const SilentRanks silent = silentRanks(p);
   p.needed = silent.expectedAt(p.ranks, step);
   p.silent = silent.never + static_cast<uint32_t>(silent.newest.size());
@@ -389,10 +394,17 @@ void DiagnosisMonitor::logSilent(const storage::JobInfo& job, JobState& st, cons
   std::vector<uint32_t> went, back;
   std::set_difference(now.begin(), now.end(), st.silent.begin(), st.silent.end(), std::back_inserter(went));
   std::set_difference(st.silent.begin(), st.silent.end(), now.begin(), now.end(), std::back_inserter(back));
-  auto ranks = [](const std::vector<uint32_t>& r) { return (r.size() == 1 ? "rank " : "ranks ") + rankList(r); };
+  auto ranks = [](const std::vector<uint32_t>& r) {  // a host's ranks at most, then the count
+    constexpr size_t kShown = 16;
+    if (r.size() == 1) return "rank " + rankList(r);
+    if (r.size() <= kShown) return "ranks " + rankList(r);
+    return "ranks " + rankList({r.begin(), r.begin() + kShown}) + ",... (" + std::to_string(r.size()) + ")";
+  };
   const char* name = job.name.c_str();
   const auto late = static_cast<unsigned long long>(kLateSteps);
-  if (!went.empty()) std::fprintf(stderr, "argusd: job %s: %s told of nothing for %llu steps while the others went on: not waited for\n", name, ranks(went).c_str(), late);
+  if (!went.empty()) {
+    std::fprintf(stderr, "argusd: job %s: %s told of no new step while the job went %llu steps on: not waited for\n", name, ranks(went).c_str(), late);
+  }
   if (!back.empty()) std::fprintf(stderr, "argusd: job %s: %s told of steps again\n", name, ranks(back).c_str());
   if (silent.never > st.silent_never) {
     std::fprintf(stderr, "argusd: job %s: %u of its ranks told of no step in its first %llu steps told: not waited for\n", name, silent.never, late);
@@ -449,7 +461,7 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
   const char* silent = "argus_diagnosis_silent_ranks";
   prometheus::header(out, silent, "gauge",
-                     "Ranks of a job that have told of nothing for 64 steps while the others went on, or never told of a step: not waited for.");
+                     "Ranks of a job that have told of no new step while the job went 64 steps on and for 30 s, or never told of a step: not waited for.");
   for (const auto& [id, p] : progress_) {
     if (!p.name.empty()) prometheus::sample(out, silent, prometheus::label("job", p.name), static_cast<double>(p.silent));
   }

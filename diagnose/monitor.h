@@ -17,9 +17,9 @@
 // (diagnose/recent_steps.h) where they hold them all, else from the store.
 //
 // A step some rank never reports is fed once the job is 64 steps past it; without a
-// topology, once a later step exists. A rank that has gone silent (told of nothing for 64
-// steps while others went on: a dead process, a tracer cut off) is not waited for at the
-// steps after its last: they are fed as soon as the other ranks have told of them.
+// topology, once a later step exists. A rank that has gone silent (told of no new step
+// while the job went 64 steps on, and for silent_after: a dead process, a tracer cut off) is
+// not waited for at the steps after its last: they are fed once the others told of them.
 // Thread-safety: start/stop from one thread; writePrometheus and noteDurable from any.
 #pragma once
 
@@ -51,6 +51,10 @@ struct MonitorOptions {
   // (finished, or stalled).
   uint32_t recent_steps = 128;
   std::chrono::milliseconds recent_idle{std::chrono::minutes(5)};
+  // A rank is silent (not waited for) once it told of no new step while the job went 64 steps
+  // on and for at least this long: a sender or an ingest queue that falls behind for a moment
+  // is not a rank gone.
+  std::chrono::milliseconds silent_after{std::chrono::seconds(30)};
   DiagnoseOptions diagnose;
 };
 
@@ -92,9 +96,15 @@ class DiagnosisMonitor {
   };
   // How far each rank of a job has written, against the step its next pass would feed.
   struct Progress {
-    std::unordered_map<uint32_t, uint64_t> newest;  // rank -> its newest durable step
+    struct Rank {
+      uint64_t newest;     // its newest durable step
+      uint64_t heard_at;   // the job's newest step when the rank's last moved on
+      std::chrono::steady_clock::time_point heard_when;
+    };
+    std::unordered_map<uint32_t, Rank> newest;      // by rank
     std::optional<uint64_t> newest_step;            // the largest of them
     std::optional<uint64_t> first_step;             // the smallest step told of
+    std::chrono::steady_clock::time_point first_when;  // when it was told
     bool known = false;                             // a pass has read the job's topology
     uint32_t ranks = 0;                             // its ranks (0: it has none)
     uint64_t awaited = 0;                           // the next step to feed
@@ -112,16 +122,17 @@ class DiagnosisMonitor {
     std::vector<model::StepSummary> pending;
     std::optional<uint64_t> lost_through;
   };
-  // The ranks of a job gone silent: told of nothing for kLateSteps steps while others went on
-  // (their newest steps), and ranks never told of once the job is that far past its first
-  // step. A step does not wait for a rank silent since before it.
+  // The ranks of a job gone silent: told of no new step while the job went kLateSteps steps
+  // on, and for MonitorOptions::silent_after (their newest steps; a rank that lags but moves
+  // on is not silent), and ranks never told of once the job is that far past its first step
+  // told. A step does not wait for a rank silent since before it.
   struct SilentRanks {
     uint32_t never = 0;
     std::vector<std::pair<uint64_t, uint32_t>> newest;  // (newest step, rank), sorted
     // Of the job's `ranks`, those that step waits for.
     uint32_t expectedAt(uint32_t ranks, uint64_t step) const;
   };
-  static SilentRanks silentRanks(const Progress& p);  // REQUIRES: mu_ held
+  SilentRanks silentRanks(const Progress& p) const;  // REQUIRES: mu_ held
   void noteRecord(Progress& p, const model::StepSummary& r);  // REQUIRES: mu_ held
   // The job's steps from `from` on that every one of its `ranks` told of (but the silent
   // ones, into *silent), in order up to the first that is not complete or not told, as the

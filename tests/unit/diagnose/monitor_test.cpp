@@ -297,7 +297,9 @@ TEST_CASE("a rank silent for 64 steps is not waited for: the steps after its las
   auto store = storage::testutil::openStore(dir.path(), 64);
   StragglerJob job(*store, "silent");
   std::vector<MonitorFinding> found;
-  DiagnosisMonitor monitor(*store, MonitorOptions{}, [&](const MonitorFinding& m) { found.push_back(m); });
+  MonitorOptions options;
+  options.silent_after = std::chrono::milliseconds(0);  // steps come faster here than any job's
+  DiagnosisMonitor monitor(*store, options, [&](const MonitorFinding& m) { found.push_back(m); });
   auto fed = [&] { return metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") + metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}"); };
   const uint32_t silent = 9;
   uint64_t silent_at = 0;  // the step with which the rank has been silent for 64 steps
@@ -332,6 +334,21 @@ TEST_CASE("a rank silent for 64 steps is not waited for: the steps after its las
   CHECK(found[0].finding.kind == FindingKind::kComputeStraggler);
   CHECK(found[0].finding.ranks == std::vector<uint32_t>{5});
   CHECK(found_with == std::optional<uint64_t>(silent_at));  // steps 21 on fed at once
+}
+
+TEST_CASE("a rank quiet for 64 steps but not yet for silent_after is still waited for: steps behind it are fed 64 steps late") {
+  storage::testutil::TempDir dir;
+  auto store = storage::testutil::openStore(dir.path(), 64);
+  StragglerJob job(*store, "lagging");
+  DiagnosisMonitor monitor(*store, MonitorOptions{}, nullptr);  // silent_after 30 s: more than this test takes
+  for (uint64_t step = 0; step <= 20; ++step) job.writeStep(&monitor);
+  for (uint64_t step = 21; step < 110; ++step) {
+    job.writeStep(&monitor, 9);
+    monitor.pass();
+  }
+  // Steps 0-45 (109 - 64 = 45): those past 20 read back from the store, as notices did not complete them.
+  CHECK(metric(monitor, "argus_diagnosis_steps_fed_total{source=\"notices\"}") + metric(monitor, "argus_diagnosis_steps_fed_total{source=\"store\"}") == 46);
+  CHECK(metric(monitor, "argus_diagnosis_silent_ranks{job=\"lagging\"}") == 0);
 }
 
 TEST_CASE("a finding's lag counts from when its steps' records were durable, not from the pass that read them") {
