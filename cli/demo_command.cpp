@@ -230,8 +230,12 @@ int runDemo(const DemoOptions& o) {
   }();
   if (!shown.isOk()) std::fprintf(stderr, "argus demo: query failed: %s\n", shown.toString().c_str());
 
-  const int rc = argusd.stop();
-  std::printf("\nargusd stopped (exit %d).\n", rc);
+  // argusd seals what it holds before it exits: a block of every rank can take half a minute
+  // on a busy 2-core machine, more than ArgusdProcess's default wait.
+  std::printf("\nStopping argusd (it seals the steps it holds first)...\n");
+  std::fflush(stdout);
+  const int rc = argusd.stop(std::chrono::minutes(3));
+  std::printf("argusd stopped (exit %d).\n", rc);
   const std::string dir = argusd.dataDir();
   const char* data = dir.c_str();
   std::printf("The data stays in %s. Ask it more in SQL (\\tables lists the tables, docs/query/language.md the language):\n"
