@@ -447,7 +447,7 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   for (int k = 0; k <= static_cast<int>(FindingKind::kUnexplained); ++k) {
     const char* kind = findingKindName(static_cast<FindingKind>(k));
     auto it = found_by_kind_.find(kind);
-    prometheus::sample(out, found, std::string("kind=\"") + kind + "\"", it == found_by_kind_.end() ? 0 : static_cast<double>(it->second));
+    prometheus::sample(out, found, prometheus::label("kind", kind), it == found_by_kind_.end() ? 0 : static_cast<double>(it->second));
   }
   prometheus::metric(out, "argus_diagnosis_passes_total", "counter", "Passes of the continuous diagnosis over every job.", static_cast<double>(passes_));
   const char* fed = "argus_diagnosis_steps_fed_total";

@@ -71,8 +71,7 @@ void writePrometheus(const IngestMetrics& m, std::string* out) {
   const char* rejected = "argus_ingest_rejected_sessions_total";
   prometheus::header(out, rejected, "counter", "Sessions closed by the server for bad input, by reason.");
   for (int i = 0; i < kRejectReasonCount; ++i) {
-    std::string label = std::string("reason=\"") + rejectReasonName(static_cast<RejectReason>(i)) + "\"";
-    prometheus::sample(out, rejected, label, load(m.rejected[static_cast<size_t>(i)]));
+    prometheus::sample(out, rejected, prometheus::label("reason", rejectReasonName(static_cast<RejectReason>(i))), load(m.rejected[static_cast<size_t>(i)]));
   }
 }
 

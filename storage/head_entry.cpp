@@ -146,7 +146,7 @@ Status HeadDecoder::decode(const HeadKey& key, const HeadEntryReader::Record& in
     return corrupt(key, "record of step " + std::to_string(in.step) + ": " + s.message());
   }
   ++decoded_;
-  if (rec.step != in.step || rec.attempt != in.attempt || rec.rank != key.rank || rec.step - rec.step % block_steps_ != key.block_base) {
+  if (rec.step != in.step || rec.attempt != in.attempt || rec.rank != key.rank) {  // the block: read() checked in.step
     have_chain_ = false;
     return corrupt(key, "record says rank " + std::to_string(rec.rank) + " step " + std::to_string(rec.step) + " attempt " +
                             std::to_string(rec.attempt) + ", its entry rank " + std::to_string(key.rank) + " step " + std::to_string(in.step) +

@@ -71,7 +71,8 @@ HeadIndex::Entry headIndexEntry(const HeadKey& key, std::string_view value);
 // Light rows: a decoder made for a light table (steps, events) keeps that table's rows, not
 // records, and takes a record's from its entry (version 2) without decoding the record,
 // which costs several times more (docs/format/keys.md): a scan of those tables over
-// unsealed steps reads the rows alone. A record without light rows (version 1) is decoded and its rows computed.
+// unsealed steps reads the rows alone. A record without light rows (version 1) is decoded
+// and its rows computed.
 // A record decoded as it is read is checked against the light rows it came with; one decoded
 // later because a record without rows continued its chain (mixed versions) is not.
 //

@@ -416,7 +416,7 @@ void GrafanaApi::writeMetrics(std::string* out) const {
         std::tuple{"argus_grafana_request_errors_total", "Grafana datasource requests answered with an error, by endpoint.", &errors_}}) {
     prometheus::header(out, name, "counter", help);
     for (size_t i = 0; i < kEndpoints; ++i) {
-      prometheus::sample(out, name, std::string("endpoint=\"") + kEndpointNames[i] + "\"",
+      prometheus::sample(out, name, prometheus::label("endpoint", kEndpointNames[i]),
                          static_cast<double>((*counters)[i].load(std::memory_order_relaxed)));
     }
   }

@@ -48,7 +48,7 @@ void QueryMetrics::write(std::string* out) const {
   prometheus::header(out, outcomes, "counter", "Queries run over HTTP, by outcome.");
   static constexpr const char* kNames[kOutcomes] = {"ok", "parser_error", "binder_error", "execution_error"};
   for (size_t i = 0; i < kOutcomes; ++i) {
-    prometheus::sample(out, outcomes, std::string("outcome=\"") + kNames[i] + "\"",
+    prometheus::sample(out, outcomes, prometheus::label("outcome", kNames[i]),
                        static_cast<double>(outcomes_[i].load(std::memory_order_relaxed)));
   }
   prometheus::metric(out, "argus_queries_running", "gauge", "Queries run over HTTP that have started and not finished.",
