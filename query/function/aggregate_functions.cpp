@@ -11,6 +11,7 @@
 #include "base/cpu_clones.h"
 #include "base/worker_threads.h"
 #include "query/function/function_registry.h"
+#include "query/function/exact_sum.h"
 #include "query/function/kept_values.h"
 #include "query/function/select_nth.h"
 
@@ -351,9 +352,7 @@ class AvgState final : public AggregateState {
     const double* xd = args[0]->f64.data();
     forRuns(runs, [&](uint32_t g, size_t first, size_t last) {
       if (type_ == L::kBigInt) {
-        __int128 sum = 0;
-        for (size_t i = first; i < last; ++i) sum += xi[i];
-        isums_[g] += sum;
+        isums_[g] += exactSum(xi + first, last - first);
       } else {
         double sum = dsums_[g];  // the rows' order, as update adds them
         for (size_t i = first; i < last; ++i) sum += xd[i];

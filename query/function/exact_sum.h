@@ -1,0 +1,12 @@
+// The exact sum of a run of BIGINT values, as avg() and the window sums keep it: 128 bits,
+// which no count of int64 values below 2^64 can overflow.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace argus::query {
+
+__int128 exactSum(const int64_t* x, size_t n);
+
+}  // namespace argus::query
