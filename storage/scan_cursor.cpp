@@ -218,13 +218,15 @@ Status RocksScanCursor::listRanks(uint32_t lo, uint64_t hi, std::atomic<size_t>*
     it->Seek(key);
     pinning = false;
   };
-  auto inRange = [&] { return it->Valid() && (end.empty() || view(it->key()) < std::string_view(end)); };
   ChunkKey k;
-  // Decodes the key at it into k; false at the end of the range.
+  // Decodes the key at it into k; false at the end of the range. The keys in it are those of
+  // its job, table and lead column up to its last block: compared as fields, not as bytes
+  // against `end` (a memcmp per key listed).
   auto at = [&](Status* error) {
-    if (!inRange()) return false;
-    if (decodeChunkKey(view(it->key()), &k)) return true;
-    *error = Status::corruption("malformed chunk key " + describeKey(kChunkCf, view(it->key())));
+    if (!it->Valid()) return false;
+    const std::string_view key = view(it->key());
+    if (decodeChunkKey(key, &k)) return k.job == job_ && k.table == spec_.table && k.column == lead_column_ && k.step_base <= last_base;
+    if (end.empty() || key < std::string_view(end)) *error = Status::corruption("malformed chunk key " + describeKey(kChunkCf, key));
     return false;
   };
   Status error;
