@@ -134,6 +134,8 @@ void buildWindowLayout(const WindowKeys& keys, const WindowFrame& frame, bool pr
   l->order.resize(rows);
   std::iota(l->order.begin(), l->order.end(), 0u);
   l->identity = presorted;
+  int64_t ds = 0, de = 0;
+  l->rows_offsets = frame.unit == FrameUnit::kRows && rowsDelta(frame.start, false, &ds) && rowsDelta(frame.end, true, &de) && de >= ds;
   if (!presorted) {
     std::sort(l->order.begin(), l->order.end(), [&](uint32_t a, uint32_t b) {
       for (const SortKeyColumn& k : part) {

@@ -19,6 +19,10 @@ struct WindowLayout {
   std::vector<uint32_t> peer_start, peer_end;     // only when built with peers (below)
   std::vector<uint32_t> frame_start, frame_end;  // start <= end; empty frames are possible
   bool identity = false;                         // order[p] == p (built presorted)
+  // A ROWS frame whose bounds are both offsets from the row (n PRECEDING, CURRENT ROW, n
+  // FOLLOWING), the end at or after the start: inside a partition, frames move one row on
+  // per row except where a bound is clamped to the partition.
+  bool rows_offsets = false;
 
   size_t size() const { return order.size(); }
   size_t memoryBytes() const { return order.capacity() * 4 * 7; }

@@ -54,10 +54,15 @@ void slide(const WindowLayout& l, QueryContext& ctx, Acc& acc, Emit&& emit) {
     }
     if constexpr (requires { acc.rolling(p, s, e, uint32_t{}); }) {
       if (acc.rolls() && s < e && fs == s + 1 && fe == e + 1) {
+        const uint32_t limit = std::min<uint32_t>(kCheckEvery, static_cast<uint32_t>(l.size() - p));
         uint32_t m = 1;
-        while (m < kCheckEvery && p + m < l.size() && l.partition_start[p + m] != p + m && l.frame_start[p + m] == fs + m &&
-               l.frame_end[p + m] == fe + m) {
-          ++m;
+        if (l.rows_offsets) {
+          // Both bounds moved, so neither is clamped at p, nor later until the end (the
+          // bound ahead) passes the partition's: no row to check (~16 instructions a row).
+          const uint32_t pe = l.partition_end[p];
+          m = std::min({limit, pe - p, pe - fe + 1});
+        } else {
+          while (m < limit && l.partition_start[p + m] != p + m && l.frame_start[p + m] == fs + m && l.frame_end[p + m] == fe + m) ++m;
         }
         acc.rolling(p, s, e, m);
         p += m, s += m, e += m, unchecked += m;
