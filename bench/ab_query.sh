@@ -18,27 +18,9 @@ rounds=${5:-4}
 runs=${6:-9}
 threads=${7:-1}
 
-wallS() {  # the median wall seconds bench_query_runs prints last
+figure() {  # the median wall seconds bench_query_runs prints last
   "$1" data="$data" sql="$sql" runs="$runs" threads="$threads" | awk '/^median of/ { print $4 }'
 }
 
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-printf '%-6s %10s %10s %8s\n' round "old s" "new s" "new/old"
-for r in $(seq "$rounds"); do
-  a=$(wallS "$old")
-  b=$(wallS "$new")
-  awk -v r="$r" -v a="$a" -v b="$b" 'BEGIN { printf "%-6s %10s %10s %8.3f\n", r, a, b, b / a }'
-  echo "$a $b" >>"$tmp"
-done
-awk '
-  function median(v, n,   i, j, t) {
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-  }
-  { n++; a[n] = $1; b[n] = $2; q[n] = $2 / $1; if (n == 1 || $1 < amin) amin = $1; if (n == 1 || $2 < bmin) bmin = $2 }
-  END {
-    printf "old: min %.4f, median %.4f s\n", amin, median(a, n)
-    printf "new: min %.4f, median %.4f s\n", bmin, median(b, n)
-    printf "median of the rounds'"'"' new/old: %.3f\n", median(q, n)
-  }' "$tmp"
+source "$(dirname "$0")/ab_rounds.sh"
+abRounds "$rounds" s "$old" "$new"
