@@ -1,4 +1,4 @@
-// The exact sum of a run of BIGINT values, as avg() and the window sums keep it: 128 bits,
+// The exact sum of a run of BIGINT values, as avg() keeps it over a run of one group: 128 bits,
 // which no count of int64 values below 2^64 can overflow.
 #pragma once
 
