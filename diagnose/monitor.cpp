@@ -95,7 +95,7 @@ void DiagnosisMonitor::noteRecord(Progress& p, const model::StepSummary& r) {
   if (!p.first_step) p.first_when = now;
   if (!p.first_step || step < *p.first_step) p.first_step = step;
   if (!p.newest_step || step > *p.newest_step) {
-    p.arrived[step] = Clock::now();
+    p.arrived[step] = now;
     p.newest_step = step;
     // Steps further back than any pass feeds (a monitor far behind): forgotten.
     while (p.arrived.begin()->first + o_.max_history < step) p.arrived.erase(p.arrived.begin());
@@ -460,8 +460,10 @@ void DiagnosisMonitor::writePrometheus(std::string* out) const {
   prometheus::sample(out, reads, "source=\"store\"", static_cast<double>(reads_stored_));
   prometheus::metric(out, "argus_diagnosis_errors_total", "counter", "Jobs whose diagnosis pass failed.", static_cast<double>(errors_));
   const char* silent = "argus_diagnosis_silent_ranks";
+  const auto after_s = std::chrono::duration_cast<std::chrono::seconds>(o_.silent_after).count();
   prometheus::header(out, silent, "gauge",
-                     "Ranks of a job that have told of no new step while the job went 64 steps on and for 30 s, or never told of a step: not waited for.");
+                     "Ranks of a job that have told of no new step while the job went " + std::to_string(kLateSteps) + " steps on and for " +
+                         std::to_string(after_s) + " s, or never told of a step: not waited for.");
   for (const auto& [id, p] : progress_) {
     if (!p.name.empty()) prometheus::sample(out, silent, prometheus::label("job", p.name), static_cast<double>(p.silent));
   }

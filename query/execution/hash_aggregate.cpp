@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "base/worker_threads.h"
+#include "query/execution/equal_run.h"
 #include "query/execution/table_scan.h"
 
 namespace argus::query {
@@ -15,19 +16,6 @@ std::vector<LogicalType> typesOf(const std::vector<BoundExprPtr>& exprs) {
   std::vector<LogicalType> out;
   for (const auto& e : exprs) out.push_back(e->type);
   return out;
-}
-
-// The end of the run of c[start]'s value: the first i > start with c[i] != c[start], or n.
-// Four rows a test (the runs a scan delivers are tens of rows long): a compare and branch
-// per row was ~6 instructions a row of a GROUP BY rank.
-size_t runEnd(const int64_t* c, size_t start, size_t n) {
-  const int64_t v = c[start];
-  size_t i = start + 1;
-  for (; i + 4 <= n; i += 4) {
-    if (((c[i] ^ v) | (c[i + 1] ^ v) | (c[i + 2] ^ v) | (c[i + 3] ^ v)) != 0) break;
-  }
-  while (i < n && c[i] == v) ++i;
-  return i;
 }
 
 }  // namespace
@@ -122,7 +110,7 @@ struct HashAggregate::Partial {
     const size_t max_runs = n / 8;
     run_starts.clear();
     run_starts.push_back(0);
-    for (size_t i = runEnd(c, 0, n); i < n; i = runEnd(c, i, n)) {
+    for (size_t i = equalRunEnd(c, 0, n); i < n; i = equalRunEnd(c, i, n)) {
       if (run_starts.size() >= max_runs) return false;
       run_starts.push_back(static_cast<uint32_t>(i));
     }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "query/execution/equal_run.h"
 #include "query/execution/sort_key.h"
 
 namespace argus::query {
@@ -106,15 +107,10 @@ void rangeFrames(const WindowFrame& f, const WindowKeys& keys, uint32_t ps, uint
 
 // The end of the run of presorted rows from `from` (< to) on whose key v agrees.
 uint32_t keyRunEnd(const Vector& v, uint32_t from, uint32_t to) {
-  uint32_t p = from + 1;
   if ((v.type == LogicalType::kBigInt || v.type == LogicalType::kId) && v.allValid()) {
-    // The common case (rank, job): against the run's first value, four rows a test.
-    const int64_t* x = v.i64.data();
-    const int64_t first = x[from];
-    while (p + 4 <= to && ((x[p] ^ first) | (x[p + 1] ^ first) | (x[p + 2] ^ first) | (x[p + 3] ^ first)) == 0) p += 4;
-    while (p < to && x[p] == first) ++p;
-    return p;
+    return static_cast<uint32_t>(equalRunEnd(v.i64.data(), from, to));  // the common case (rank, job)
   }
+  uint32_t p = from + 1;
   while (p < to && sameSortKey(v, p - 1, p)) ++p;
   return p;
 }
