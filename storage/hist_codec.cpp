@@ -14,6 +14,7 @@
 #include <bit>
 
 #include "base/bytes.h"
+#include "storage/packed_deltas.h"
 #include "storage/varint_cursor.h"
 
 namespace argus::storage {
@@ -124,6 +125,13 @@ Status readStream(ByteReader& r, size_t max_raw, uint64_t* raw_len, std::string_
   return r.getBytes(stored_len, stored);
 }
 
+// A segment's packed deltas: varint length, bytes.
+Status getPacked(ByteReader& r, size_t max_len, std::string_view* out) {
+  uint64_t len = 0;
+  ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&len, max_len, "packed deltas length"));
+  return r.getBytes(len, out);
+}
+
 Status getStream(ByteReader& r, size_t max_raw, std::string* scratch, std::string_view* out) {
   uint64_t raw_len = 0;
   std::string_view stored;
@@ -232,10 +240,23 @@ Status slotStatus(SlotFault f, size_t row) {
   return Status::ok();
 }
 
-// Rows [from, to) into streams a, b and d, each row against the previous histogram of its
-// group in the range (a range's first row of a group has none).
+// Where encodeWindowRows puts a row's window deltas: varint streams A and B, or packed.
+struct VarintDeltaSink {
+  VarintWriter a, b;
+  void width(uint32_t, int64_t delta) { a.zz(delta); }
+  void first(int64_t delta) { b.zz(delta); }
+};
+struct PackedDeltaSink {
+  PackedDeltasWriter& w;
+  void width(uint32_t group, int64_t delta) { w.width(group, zigzagEncode(delta)); }
+  void first(int64_t delta) { w.first(zigzagEncode(delta)); }
+};
+
+// Rows [from, to) into the deltas and stream d, each row against the previous histogram of
+// its group in the range (a range's first row of a group has none).
+template <typename DeltaSink>
 void encodeWindowRows(std::span<const HistRow> rows, const Bucket* const flat_buckets, const uint32_t* const ids, std::vector<int64_t>& prev,
-                      bool implied, size_t from, size_t to, VarintWriter& a, VarintWriter& b, VarintWriter& d) {
+                      bool implied, size_t from, size_t to, DeltaSink& deltas, VarintWriter& d) {
   std::fill(prev.begin(), prev.end(), -1);
   // A loop-invariant pointer in a local: the byte stores below may alias anything in
   // memory, which would otherwise make the compiler reload it after every store.
@@ -257,9 +278,9 @@ void encodeWindowRows(std::span<const HistRow> rows, const Bucket* const flat_bu
       p = static_cast<int64_t>(i);
     }
     int64_t width = row.buckets == 0 ? 0 : static_cast<int64_t>(row.last) - row.first + 1;
-    a.zz(width - ref_width);
+    deltas.width(ids != nullptr ? ids[i] : 0, width - ref_width);
     if (width == 0) continue;
-    b.zz(row.first - ref_first);
+    deltas.first(row.first - ref_first);
     int64_t skip = implied ? impliedSlot(ref_mode, row.first, row.last) : INT64_MIN;
     // Slots first..last: each bucket's count, a zero byte for each empty slot between.
     char* p = d.reserve(static_cast<size_t>(width) + 5 * row.buckets);
@@ -301,49 +322,53 @@ void summarizeHists(std::span<const DurationHistogram> values, std::vector<HistR
 
 size_t histWindowSegmentRows(uint32_t groups) { return std::max(kHistWindowMinSegmentRows, size_t{kHistWindowSegmentSteps} * groups); }
 
-bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+namespace {
+
+// The histograms' rows and buckets, and the flags every layout of them shares.
+struct WindowInput {
   std::span<const HistRow> rows;
   std::span<const Bucket> flat;
-  thread_local std::vector<HistRow> own_rows;
-  thread_local std::vector<Bucket> own_buckets;
-  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
-    rows = ctx->hist_rows;
-    flat = ctx->hist_buckets;
-  } else {
-    summarizeHists(values, &own_rows, &own_buckets);
-    rows = own_rows;
-    flat = own_buckets;
-  }
+  const uint32_t* ids = nullptr;
+  uint32_t groups = 0;
   uint8_t flags = 0;
-  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) flags |= kHistWindowGrouped;
-  if (ctx != nullptr && ctx->counts.size() == values.size()) {
-    bool consistent = true;
-    for (size_t i = 0; i < values.size() && consistent; ++i) {
-      consistent = ctx->counts[i] >= 0 && rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
-    }
-    if (consistent) flags |= kHistWindowImplied;
-  }
-  const bool grouped = flags & kHistWindowGrouped;
-  const size_t per_segment = histWindowSegmentRows(grouped ? ctx->count : 0);
-  if (values.size() > per_segment) flags |= kHistWindowSegments;
+  size_t per_segment = 0;
+};
+
+// Appends the chunk coded with `flags` (input.flags plus kHistWindowSegments and
+// kHistWindowPacked as asked).
+void writeHistWindow(const WindowInput& input, uint8_t flags, std::string* out) {
+  const size_t n = input.rows.size();
   // Streams and the group table are per-thread scratch: sealing reuses their capacity.
-  thread_local std::string sa, sb, sd;
+  thread_local std::string sa, sb, sd, joined;
   thread_local std::vector<int64_t> prev;  // row index of the group's previous histogram, -1 none
-  prev.resize(grouped ? ctx->count : 0);
-  const uint32_t* const ids = grouped ? ctx->ids.data() : nullptr;
+  thread_local PackedDeltasWriter packed;
+  prev.resize(input.groups);
   ByteWriter w(out);
   w.putU8(flags);
-  const size_t segments = (flags & kHistWindowSegments) ? (values.size() + per_segment - 1) / per_segment : 1;
+  const size_t segments = (flags & kHistWindowSegments) ? std::max<size_t>(1, (n + input.per_segment - 1) / input.per_segment) : 1;
   if (flags & kHistWindowSegments) w.putVarint(segments);
   for (size_t k = 0; k < segments; ++k) {
-    const size_t from = k * per_segment, to = std::min(values.size(), from + per_segment);
+    const size_t from = k * input.per_segment, to = std::min(n, from + input.per_segment);
+    sd.clear();
+    VarintWriter d(&sd);
+    if (flags & kHistWindowPacked) {
+      packed.clear();
+      PackedDeltaSink sink{packed};
+      encodeWindowRows(input.rows, input.flat.data(), input.ids, prev, flags & kHistWindowImplied, from, to, sink, d);
+      d.finish();
+      joined.clear();
+      packed.finish(&joined);
+      w.putVarint(to - from);
+      w.putString(joined);  // never zstd'ed: reading it without a frame to set up is the point
+      putStream(w, sd);
+      continue;
+    }
     sa.clear();
     sb.clear();
-    sd.clear();
-    VarintWriter a(&sa), b(&sb), d(&sd);
-    encodeWindowRows(rows, flat.data(), ids, prev, flags & kHistWindowImplied, from, to, a, b, d);
-    a.finish();
-    b.finish();
+    VarintDeltaSink sink{VarintWriter(&sa), VarintWriter(&sb)};
+    encodeWindowRows(input.rows, input.flat.data(), input.ids, prev, flags & kHistWindowImplied, from, to, sink, d);
+    sink.a.finish();
+    sink.b.finish();
     d.finish();
     if (!(flags & kHistWindowSegments)) {
       putStream(w, sa);
@@ -354,12 +379,56 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
     // A segment's streams A and B back to back in one stream: a byte or so a row each, too
     // short to pay for a frame of their own. Stream D stays apart (counts compress worse
     // under one set of zstd tables with the deltas: kernels.hist +4% in store_size_test).
-    thread_local std::string joined;
     joined.assign(sa).append(sb);
     w.putVarint(to - from);
     w.putVarint(sa.size());
     putStream(w, joined);
     putStream(w, sd);
+  }
+}
+
+}  // namespace
+
+bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+  WindowInput input;
+  thread_local std::vector<HistRow> own_rows;
+  thread_local std::vector<Bucket> own_buckets;
+  if (ctx != nullptr && ctx->hist_rows.size() == values.size()) {
+    input.rows = ctx->hist_rows;
+    input.flat = ctx->hist_buckets;
+  } else {
+    summarizeHists(values, &own_rows, &own_buckets);
+    input.rows = own_rows;
+    input.flat = own_buckets;
+  }
+  if (ctx != nullptr && ctx->ids.size() == values.size() && ctx->count > 0) {
+    input.flags |= kHistWindowGrouped;
+    input.ids = ctx->ids.data();
+    input.groups = ctx->count;
+  }
+  if (ctx != nullptr && ctx->counts.size() == values.size()) {
+    bool consistent = true;
+    for (size_t i = 0; i < values.size() && consistent; ++i) {
+      consistent = ctx->counts[i] >= 0 && input.rows[i].count == static_cast<uint64_t>(ctx->counts[i]);
+    }
+    if (consistent) input.flags |= kHistWindowImplied;
+  }
+  input.per_segment = histWindowSegmentRows(input.groups);
+  // Both forms of the deltas: the packed ones unless the varints under zstd are smaller by
+  // an eighth and 64 bytes (a reader pays a zstd frame's setup on every read).
+  if (values.empty()) {  // a segment holds at least one row
+    writeHistWindow(input, input.flags, out);
+    return true;
+  }
+  const size_t at = out->size();
+  writeHistWindow(input, input.flags | kHistWindowSegments | kHistWindowPacked, out);
+  const size_t packed_bytes = out->size() - at;
+  thread_local std::string varints;
+  varints.clear();
+  writeHistWindow(input, input.flags | (values.size() > input.per_segment ? kHistWindowSegments : 0), &varints);
+  if (varints.size() + std::max<size_t>(packed_bytes / 8, 64) <= packed_bytes) {
+    out->resize(at);
+    out->append(varints);
   }
   return true;
 }
@@ -409,6 +478,22 @@ struct WindowRef {
   int32_t first = 0, width = 0, mode = 0;
 };
 
+// A row's window deltas as varints, in streams A (widths) and B (first buckets).
+struct VarintDeltas {
+  VarintCursor a, b;
+  bool width(uint32_t, uint64_t* zz) { return a.next(zz); }
+  bool first(uint64_t* zz) { return b.next(zz); }
+  bool atEnd() const { return a.atEnd() && b.atEnd(); }
+};
+
+Status deltaFault(const VarintDeltas&, const char* what, size_t row) {
+  return truncatedStream(what[0] == 'w' ? "A" : "B", row);
+}
+Status deltaFault(const PackedDeltasReader&, const char* what, size_t row) {
+  return Status::corruption(std::string("hist-window packed deltas: ") + what + " of row " + std::to_string(row) +
+                            " past the stream's bits, its group's widths or its exceptions");
+}
+
 // A window's width or first bucket (its group's reference plus the row's delta) past
 // [0, max]: named with its value, or with its terms where their sum overflows.
 Status badWindow(size_t row, const char* what, int64_t base, int64_t delta, uint64_t max) {
@@ -421,9 +506,8 @@ Status badWindow(size_t row, const char* what, int64_t base, int64_t delta, uint
 // through (window and mode into the group's reference, the counts checked, no buckets).
 // The flags are template arguments: per row, a test of each cost more than the row's own
 // work on one-slot kernels.
-template <bool kGrouped, bool kImplied, bool kStore>
-Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b, VarintCursor& d, const RowContext* ctx,
-                        WindowRef* refs, HistColumn* out) {
+template <bool kGrouped, bool kImplied, bool kStore, typename Deltas>
+Status decodeWindowRows(size_t from, size_t to, Deltas& deltas, VarintCursor& d, const RowContext* ctx, WindowRef* refs, HistColumn* out) {
   const uint32_t* const ids = kGrouped ? ctx->ids.data() : nullptr;
   const uint32_t groups = kGrouped ? ctx->count : 0;
   const int64_t* const counts = kImplied ? ctx->counts.data() : nullptr;
@@ -438,7 +522,7 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
     }
     // Unsigned sums: one compare rejects a negative window and a delta past int64 alike.
     uint64_t zw = 0;
-    if (!a.next(&zw)) [[unlikely]] return truncatedStream("A", i);
+    if (!deltas.width(kGrouped ? ids[i] : 0, &zw)) [[unlikely]] return deltaFault(deltas, "window width", i);
     const uint64_t width = static_cast<uint64_t>(ref.width) + static_cast<uint64_t>(zigzagDecode(zw));
     if (width > kSlots) [[unlikely]] return badWindow(i, "window width", ref.width, zigzagDecode(zw), kSlots);
     if (width == 0) {
@@ -449,7 +533,7 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
       continue;
     }
     uint64_t zf = 0;
-    if (!b.next(&zf)) [[unlikely]] return truncatedStream("B", i);
+    if (!deltas.first(&zf)) [[unlikely]] return deltaFault(deltas, "first bucket", i);
     const uint64_t first = static_cast<uint64_t>(ref.first) + static_cast<uint64_t>(zigzagDecode(zf));
     if (first > kSlots - width) [[unlikely]] return badWindow(i, "first bucket", ref.first, zigzagDecode(zf), kSlots - width);
     const int64_t lo = static_cast<int64_t>(first), hi = static_cast<int64_t>(first + width - 1);
@@ -479,11 +563,11 @@ Status decodeWindowRows(size_t from, size_t to, VarintCursor& a, VarintCursor& b
 // Rows of a segment starting at `from`: those before the wanted ones are decoded only as
 // far as the next row of their group needs (window and mode, no buckets); rows past them
 // not at all. The chunk's checksum has vouched for the bytes left unread.
-template <bool kGrouped, bool kImplied>
-Status decodeWindowRows(size_t from, size_t wanted_begin, size_t wanted_end, VarintCursor& a, VarintCursor& b, VarintCursor& d,
-                        const RowContext* ctx, WindowRef* refs, HistColumn* out) {
-  ARGUS_RETURN_IF_ERROR((decodeWindowRows<kGrouped, kImplied, false>(from, wanted_begin, a, b, d, ctx, refs, out)));
-  return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, a, b, d, ctx, refs, out);
+template <bool kGrouped, bool kImplied, typename Deltas>
+Status decodeWindowRows(size_t from, size_t wanted_begin, size_t wanted_end, Deltas& deltas, VarintCursor& d, const RowContext* ctx,
+                        WindowRef* refs, HistColumn* out) {
+  ARGUS_RETURN_IF_ERROR((decodeWindowRows<kGrouped, kImplied, false>(from, wanted_begin, deltas, d, ctx, refs, out)));
+  return decodeWindowRows<kGrouped, kImplied, true>(wanted_begin, wanted_end, deltas, d, ctx, refs, out);
 }
 
 }  // namespace
@@ -493,20 +577,25 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   ByteReader r(payload, "hist-window payload");
   uint8_t flags = 0;
   ARGUS_RETURN_IF_ERROR(r.getU8(&flags));
-  if (flags & ~(kHistWindowGrouped | kHistWindowImplied | kHistWindowSegments)) return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
-  bool grouped = flags & kHistWindowGrouped, implied = flags & kHistWindowImplied;
+  if (flags & ~(kHistWindowGrouped | kHistWindowImplied | kHistWindowSegments | kHistWindowPacked)) {
+    return Status::corruption("hist-window: unknown flags " + std::to_string(flags));
+  }
+  const bool grouped = flags & kHistWindowGrouped, implied = flags & kHistWindowImplied, packed = flags & kHistWindowPacked;
+  if (packed && !(flags & kHistWindowSegments)) return Status::corruption("hist-window: packed deltas without segments");
   if (grouped && (ctx == nullptr || ctx->ids.size() != rows)) return Status::corruption("hist-window without matching row groups");
   if (implied && (ctx == nullptr || ctx->counts.size() != rows)) return Status::corruption("hist-window without the count column");
   // Per thread: a scan decodes a histogram chunk per rank-block, and fresh buffers were an
   // allocation and a zero-fill of each compressed stream's size every time.
-  thread_local std::string sa_buf, sb_buf, sd_buf;  // segments: A and B in sa_buf
+  thread_local std::string sa_buf, sb_buf, sd_buf;  // segments: A and B (or packed) in sa_buf
   thread_local std::vector<WindowRef> refs;
+  thread_local PackedDeltasReader packed_reader;
   struct ReleaseLarge {  // a hostile or huge chunk's buffers are not kept past the call
     ~ReleaseLarge() {
       for (std::string* b : {&sa_buf, &sb_buf, &sd_buf}) {
         if (b->capacity() > (size_t{1} << 20)) std::string().swap(*b);
       }
       if (refs.capacity() > (size_t{1} << 16)) std::vector<WindowRef>().swap(refs);
+      if (packed_reader.heldBytes() > (size_t{1} << 20)) packed_reader = PackedDeltasReader();
     }
   } release_large;
 
@@ -514,17 +603,17 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
   out->resize(rows);
   const size_t wanted_end = ctx != nullptr ? std::min(ctx->wanted_end, rows) : rows;
   const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, wanted_end) : 0;
-  auto decode = grouped ? (implied ? decodeWindowRows<true, true> : decodeWindowRows<true, false>)
-                        : (implied ? decodeWindowRows<false, true> : decodeWindowRows<false, false>);
-  // Rows [begin, end), coded alone in streams A, B and D: the wanted ones among them.
-  auto decodeSegment = [&](size_t begin, size_t end, std::string_view va, std::string_view vb, std::string_view vd) -> Status {
+  // Rows [begin, end), coded alone in their deltas and stream D: the wanted ones among them.
+  auto decodeSegment = [&]<typename Deltas>(size_t begin, size_t end, Deltas& deltas, std::string_view vd) -> Status {
     // Unchecked cursors: a bucket count per slot through ByteReader's Status was a third of
     // a histogram scan's time.
-    VarintCursor a(va), b(vb), d(vd);
+    VarintCursor d(vd);
     if (grouped) refs.assign(ctx->count, WindowRef{});
+    auto decode = grouped ? (implied ? decodeWindowRows<true, true, Deltas> : decodeWindowRows<true, false, Deltas>)
+                          : (implied ? decodeWindowRows<false, true, Deltas> : decodeWindowRows<false, false, Deltas>);
     const size_t stored_end = std::clamp(wanted_end, begin, end);
-    ARGUS_RETURN_IF_ERROR(decode(begin, std::clamp(wanted_begin, begin, stored_end), stored_end, a, b, d, ctx, refs.data(), out));
-    if (stored_end == end && (!a.atEnd() || !b.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
+    ARGUS_RETURN_IF_ERROR(decode(begin, std::clamp(wanted_begin, begin, stored_end), stored_end, deltas, d, ctx, refs.data(), out));
+    if (stored_end == end && (!deltas.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
     return Status::ok();
   };
   // A row costs at least one byte of stream A; windows are bounded by stream D's bytes.
@@ -534,7 +623,8 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sa_buf, &va));
     ARGUS_RETURN_IF_ERROR(getStream(r, rows * 10 + 16, &sb_buf, &vb));
     ARGUS_RETURN_IF_ERROR(getStream(r, kMaxStreamD, &sd_buf, &vd));
-    ARGUS_RETURN_IF_ERROR(decodeSegment(0, rows, va, vb, vd));
+    VarintDeltas deltas{VarintCursor(va), VarintCursor(vb)};
+    ARGUS_RETURN_IF_ERROR(decodeSegment(0, rows, deltas, vd));
   } else {
     uint64_t segments = 0;
     ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&segments, std::max<size_t>(rows, 1), "segment count"));
@@ -543,22 +633,31 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
       uint64_t n = 0, len_a = 0;
       ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&n, rows - begin, "segment rows"));
       if (n == 0) return Status::corruption("hist-window: segment " + std::to_string(k) + " holds no rows");
-      ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&len_a, n * 10, "segment stream A length"));
+      if (!packed) ARGUS_RETURN_IF_ERROR(r.getBoundedVarint(&len_a, n * 10, "segment stream A length"));
       const size_t end = begin + n;
-      const size_t max_ab = n * 20 + 32;  // streams A and B: ~10 bytes a row each at most
+      // Streams A and B: 10 bytes a row each at most; packed, a group's widths byte and up
+      // to 30 bits a row plus two exceptions of 10 bytes.
+      const size_t max_ab = packed ? n * 26 + 48 : n * 20 + 32;
+      std::string_view ab, vd;
+      if (packed) ARGUS_RETURN_IF_ERROR(getPacked(r, max_ab, &ab));
       if (end > wanted_begin && begin < wanted_end) {
-        std::string_view ab, vd;
-        ARGUS_RETURN_IF_ERROR(getStream(r, max_ab, &sa_buf, &ab));
-        if (len_a > ab.size()) {
-          return Status::corruption("hist-window: segment " + std::to_string(k) + " stream A (" + std::to_string(len_a) + " bytes) longer than streams A and B (" +
-                                    std::to_string(ab.size()) + ")");
-        }
+        if (!packed) ARGUS_RETURN_IF_ERROR(getStream(r, max_ab, &sa_buf, &ab));
         ARGUS_RETURN_IF_ERROR(getStream(r, kMaxStreamD, &sd_buf, &vd));
-        ARGUS_RETURN_IF_ERROR(decodeSegment(begin, end, ab.substr(0, len_a), ab.substr(len_a), vd));
+        if (packed) {
+          ARGUS_RETURN_IF_ERROR(packed_reader.open(ab, grouped ? ctx->count : 1));
+          ARGUS_RETURN_IF_ERROR(decodeSegment(begin, end, packed_reader, vd));
+        } else {
+          if (len_a > ab.size()) {
+            return Status::corruption("hist-window: segment " + std::to_string(k) + " stream A (" + std::to_string(len_a) + " bytes) longer than streams A and B (" +
+                                      std::to_string(ab.size()) + ")");
+          }
+          VarintDeltas deltas{VarintCursor(ab.substr(0, len_a)), VarintCursor(ab.substr(len_a))};
+          ARGUS_RETURN_IF_ERROR(decodeSegment(begin, end, deltas, vd));
+        }
       } else {  // past streams A|B and D, not inflated
         uint64_t raw_len = 0;
         std::string_view stored;
-        ARGUS_RETURN_IF_ERROR(readStream(r, max_ab, &raw_len, &stored));
+        if (!packed) ARGUS_RETURN_IF_ERROR(readStream(r, max_ab, &raw_len, &stored));
         ARGUS_RETURN_IF_ERROR(readStream(r, kMaxStreamD, &raw_len, &stored));
       }
       begin = end;

@@ -23,7 +23,8 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
 
 // kHistWindow: the window [first, last] of each histogram coded densely (zero counts
 // included) against the previous histogram of the row's group, in separately zstd'ed
-// streams; with RowContext::counts the last count is implied. Always applies.
+// streams, the window deltas usually bit-packed instead (kHistWindowPacked); with
+// RowContext::counts the last count is implied. Always applies.
 // A chunk of more rows than histWindowSegmentRows is cut into segments of that many, each
 // with streams of its own and coded as if alone: a decoder wanting some rows (a step range
 // of the block) inflates and reads only the segments that hold them, from their starts.
@@ -32,6 +33,7 @@ void summarizeHists(std::span<const model::DurationHistogram> values, std::vecto
 inline constexpr uint8_t kHistWindowGrouped = 1;   // needs RowContext::ids
 inline constexpr uint8_t kHistWindowImplied = 2;   // needs RowContext::counts
 inline constexpr uint8_t kHistWindowSegments = 4;
+inline constexpr uint8_t kHistWindowPacked = 8;  // streams A and B packed (packed_deltas.h); needs kHistWindowSegments
 inline constexpr size_t kHistWindowSegmentSteps = 128;  // a segment's rows when every group has one per step
 inline constexpr size_t kHistWindowMinSegmentRows = 256;
 size_t histWindowSegmentRows(uint32_t groups);

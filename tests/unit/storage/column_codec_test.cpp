@@ -626,7 +626,7 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
   CHECK((bytes[0] & 4) != 0);  // segmented
   std::string one_segment;
   REQUIRE(encodeHistWindow(std::span(hists).first(histWindowSegmentRows(0)), nullptr, &one_segment));
-  CHECK((one_segment[0] & 4) == 0);  // a chunk that fits one segment keeps the plain layout
+  CHECK((one_segment[0] & 12) == 12);  // packed deltas: one segment
   // Every range, within a segment, across boundaries, or none: those rows decode as in
   // full (the references restart at each segment), the others stay empty.
   for (auto [begin, end] : {std::pair<size_t, size_t>{0, n}, {511, 513}, {512, 1024}, {300, 301}, {700, n}, {1024, n}, {n - 1, n}, {0, 0}, {512, 512}}) {
@@ -670,7 +670,8 @@ TEST_CASE("hist-window: a chunk of more rows than a segment is cut into segments
            {"\x04\x02" + ok_first + segment("\x02", "\x0a", "\x03"), "segment rows"},  // past the rows left
            {"\x04\x02" + ok_first + ok_first + std::string(1, '\0'), "hist-window: trailing bytes"},
            {"\x04\x01\x02\x05" + stream("\x02\x02") + stream("\x03\x03"), "segment 0 stream A (5 bytes) longer than streams A and B (2)"},
-           {"\x08\x01" + ok_first, "unknown flags 8"},
+           {"\x10\x01" + ok_first, "unknown flags 16"},
+           {"\x08\x01" + ok_first, "packed deltas without segments"},
        }) {
     HistColumn out;
     Status s = decodeHists(codec, payload, 2, nullptr, &out);
