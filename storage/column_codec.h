@@ -98,6 +98,7 @@ struct RowContext {
 // are exact and cheap. Not thread-safe: one hint per writer.
 struct CodecHint {
   uint8_t codec = 0;        // last choice including kCodecZstdFlag; 0: none yet
+  uint8_t variant = 0;      // the codec's own last choice (hist-window: its HistDeltaForm)
   uint32_t reuse_left = 0;  // chunks to encode with `codec` before analysing again
 };
 inline constexpr uint32_t kCodecHintReuse = 15;

@@ -389,7 +389,8 @@ void writeHistWindow(const WindowInput& input, uint8_t flags, std::string* out) 
 
 }  // namespace
 
-bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out) {
+bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContext* ctx, std::string* out, HistDeltaForm form,
+                      HistDeltaForm* chosen) {
   WindowInput input;
   thread_local std::vector<HistRow> own_rows;
   thread_local std::vector<Bucket> own_buckets;
@@ -414,21 +415,27 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
     if (consistent) input.flags |= kHistWindowImplied;
   }
   input.per_segment = histWindowSegmentRows(input.groups);
-  // Both forms of the deltas: the packed ones unless the varints under zstd are smaller by
-  // an eighth and 64 bytes (a reader pays a zstd frame's setup on every read).
-  if (values.empty()) {  // a segment holds at least one row
-    writeHistWindow(input, input.flags, out);
+  const uint8_t varint_flags = input.flags | (values.size() > input.per_segment ? kHistWindowSegments : 0);
+  // A segment holds at least one row: no rows, no packed form.
+  if (values.empty() || form == HistDeltaForm::kVarints) {
+    writeHistWindow(input, varint_flags, out);
+    if (chosen != nullptr) *chosen = HistDeltaForm::kVarints;
     return true;
   }
   const size_t at = out->size();
   writeHistWindow(input, input.flags | kHistWindowSegments | kHistWindowPacked, out);
+  if (chosen != nullptr) *chosen = HistDeltaForm::kPacked;
+  if (form == HistDeltaForm::kPacked) return true;
+  // Both forms: the packed one unless the varints under zstd are smaller by an eighth and
+  // 64 bytes (a reader pays a zstd frame's setup on every read).
   const size_t packed_bytes = out->size() - at;
   thread_local std::string varints;
   varints.clear();
-  writeHistWindow(input, input.flags | (values.size() > input.per_segment ? kHistWindowSegments : 0), &varints);
+  writeHistWindow(input, varint_flags, &varints);
   if (varints.size() + std::max<size_t>(packed_bytes / 8, 64) <= packed_bytes) {
     out->resize(at);
     out->append(varints);
+    if (chosen != nullptr) *chosen = HistDeltaForm::kVarints;
   }
   return true;
 }
@@ -436,8 +443,10 @@ bool encodeHistWindow(std::span<const DurationHistogram> values, const RowContex
 EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowContext* ctx, CodecHint* hint) {
   EncodedPayload best;
   best.codec = static_cast<uint8_t>(CodecId::kHistWindow);
-  encodeHistWindow(values, ctx, &best.bytes);
-  if (hint != nullptr && hint->codec == best.codec && hint->reuse_left > 0) {
+  const bool reuse = hint != nullptr && hint->codec == best.codec && hint->reuse_left > 0;
+  HistDeltaForm form = HistDeltaForm::kEither;
+  encodeHistWindow(values, ctx, &best.bytes, reuse ? static_cast<HistDeltaForm>(hint->variant) : HistDeltaForm::kEither, &form);
+  if (reuse) {
     --hint->reuse_left;
     return best;
   }
@@ -466,6 +475,7 @@ EncodedPayload encodeHists(std::span<const DurationHistogram> values, const RowC
   }
   if (hint != nullptr && values.size() >= kCodecHintMinValues) {
     hint->codec = best.codec;
+    hint->variant = static_cast<uint8_t>(form);
     hint->reuse_left = kCodecHintReuse;
   }
   return best;

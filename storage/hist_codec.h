@@ -37,7 +37,13 @@ inline constexpr uint8_t kHistWindowPacked = 8;  // streams A and B packed (pack
 inline constexpr size_t kHistWindowSegmentSteps = 128;  // a segment's rows when every group has one per step
 inline constexpr size_t kHistWindowMinSegmentRows = 256;
 size_t histWindowSegmentRows(uint32_t groups);
-bool encodeHistWindow(std::span<const model::DurationHistogram> values, const RowContext* ctx, std::string* out);
+// How the window deltas are written: kEither writes both forms and keeps the packed one
+// unless the zstd'ed varints are smaller by an eighth and 64 bytes; the others write only
+// that form (a sealer's remembered choice, CodecHint::variant).
+enum class HistDeltaForm : uint8_t { kEither, kPacked, kVarints };
+// *chosen (if given): the form written.
+bool encodeHistWindow(std::span<const model::DurationHistogram> values, const RowContext* ctx, std::string* out,
+                      HistDeltaForm form = HistDeltaForm::kEither, HistDeltaForm* chosen = nullptr);
 Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext* ctx, HistColumn* out);
 
 // Returns false when the codec does not apply (grouped without groups, integer codec).

@@ -14,21 +14,25 @@ constexpr uint32_t kNoSlot = UINT32_MAX;
 
 size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
 
-// Bits per value that make `values` the fewest bytes: a value below the all-ones mask in
-// that many bits; any other as the mask, its excess as an exception varint. 0 bits only
-// when every value is 0.
+// Bits per value that make `values` about the fewest bytes: a value below the all-ones
+// mask in that many bits; any other as the mask, its excess as an exception varint (counted
+// at its largest for the value's bit width). 0 bits only when every value is 0.
 unsigned chooseBits(std::span<const uint64_t> values) {
-  uint64_t top = 0;
-  for (uint64_t v : values) top |= v;
-  if (top == 0) return 0;
-  const unsigned widest = std::min<unsigned>(kMaxPackedDeltaBits, static_cast<unsigned>(std::bit_width(top)) + 1);
+  // v >= mask(b) = 2^b - 1 exactly when bit_width(v + 1) > b: one pass, then a sum per width.
+  size_t at_width[66] = {};
+  for (uint64_t v : values) ++at_width[v == UINT64_MAX ? 65 : std::bit_width(v + 1)];
+  if (at_width[1] == values.size()) return 0;
+  unsigned top = 65;  // the widest width any value has
+  while (at_width[top] == 0) --top;
   unsigned best = 1;
   size_t best_bits = SIZE_MAX;
-  for (unsigned b = 1; b <= widest; ++b) {
+  // At top bits no value is an exception: wider only costs more.
+  for (unsigned b = 1; b <= std::min(kMaxPackedDeltaBits, top); ++b) {
     const uint64_t mask = (uint64_t{1} << b) - 1;
     size_t bits = values.size() * b;
-    for (uint64_t v : values) {
-      if (v >= mask) bits += 8 * varintBytes(v - mask);
+    for (unsigned w = b + 1; w <= top; ++w) {
+      const uint64_t widest = w >= 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
+      bits += at_width[w] * 8 * varintBytes(widest - mask);
     }
     if (bits < best_bits) {
       best_bits = bits;

@@ -154,3 +154,24 @@ TEST_CASE("packed deltas: hand-built streams; every fault is Corruption naming w
     CHECK(s.message().find(message) != std::string::npos);
   }
 }
+
+TEST_CASE("packed deltas: a sealer's hint keeps the form it chose for the next chunks of the column") {
+  Chunk c = drifting(300, 4, 0, 11);
+  CodecHint hint;
+  EncodedPayload first = encodeHists(c.hists, &c.ctx, &hint);
+  REQUIRE(first.codec == static_cast<uint8_t>(CodecId::kHistWindow));
+  REQUIRE((first.bytes[0] & kHistWindowPacked) != 0);
+  CHECK(hint.variant == static_cast<uint8_t>(HistDeltaForm::kPacked));
+  CHECK(hint.reuse_left == kCodecHintReuse);
+  // Told varints, a chunk is written as varints (and still decodes) while the hint lasts.
+  hint.variant = static_cast<uint8_t>(HistDeltaForm::kVarints);
+  EncodedPayload next = encodeHists(c.hists, &c.ctx, &hint);
+  CHECK((next.bytes[0] & kHistWindowPacked) == 0);
+  CHECK(hint.reuse_left == kCodecHintReuse - 1);
+  requireRoundTrip(c, &c.ctx, 0, c.hists.size(), next.bytes);
+  std::string only_packed;
+  HistDeltaForm chosen = HistDeltaForm::kEither;
+  REQUIRE(encodeHistWindow(c.hists, &c.ctx, &only_packed, HistDeltaForm::kPacked, &chosen));
+  CHECK(chosen == HistDeltaForm::kPacked);
+  CHECK(only_packed == first.bytes);
+}
