@@ -173,7 +173,7 @@ template <bool kStore>
       if (c > UINT32_MAX) [[unlikely]] return {SlotError::kCountTooLarge, c};
       if (c == 0) [[unlikely]] return {SlotError::kZeroEdge};
     }
-    if constexpr (kStore) buckets->assign(1, Bucket{static_cast<int32_t>(first), static_cast<uint32_t>(c)});
+    if constexpr (kStore) buckets->push_back(Bucket{static_cast<int32_t>(first), static_cast<uint32_t>(c)});  // (refill cleared it)
     *mode_out = static_cast<int32_t>(first);
     return {};
   }
@@ -539,6 +539,7 @@ Status decodeWindowRows(size_t from, size_t to, Deltas& deltas, VarintCursor& d,
       if constexpr (kImplied) {
         if (counts[i] != 0) [[unlikely]] return Status::corruption("hist-window: empty histogram with a non-zero count");
       }
+      if constexpr (kStore) (*out)[i].clear();
       if constexpr (kGrouped) *own = WindowRef{};
       continue;
     }
@@ -609,10 +610,12 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     }
   } release_large;
 
-  out->clear();
-  out->resize(rows);
+  // The wanted rows are refilled (or cleared, when empty) as they decode; the others empty.
   const size_t wanted_end = ctx != nullptr ? std::min(ctx->wanted_end, rows) : rows;
   const size_t wanted_begin = ctx != nullptr ? std::min(ctx->wanted_begin, wanted_end) : 0;
+  out->resizeForRefill(rows);
+  for (size_t i = 0; i < wanted_begin; ++i) (*out)[i].clear();
+  for (size_t i = wanted_end; i < rows; ++i) (*out)[i].clear();
   // Rows [begin, end), coded alone in their deltas and stream D: the wanted ones among them.
   auto decodeSegment = [&]<typename Deltas>(size_t begin, size_t end, Deltas& deltas, std::string_view vd) -> Status {
     // Unchecked cursors: a bucket count per slot through ByteReader's Status was a third of

@@ -28,6 +28,12 @@ class HistColumn {
     for (size_t i = size_; i < n; ++i) items_[i].clear();
     size_ = n;
   }
+  // n histograms holding whatever they held: for a decoder that refills or clears every
+  // one (clearing each first was 3% of a kernel-histogram scan).
+  void resizeForRefill(size_t n) {
+    if (n > items_.size()) items_.resize(n);
+    size_ = n;
+  }
   void push_back(const Histogram& h) { slot() = h; }
   void push_back(Histogram&& h) { slot() = std::move(h); }
   // Appends src[first, last) by swapping: those elements of src are left holding this
