@@ -345,7 +345,7 @@ void writeHistWindow(const WindowInput& input, uint8_t flags, std::string* out) 
   prev.resize(input.groups);
   ByteWriter w(out);
   w.putU8(flags);
-  const size_t segments = (flags & kHistWindowSegments) ? std::max<size_t>(1, (n + input.per_segment - 1) / input.per_segment) : 1;
+  const size_t segments = (flags & kHistWindowSegments) ? (n + input.per_segment - 1) / input.per_segment : 1;
   if (flags & kHistWindowSegments) w.putVarint(segments);
   for (size_t k = 0; k < segments; ++k) {
     const size_t from = k * input.per_segment, to = std::min(n, from + input.per_segment);
