@@ -113,6 +113,9 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
   const int rank = table.findColumn("rank");
   const int step = table.findColumn("step");
   std::vector<BoundExprPtr> conjuncts, rest;
+  // Bounds on rank, [rank_from, rank_to), and the conjuncts that set them.
+  __int128 rank_from = 0, rank_to = __int128{UINT32_MAX} + 1;
+  std::vector<BoundExprPtr> rank_bounds;
   splitConjuncts(std::move(*where), &conjuncts);
   for (BoundExprPtr& c : conjuncts) {
     Value v;
@@ -142,6 +145,15 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
       restrict(&p.ranks_restricted, &p.ranks, std::move(ranks));
       continue;
     }
+    if (!op.empty()) {  // rank <, <=, >, >= a constant
+      const __int128 k = v.bigintValue();
+      if (op == ">=") rank_from = std::max(rank_from, k);
+      if (op == ">") rank_from = std::max(rank_from, k + 1);
+      if (op == "<=") rank_to = std::min(rank_to, k + 1);
+      if (op == "<") rank_to = std::min(rank_to, k);
+      rank_bounds.push_back(std::move(c));
+      continue;
+    }
     if (!(op = matchComparison(*c, step, LogicalType::kBigInt, &v)).empty()) {
       __int128 k = v.bigintValue();
       if (op == "=" || op == ">=") p.from_step = std::max(p.from_step, clampStep(k));
@@ -151,6 +163,17 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
       continue;
     }
     rest.push_back(std::move(c));
+  }
+  // A range of ranks goes into the scan as its list of ranks (the store seeks to each) when
+  // it is at most kMaxPushedRankRange wide; a wider one (rank > 100 alone) stays a filter.
+  if (!rank_bounds.empty()) {
+    if (rank_to - rank_from <= static_cast<__int128>(kMaxPushedRankRange)) {
+      std::vector<uint32_t> ranks;
+      for (__int128 r = rank_from; r < rank_to; ++r) ranks.push_back(static_cast<uint32_t>(r));
+      restrict(&p.ranks_restricted, &p.ranks, std::move(ranks));
+    } else {
+      for (BoundExprPtr& c : rank_bounds) rest.push_back(std::move(c));
+    }
   }
   *where = joinConjuncts(std::move(rest));
   return p;

@@ -12,7 +12,21 @@ std::string describePredicates(const ScanPredicates& p, bool with_ranks, bool wi
     return out + "]";
   };
   std::string out = "jobs=" + list(p.jobs_restricted, p.jobs, [](const std::string& j) { return Value::varchar(j).toSql(); });
-  if (with_ranks) out += " ranks=" + list(p.ranks_restricted, p.ranks, [](uint32_t r) { return std::to_string(r); });
+  if (with_ranks) {
+    // Runs of three or more consecutive ranks as first-last (a pushed range is one run).
+    std::vector<std::string> runs;
+    for (size_t i = 0; i < p.ranks.size();) {
+      size_t j = i;
+      while (j + 1 < p.ranks.size() && p.ranks[j + 1] == p.ranks[j] + 1) ++j;
+      if (j - i >= 2) {
+        runs.push_back(std::to_string(p.ranks[i]) + "-" + std::to_string(p.ranks[j]));
+      } else {
+        for (size_t k = i; k <= j; ++k) runs.push_back(std::to_string(p.ranks[k]));
+      }
+      i = j + 1;
+    }
+    out += " ranks=" + list(p.ranks_restricted, runs, [](const std::string& r) { return r; });
+  }
   if (with_steps) {
     const std::string to = p.to_step == UINT64_MAX ? "inf" : std::to_string(p.to_step);
     out += " steps=[" + std::to_string(p.from_step) + ", " + to + ")";
