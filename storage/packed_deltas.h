@@ -45,7 +45,7 @@ class PackedDeltasWriter {
   std::vector<Row> rows_;
   // Scratch kept across segments.
   std::vector<uint32_t> order_;     // groups by first appearance
-  std::vector<uint32_t> slot_;      // group -> its index in order_, or kNone
+  std::vector<uint32_t> slot_;      // group -> its index in order_, or kNoSlot (packed_deltas.cpp)
   std::vector<size_t> starts_, fill_;  // per slot: where its values begin in values_
   std::vector<uint64_t> values_;    // one field's values, grouped by slot
   std::vector<uint8_t> bits_;       // per slot in order_: A bits << 4 | B bits
