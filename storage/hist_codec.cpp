@@ -629,7 +629,8 @@ Status decodeHistWindow(std::string_view payload, size_t rows, const RowContext*
     if (stored_end == end && (!deltas.atEnd() || !d.atEnd())) return Status::corruption("hist-window: trailing bytes in a stream");
     return Status::ok();
   };
-  // A row costs at least one byte of stream A; windows are bounded by stream D's bytes.
+  // Varint deltas: a row costs at least one byte of stream A; windows are bounded by stream
+  // D's bytes either way.
   constexpr size_t kMaxStreamD = 256u << 20;
   if (!(flags & kHistWindowSegments)) {
     std::string_view va, vb, vd;

@@ -119,7 +119,14 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
     plan->leads.emplace_back();
     size_t keep_bytes = spec_.plan_bytes;
     std::atomic<size_t> sets_left{maxListedSets()};
-    for (uint32_t r : spec_.ranks) ARGUS_RETURN_IF_ERROR(listRanks(r, uint64_t{r} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]));
+    // A run of consecutive ranks (a pushed-down rank range) is listed as one range: a seek
+    // per block for the run, not per rank of it.
+    for (size_t i = 0; i < spec_.ranks.size();) {
+      size_t j = i + 1;
+      while (j < spec_.ranks.size() && spec_.ranks[j] == spec_.ranks[j - 1] + 1) ++j;
+      ARGUS_RETURN_IF_ERROR(listRanks(spec_.ranks[i], uint64_t{spec_.ranks[j - 1]} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]));
+      i = j;
+    }
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }

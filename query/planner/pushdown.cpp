@@ -113,9 +113,11 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
   const int rank = table.findColumn("rank");
   const int step = table.findColumn("step");
   std::vector<BoundExprPtr> conjuncts, rest;
-  // Bounds on rank, [rank_from, rank_to), and the conjuncts that set them.
+  // Bounds on rank, [rank_from, rank_to), and where the conjuncts that set them wait in
+  // `rest` (in their places: an AND evaluates its right side only on the rows its left
+  // kept, so the order can decide whether a later term fails).
   __int128 rank_from = 0, rank_to = __int128{UINT32_MAX} + 1;
-  std::vector<BoundExprPtr> rank_bounds;
+  std::vector<size_t> rank_bounds;
   splitConjuncts(std::move(*where), &conjuncts);
   for (BoundExprPtr& c : conjuncts) {
     Value v;
@@ -151,7 +153,8 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
       if (op == ">") rank_from = std::max(rank_from, k + 1);
       if (op == "<=") rank_to = std::min(rank_to, k + 1);
       if (op == "<") rank_to = std::min(rank_to, k);
-      rank_bounds.push_back(std::move(c));
+      rank_bounds.push_back(rest.size());
+      rest.push_back(std::move(c));
       continue;
     }
     if (!(op = matchComparison(*c, step, LogicalType::kBigInt, &v)).empty()) {
@@ -166,14 +169,11 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
   }
   // A range of ranks goes into the scan as its list of ranks (the store seeks to each) when
   // it is at most kMaxPushedRankRange wide; a wider one (rank > 100 alone) stays a filter.
-  if (!rank_bounds.empty()) {
-    if (rank_to - rank_from <= static_cast<__int128>(kMaxPushedRankRange)) {
-      std::vector<uint32_t> ranks;
-      for (__int128 r = rank_from; r < rank_to; ++r) ranks.push_back(static_cast<uint32_t>(r));
-      restrict(&p.ranks_restricted, &p.ranks, std::move(ranks));
-    } else {
-      for (BoundExprPtr& c : rank_bounds) rest.push_back(std::move(c));
-    }
+  if (!rank_bounds.empty() && rank_to - rank_from <= static_cast<__int128>(kMaxPushedRankRange)) {
+    std::vector<uint32_t> ranks;
+    for (__int128 r = rank_from; r < rank_to; ++r) ranks.push_back(static_cast<uint32_t>(r));
+    restrict(&p.ranks_restricted, &p.ranks, std::move(ranks));
+    for (auto at = rank_bounds.rbegin(); at != rank_bounds.rend(); ++at) rest.erase(rest.begin() + static_cast<ptrdiff_t>(*at));
   }
   *where = joinConjuncts(std::move(rest));
   return p;

@@ -200,3 +200,28 @@ TEST_CASE("packed deltas: every truncation and random damage of a packed chunk d
     decodes(damaged, begin, begin + rng() % (n + 1 - begin));
   }
 }
+
+TEST_CASE("packed deltas: a column decoded into again holds only the new chunk's wanted rows") {
+  // A scan reuses one column per thread: rows a narrower range or an empty histogram does not
+  // write must not keep the buckets of the chunk before.
+  Chunk full = drifting(40, 4, 0, 19);
+  Chunk sparse = drifting(40, 4, 0, 23);
+  for (size_t i = 0; i < sparse.hists.size(); i += 3) sparse.hists[i] = DurationHistogram();
+  for (size_t i = 0; i < sparse.hists.size(); ++i) sparse.counts[i] = static_cast<int64_t>(sparse.hists[i].count());
+  sparse.ctx.counts = sparse.counts;
+  std::string a, b;
+  REQUIRE(encodeHistWindow(full.hists, &full.ctx, &a));
+  REQUIRE(encodeHistWindow(sparse.hists, &sparse.ctx, &b));
+  HistColumn out;
+  REQUIRE(decodeHists(kCodec, a, full.hists.size(), &full.ctx, &out).isOk());
+  const size_t n = sparse.hists.size();
+  RowContext wanted = sparse.ctx;
+  wanted.wanted_begin = n / 4;
+  wanted.wanted_end = n / 2;
+  REQUIRE(decodeHists(kCodec, b, n, &wanted, &out).isOk());
+  REQUIRE(out.size() == n);
+  for (size_t i = 0; i < n; ++i) {
+    INFO("row " << i);
+    CHECK(out[i] == (i >= n / 4 && i < n / 2 ? sparse.hists[i] : DurationHistogram()));
+  }
+}
