@@ -84,8 +84,6 @@ bool encodeHistsWith(CodecId codec, std::span<const DurationHistogram> values, c
 
 namespace {
 
-size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
-
 // Index of the largest count, lowest index on ties; 0 for no buckets.
 int32_t modeOf(const std::vector<Bucket>& h) {
   uint32_t best = 0;
@@ -111,7 +109,7 @@ int64_t impliedSlot(const int32_t* ref_mode, int64_t first, int64_t last) {
 // on its own when that pays (zstdPays).
 void putStream(ByteWriter& w, const std::string& raw) {
   thread_local std::string frame;
-  bool z = raw.size() >= 32 && zstdCompress(raw, &frame) && zstdPays(raw.size(), varintBytes(raw.size()) + frame.size());
+  bool z = raw.size() >= 32 && zstdCompress(raw, &frame) && zstdPays(raw.size(), varintLen(raw.size()) + frame.size());
   w.putVarint(raw.size());
   w.putVarint(z ? frame.size() : raw.size());
   w.putBytes(z ? std::string_view(frame) : std::string_view(raw));

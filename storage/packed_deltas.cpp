@@ -6,13 +6,12 @@
 #include <span>
 
 #include "base/bytes.h"
+#include "storage/column_codec.h"
 
 namespace argus::storage {
 namespace {
 
 constexpr uint32_t kNoSlot = UINT32_MAX;
-
-size_t varintBytes(uint64_t v) { return static_cast<size_t>((std::bit_width(v | 1) + 6) / 7); }
 
 // Bits per value that make `values` about the fewest bytes: a value below the all-ones
 // mask in that many bits; any other as the mask, its excess as an exception varint (counted
@@ -32,7 +31,7 @@ unsigned chooseBits(std::span<const uint64_t> values) {
     size_t bits = values.size() * b;
     for (unsigned w = b + 1; w <= top; ++w) {
       const uint64_t widest = w >= 64 ? UINT64_MAX : (uint64_t{1} << w) - 1;
-      bits += at_width[w] * 8 * varintBytes(widest - mask);
+      bits += at_width[w] * 8 * varintLen(widest - mask);
     }
     if (bits < best_bits) {
       best_bits = bits;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/consecutive_runs.h"
 #include "base/worker_threads.h"
 #include "model/step_codec.h"
 #include "storage/chunk_reader.h"
@@ -121,12 +122,11 @@ Status RocksScanCursor::discoverChunkSets(size_t threads, std::vector<Listed>* o
     std::atomic<size_t> sets_left{maxListedSets()};
     // A run of consecutive ranks (a pushed-down rank range) is listed as one range: a seek
     // per block for the run, not per rank of it.
-    for (size_t i = 0; i < spec_.ranks.size();) {
-      size_t j = i + 1;
-      while (j < spec_.ranks.size() && spec_.ranks[j] == spec_.ranks[j - 1] + 1) ++j;
-      ARGUS_RETURN_IF_ERROR(listRanks(spec_.ranks[i], uint64_t{spec_.ranks[j - 1]} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]));
-      i = j;
-    }
+    Status listed;
+    forConsecutiveRuns(spec_.ranks, [&](uint32_t first, uint32_t last) {
+      if (listed.isOk()) listed = listRanks(first, uint64_t{last} + 1, &sets_left, &keep_bytes, out, &plan->leads[0]);
+    });
+    ARGUS_RETURN_IF_ERROR(listed);
     if (!std::is_sorted(out->begin(), out->end(), byRank)) std::stable_sort(out->begin(), out->end(), byRank);
     return Status::ok();
   }

@@ -167,8 +167,8 @@ ScanPredicates pushDownPredicates(BoundExprPtr* where, const TableInfo& table) {
     }
     rest.push_back(std::move(c));
   }
-  // A range of ranks goes into the scan as its list of ranks (the store seeks to each) when
-  // it is at most kMaxPushedRankRange wide; a wider one (rank > 100 alone) stays a filter.
+  // A range of ranks goes into the scan as its list of ranks (the store lists them as one
+  // run) when it is at most kMaxPushedRankRange wide; a wider one (rank > 100 alone) stays a filter.
   if (!rank_bounds.empty() && rank_to - rank_from <= static_cast<__int128>(kMaxPushedRankRange)) {
     std::vector<uint32_t> ranks;
     for (__int128 r = rank_from; r < rank_to; ++r) ranks.push_back(static_cast<uint32_t>(r));

@@ -1,5 +1,6 @@
 #include "query/planner/scan_predicates.h"
 
+#include "base/consecutive_runs.h"
 #include "query/common/value.h"
 
 namespace argus::query {
@@ -15,16 +16,13 @@ std::string describePredicates(const ScanPredicates& p, bool with_ranks, bool wi
   if (with_ranks) {
     // Runs of three or more consecutive ranks as first-last (a pushed range is one run).
     std::vector<std::string> runs;
-    for (size_t i = 0; i < p.ranks.size();) {
-      size_t j = i;
-      while (j + 1 < p.ranks.size() && p.ranks[j + 1] == p.ranks[j] + 1) ++j;
-      if (j - i >= 2) {
-        runs.push_back(std::to_string(p.ranks[i]) + "-" + std::to_string(p.ranks[j]));
+    forConsecutiveRuns(p.ranks, [&](uint32_t first, uint32_t last) {
+      if (last - first >= 2) {
+        runs.push_back(std::to_string(first) + "-" + std::to_string(last));
       } else {
-        for (size_t k = i; k <= j; ++k) runs.push_back(std::to_string(p.ranks[k]));
+        for (uint32_t r = first; r <= last; ++r) runs.push_back(std::to_string(r));
       }
-      i = j + 1;
-    }
+    });
     out += " ranks=" + list(p.ranks_restricted, runs, [](const std::string& r) { return r; });
   }
   if (with_steps) {
